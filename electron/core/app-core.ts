@@ -1,0 +1,55 @@
+/**
+ * The core: everything the main process owns, assembled from ports. Runs in plain Node (no
+ * `electron` import), so main and the browser test host serve the very same object.
+ */
+import type { CoreStatus } from '../../shared/contract/core';
+import type { Handlers } from './dispatch';
+import { CoreEvents } from './events';
+import { systemClock, type Clock, type Journal } from './ports';
+import { MemoryJournal } from './memory-journal';
+
+/** What the core needs from its host. */
+export interface CoreDeps {
+  version: string;
+  platform?: string;
+  clock?: Clock;
+  journal?: Journal;
+}
+
+/** The running core: contract handlers, outgoing events, and shutdown. */
+export interface WardenCore {
+  readonly handlers: Handlers;
+  readonly events: CoreEvents;
+  status(): CoreStatus;
+  close(): Promise<void>;
+}
+
+/** Assembles the core from its ports. */
+export function createCore(deps: CoreDeps): WardenCore {
+  const clock = deps.clock ?? systemClock;
+  const journal = deps.journal ?? new MemoryJournal(clock);
+  const events = new CoreEvents();
+  const startedAt = new Date(clock.now()).toISOString();
+
+  const status = (): CoreStatus => ({
+    version: deps.version,
+    startedAt,
+    platform: deps.platform ?? process.platform,
+    journal: { kind: journal.kind, records: journal.size() },
+    servers: { configured: 0, connected: 0 },
+    pendingApprovals: 0,
+    safeMode: false,
+  });
+
+  const handlers: Handlers = {
+    'core:status': () => status(),
+    'core:ping': ({ nonce }) => ({ nonce, receivedAt: new Date(clock.now()).toISOString() }),
+  };
+
+  return {
+    handlers,
+    events,
+    status,
+    close: () => journal.close(),
+  };
+}

@@ -1,0 +1,61 @@
+/**
+ * Runs one contract call against the core: parse the request, run the handler, check the
+ * response, wrap the outcome as a Result. Sender checks happen before this, in the host that
+ * received the call (main's IPC binder, or the test host's token check).
+ */
+import { channels, isChannelName, type ChannelName, type RequestOf, type ResponseOf } from '../../shared/ipc';
+import { fail, WardenError, type Result } from '../../shared/result';
+
+/** One handler per contract channel. */
+export type Handlers = {
+  [C in ChannelName]: (request: RequestOf<C>) => Promise<ResponseOf<C>> | ResponseOf<C>;
+};
+
+/** Logs unexpected failures with context; injected so tests can capture it. */
+export type ErrorLogger = (context: string, error: unknown) => void;
+
+/**
+ * Parses `rawRequest` with the channel's schema, runs its handler and returns a Result.
+ *
+ * An unknown channel or an invalid request never reaches a handler. The response is parsed too
+ * (strictly shaped schemas strip unexpected fields), so a handler cannot leak more than the
+ * contract declares to the renderer.
+ */
+export async function dispatch(
+  handlers: Handlers,
+  channel: unknown,
+  rawRequest: unknown,
+  logError: ErrorLogger = (ctx, e) => console.error(ctx, e),
+): Promise<Result<unknown>> {
+  if (!isChannelName(channel)) {
+    return fail('UNKNOWN_CHANNEL', `Unknown channel ${JSON.stringify(String(channel)).slice(0, 120)}`);
+  }
+  const spec = channels[channel];
+  const parsed = spec.request.safeParse(rawRequest);
+  if (!parsed.success) {
+    return fail('INVALID_REQUEST', `${channel}: ${describeIssues(parsed.error.issues)}`);
+  }
+  let value: unknown;
+  try {
+    const handler = handlers[channel] as (req: unknown) => unknown;
+    value = await handler(parsed.data);
+  } catch (error) {
+    if (error instanceof WardenError) return fail(error.code, error.message);
+    logError(`handler ${channel} failed`, error);
+    return fail('INTERNAL', `${channel}: unexpected error: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const checked = spec.response.safeParse(value);
+  if (!checked.success) {
+    logError(`handler ${channel} returned a value outside the contract`, checked.error);
+    return fail('INVALID_RESPONSE', `${channel}: the core produced an invalid response`);
+  }
+  return { ok: true, value: checked.data };
+}
+
+/** `servers.0.command: expected string` style text naming each failing field. */
+export function describeIssues(issues: ReadonlyArray<{ path: PropertyKey[]; message: string }>): string {
+  return issues
+    .slice(0, 5)
+    .map((i) => `${i.path.length ? i.path.map(String).join('.') : '(request)'}: ${i.message}`)
+    .join('; ');
+}

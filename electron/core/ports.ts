@@ -1,0 +1,76 @@
+/**
+ * Ports: the small interfaces through which the core reaches anything it does not own (disk,
+ * keychain, clock, native dialogs, MCP servers). Electron adapters live in electron/main; tests
+ * pass real or in-memory implementations. Keep each one small.
+ */
+
+/** Time, injected so expiry and the policy are deterministic under test. */
+export interface Clock {
+  /** Milliseconds since the epoch. */
+  now(): number;
+}
+
+export const systemClock: Clock = { now: () => Date.now() };
+
+/** One event as the core hands it to the journal. `type` is dotted: `op.transition`, `policy.changed`. */
+export interface JournalEntry {
+  type: string;
+  payload: Record<string, unknown>;
+}
+
+/** One stored event, with its place in the log. */
+export interface JournalRecord extends JournalEntry {
+  seq: number;
+  /** Milliseconds since the epoch, from the journal's clock. */
+  time: number;
+}
+
+/**
+ * The durable event log the gate writes every decision and transition to (DESIGN.md §4).
+ *
+ * `append` stores entries in order, atomically as a group. With `durable: true` it resolves only
+ * once the entries are on stable storage (fsync); concurrent durable appends may share one fsync.
+ * The gate never lets a request leave before the `executing` record's append has resolved.
+ */
+export interface Journal {
+  readonly kind: 'memory' | 'ledger';
+  append(entries: JournalEntry[], options?: { durable?: boolean }): Promise<JournalRecord[]>;
+  /** Every retained record, in sequence order. */
+  read(): readonly JournalRecord[];
+  /** How many records are retained. */
+  size(): number;
+  close(): Promise<void>;
+}
+
+/**
+ * Keychain access. Implementations must never fall back to plaintext: when the OS keychain is
+ * unavailable, `set` rejects with a WardenError('KEYCHAIN_UNAVAILABLE', why).
+ */
+export interface SecretStore {
+  get(key: string): Promise<string | null>;
+  set(key: string, value: string): Promise<void>;
+  delete(key: string): Promise<boolean>;
+}
+
+/** Shows a trusted approval preview in a native dialog (main) or a test double (tests). */
+export interface ApprovalPrompter {
+  /** Resolves 'approve' only if a person chose Approve; every other outcome is 'deny'. */
+  prompt(preview: ApprovalPreview): Promise<'approve' | 'deny'>;
+}
+
+/** Text of an approval dialog, written by trusted code from the tool identity and validated arguments. */
+export interface ApprovalPreview {
+  operationId: string;
+  title: string;
+  detail: string;
+  /** Canonical JSON of the exact arguments that will be sent. */
+  argumentsJson: string;
+  serverLabel: string;
+  accountLabel: string;
+  toolName: string;
+}
+
+/** Opens a URL in the system browser (main: shell.openExternal through one audited function). */
+export interface BrowserOpener {
+  open(url: string): Promise<void>;
+}

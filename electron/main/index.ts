@@ -1,0 +1,2 @@
+// Placeholder: replaced by the secure Electron shell.
+export {};

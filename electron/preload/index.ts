@@ -1,0 +1,2 @@
+// Placeholder: replaced by the preload that exposes the contract.
+export {};

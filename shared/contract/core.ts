@@ -1,0 +1,37 @@
+/**
+ * Contract entries for the core itself: health and status shown in the app frame.
+ */
+import { z } from 'zod';
+import { defineChannels, defineEvents } from '../contract-kit';
+
+/** What the app frame shows about the running core. */
+export const CoreStatus = z.object({
+  version: z.string(),
+  startedAt: z.string().describe('ISO time the core started'),
+  platform: z.string(),
+  journal: z.object({ kind: z.enum(['memory', 'ledger']), records: z.number().int().nonnegative() }),
+  servers: z.object({ configured: z.number().int().nonnegative(), connected: z.number().int().nonnegative() }),
+  pendingApprovals: z.number().int().nonnegative(),
+  safeMode: z.boolean().describe('true when the ledger found tampering and every tool is held at ask'),
+});
+export type CoreStatus = z.infer<typeof CoreStatus>;
+
+export const coreChannels = defineChannels({
+  /** Current status of the core, for the app frame. */
+  'core:status': {
+    doc: 'Current status of the core (version, journal, servers, pending approvals).',
+    request: z.object({}).strict(),
+    response: CoreStatus,
+  },
+  /** Round-trip check used by the shell and the e2e test. */
+  'core:ping': {
+    doc: 'Echoes a short nonce back, proving a request reached the real core.',
+    request: z.object({ nonce: z.string().min(1).max(200) }).strict(),
+    response: z.object({ nonce: z.string(), receivedAt: z.string() }),
+  },
+});
+
+export const coreEvents = defineEvents({
+  /** Pushed whenever any field of the core status changes. */
+  'core:status-changed': { doc: 'The core status changed.', payload: CoreStatus },
+});
