@@ -4,6 +4,11 @@
 # the real OS keychain. Any failure fails the whole run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The MCP conformance runner needs Node 22; it lives in its own folder so it never shadows Node 20.
+if [ ! -x tools/node22/node_modules/node/bin/node ]; then
+  echo "== installing the Node 22 runtime for the conformance suite (tools/node22)"
+  npm ci --prefix tools/node22 --no-audit --no-fund
+fi
 echo "== typecheck"; npm run --silent typecheck
 echo "== lint"; npm run --silent lint
 echo "== build"; npm run --silent build
