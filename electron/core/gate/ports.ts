@@ -1,0 +1,92 @@
+/**
+ * The gate's ports to the MCP connection layer (issue 5 implements them over real SDK clients).
+ *
+ * The gate is the only code allowed to make a server's `tools/call` happen, and it does so only
+ * through `ToolExecutor.call`. What a tool is (its schema, its contract hash, the endpoint hash of
+ * its server) comes from `ToolRegistry`: the policy pins Always Allow to those hashes, so the
+ * registry must report what is actually connected *now*, not what was configured.
+ */
+
+/** A tool as the connection layer currently sees it, for one (server, account). */
+export interface ToolDescriptor {
+  serverId: string;
+  accountId: string;
+  /** The tool's name as the server lists it (not namespaced; identity is the triple). */
+  name: string;
+  title?: string;
+  /** Untrusted: written by the server. Shown labelled as the server's claim; never loosens policy. */
+  description?: string;
+  /** JSON Schema the arguments are validated against (ajv) before the policy sees them. */
+  inputSchema: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
+  /** Untrusted hints (readOnlyHint, destructiveHint, …). Never make anything more permissive. */
+  annotations?: Record<string, unknown>;
+  /** `contractHash(...)` from electron/core/canonical of {name, title, description, inputSchema, outputSchema, annotations}. */
+  contractHash: string;
+  /** `endpointHash(...)` from electron/core/canonical of what the server runs/contacts. */
+  endpointHash: string;
+  /** Display labels for trusted previews and explanations ("GitHub", "Work"). */
+  serverLabel?: string;
+  accountLabel?: string;
+}
+
+/** A change the registry reports, so the gate can invalidate pending approvals and abort calls. */
+export type RegistryChange =
+  | { kind: 'tools-changed'; serverId: string; accountId: string | null }
+  | { kind: 'endpoint-changed'; serverId: string }
+  | { kind: 'disconnected'; serverId: string; accountId: string | null };
+
+/**
+ * What servers and tools exist right now.
+ *
+ * `getTool` returns undefined when the server does not currently list the tool (or is not
+ * connected): the policy then denies the call. Implementations must be synchronous reads of the
+ * connection layer's current state (the gate calls it at request, approval and pre-execute time).
+ */
+export interface ToolRegistry {
+  getTool(serverId: string, accountId: string, toolName: string): ToolDescriptor | undefined;
+  /** Every tool currently listed, optionally for one server and/or account. */
+  listTools(filter?: { serverId?: string; accountId?: string }): ToolDescriptor[];
+  /** Optional change feed; the gate subscribes and re-validates everything not yet executing. */
+  subscribe?(listener: (change: RegistryChange) => void): () => void;
+}
+
+/** What a tool call returned: the MCP CallToolResult, as plain JSON. */
+export interface ToolCallResult {
+  content: Array<Record<string, unknown>>;
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+}
+
+/**
+ * Thrown (or rejected) by an executor when it knows for certain the request never reached the
+ * server (not connected, transport refused before sending). The gate records `failed`.
+ * Any other rejection is treated as "may have reached the server": `outcome_unknown`.
+ */
+export class CallNotSentError extends Error {
+  readonly notSent = true as const;
+  constructor(message: string) {
+    super(message);
+    this.name = 'CallNotSentError';
+  }
+}
+
+/** True if `error` says the call certainly never reached the server. */
+export function isCallNotSent(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { notSent?: unknown }).notSent === true;
+}
+
+/**
+ * Performs `tools/call` on a connected server. Only the gate calls this.
+ *
+ * `args` is the gate's stored, frozen copy: send it as is. `signal` aborts when a permission is
+ * revoked mid-call; the executor should send `notifications/cancelled` (the SDK does this when the
+ * request's `signal` aborts) and reject.
+ */
+export interface ToolExecutor {
+  call(
+    target: { serverId: string; accountId: string; toolName: string },
+    args: Readonly<Record<string, unknown>>,
+    options: { signal: AbortSignal; operationId: string },
+  ): Promise<ToolCallResult>;
+}
