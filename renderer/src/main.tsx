@@ -1,1 +1,20 @@
-document.getElementById('root')!.textContent = 'Warden';
+/**
+ * Renderer entry: builds the store over `window.warden` and mounts the app frame.
+ */
+import { StrictMode } from 'react';
+import { createRoot } from 'react-dom/client';
+import { getWardenApi } from './api';
+import { App } from './App';
+import { AppStoreContext, createAppStore } from './store';
+import './styles.css';
+
+const store = createAppStore({ api: getWardenApi });
+const root = document.getElementById('root');
+if (!root) throw new Error('index.html has no #root element');
+createRoot(root).render(
+  <StrictMode>
+    <AppStoreContext.Provider value={store}>
+      <App />
+    </AppStoreContext.Provider>
+  </StrictMode>,
+);

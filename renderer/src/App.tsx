@@ -1,0 +1,42 @@
+/**
+ * The app frame: navigation, the current view, banners and the live status bar.
+ */
+import { useEffect } from 'react';
+import { CoreErrorBanner, SafeModeBanner, StatusPanel } from './components/status-panel';
+import { Nav } from './components/nav';
+import { useAppStore } from './store';
+import { CurrentView } from './views/views';
+
+/**
+ * Root component: subscribes to core status for the window's lifetime and lays out the frame.
+ *
+ * Subscribes before fetching so an event pushed while the first fetch is in flight is not lost.
+ */
+export function App() {
+  const refreshStatus = useAppStore((s) => s.refreshStatus);
+  const watchStatus = useAppStore((s) => s.watchStatus);
+  useEffect(() => {
+    const unsubscribe = watchStatus();
+    void refreshStatus();
+    return unsubscribe;
+  }, [refreshStatus, watchStatus]);
+
+  return (
+    <div className="frame" data-testid="app-frame">
+      <aside className="sidebar">
+        <div className="brand">
+          <span className="brand-mark" aria-hidden="true" />
+          <span className="brand-name">Warden</span>
+        </div>
+        <Nav />
+        <p className="sidebar-note">This window cannot approve tool calls. Approvals happen in Warden's own dialog.</p>
+      </aside>
+      <main className="content">
+        <SafeModeBanner />
+        <CoreErrorBanner />
+        <CurrentView />
+      </main>
+      <StatusPanel />
+    </div>
+  );
+}

@@ -1,0 +1,85 @@
+/**
+ * The renderer's typed client for `window.warden`.
+ *
+ * `window.warden` is generated from the contract in shared/ipc.ts (by the Electron preload, or by
+ * the browser test host's stand-in), so its type here is the contract's own `WardenApi`; there is
+ * no hand-kept declaration that could drift. Every call returns a `Result`; `unwrap` turns it into
+ * the value or a `ContractError` carrying the contract's stable code and message, so views can
+ * show the code-specific text. (shared/result's `WardenError` is not imported at runtime here: it
+ * would pull all of zod into the renderer bundle.)
+ */
+import type { WardenApi } from '../../shared/ipc';
+import type { ErrorCode, Result } from '../../shared/result';
+
+/** A failed contract call as seen by the renderer: the stable error code and its message. */
+export class ContractError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ContractError';
+  }
+}
+
+declare global {
+  interface Window {
+    /** The contract bridge. Absent when the page is opened outside Warden (e.g. a plain browser tab). */
+    readonly warden?: WardenApi;
+  }
+}
+
+/**
+ * Returns the contract bridge, or throws NOT_CONNECTED when the page runs without one.
+ *
+ * Why: opening the built renderer in a plain browser must say clearly what is missing instead of
+ * failing later with "cannot read properties of undefined".
+ */
+export function getWardenApi(): WardenApi {
+  const api = window.warden;
+  if (!api) {
+    throw new ContractError(
+      'NOT_CONNECTED',
+      'window.warden is missing: this page must run inside Warden (or the test host), which provides the contract bridge.',
+    );
+  }
+  return api;
+}
+
+/**
+ * Awaits a contract call and returns its value, or throws a `ContractError(code, message)`.
+ *
+ * Why: the bridge never throws for expected failures (they travel as values), but views are easier
+ * to write with exceptions; a transport failure (the bridge's promise rejecting) becomes
+ * NOT_CONNECTED so it is still shown with a code.
+ */
+export async function unwrap<T>(call: Promise<Result<T>>): Promise<T> {
+  let result: Result<T>;
+  try {
+    result = await call;
+  } catch (error) {
+    throw new ContractError('NOT_CONNECTED', `The contract bridge failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  if (!result || typeof result !== 'object' || typeof result.ok !== 'boolean') {
+    throw new ContractError('INVALID_RESPONSE', 'The contract bridge returned something that is not a Result.');
+  }
+  if (result.ok) return result.value;
+  throw new ContractError(result.error.code, result.error.message);
+}
+
+/** An error as the UI shows it: the stable code plus a human message. */
+export interface ShownError {
+  code: string;
+  message: string;
+}
+
+/**
+ * Converts anything thrown into `{ code, message }` for display.
+ *
+ * Why: views show every failure with its code; unexpected throws (bugs) are labelled INTERNAL
+ * rather than hidden.
+ */
+export function toShownError(error: unknown): ShownError {
+  if (error instanceof ContractError) return { code: error.code, message: error.message };
+  return { code: 'INTERNAL', message: error instanceof Error ? error.message : String(error) };
+}
