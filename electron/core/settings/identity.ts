@@ -5,33 +5,28 @@
  * changed identity: Always Allow grants made under the old hash fall back to Ask. It is part of
  * the gate's approval fingerprint, so it must be pure and stable across runs and platforms.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { endpointHash as canonicalEndpointHash, type Endpoint } from '../canonical/hashes';
 import type { ServerDefinition } from '../../../shared/domain/servers';
 
 /**
- * The canonical object that the endpoint hash covers.
+ * What a server definition runs or contacts, in the shape the canonical hasher takes.
  *
- * stdio: {transport, command, args, cwd}; http: {transport, origin + path}. Env vars, headers,
- * names and timeouts are not part of the endpoint (they do not change what runs or where).
- * The query string and fragment are excluded too: the brief defines an http endpoint as origin +
- * path, and a changed query is the same server.
+ * stdio: {command, args, cwd}; http: the URL (hashed as origin + path). Env vars, headers, names
+ * and timeouts are not part of the endpoint: they do not change what runs or where.
  */
-export function endpointIdentity(def: ServerDefinition): Record<string, unknown> {
-  if (def.transport === 'stdio') {
-    return { transport: 'stdio', command: def.command, args: [...def.args], cwd: def.cwd ?? null };
-  }
-  const u = new URL(def.url);
-  return { transport: 'http', endpoint: `${u.origin}${u.pathname}` };
+export function endpointOf(def: ServerDefinition): Endpoint {
+  return def.transport === 'stdio'
+    ? { kind: 'stdio', command: def.command, args: [...def.args], cwd: def.cwd ?? null }
+    : { kind: 'http', url: def.url };
 }
 
 /**
- * sha256 (hex) of the canonical endpoint identity of a server definition.
- *
- * Keys are emitted in a fixed order, so the same definition always hashes the same; a changed
- * command, argument, cwd, origin or path always changes it.
+ * sha256 (hex) of a server definition's endpoint, via the one canonical hasher
+ * (electron/core/canonical), so the gate's fingerprint and the settings agree on identity.
  */
 export function endpointHash(def: ServerDefinition): string {
-  return createHash('sha256').update(JSON.stringify(endpointIdentity(def))).digest('hex');
+  return canonicalEndpointHash(endpointOf(def));
 }
 
 /** `My GitHub Server!` → `my-github-server` (max 40 chars; `server` when nothing is left). */
