@@ -1,0 +1,182 @@
+/**
+ * The on-disk record format of the ledger and the scanner that reads it back.
+ *
+ * One record per line (JSON has no raw newline inside, so `\n` frames records):
+ *
+ *   {"seq":7,"time":1700000000000,"type":"op.transition","payload":{...},"prevHash":"<64 hex>","checksum":"<64 hex>"}\n
+ *
+ * `checksum` is sha256 over the exact bytes of the line before `,"checksum":"`, so it covers
+ * seq, time, type, payload and prevHash as written; `prevHash` is the previous record's checksum,
+ * which chains every record to everything before it (across segments too). A line that lacks its
+ * newline, does not parse, fails its checksum, or does not continue the chain is never guessed at:
+ * the scanner reports where it is and what was wrong.
+ */
+import { createHash } from 'node:crypto';
+import type { JournalRecord } from '../ports';
+
+/** prevHash of the very first record of a ledger. */
+export const GENESIS_HASH = '0'.repeat(64);
+
+/** Record type of the first record of every segment after the first (live state snapshot). */
+export const CHECKPOINT_TYPE = 'ledger.checkpoint';
+
+const CHECKSUM_PREFIX = ',"checksum":"';
+const TRAILER_LENGTH = CHECKSUM_PREFIX.length + 64 + 2; // ,"checksum":"<64>"}
+const NEWLINE = 0x0a;
+const HEX64 = /^[0-9a-f]{64}$/;
+
+/** A record as stored: the journal record plus its chain fields. */
+export interface StoredRecord extends JournalRecord {
+  prevHash: string;
+  checksum: string;
+}
+
+/** sha256 hex of a byte range or string. */
+export function sha256Hex(data: string | Uint8Array): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+/**
+ * Serializes one record to its line (with the trailing newline) and returns its checksum.
+ *
+ * `payload` must already be JSON-shaped (redacted, round-tripped); it is written as given.
+ */
+export function encodeRecord(
+  seq: number,
+  time: number,
+  type: string,
+  payload: Record<string, unknown>,
+  prevHash: string,
+): { line: Buffer; checksum: string } {
+  const body = `{"seq":${seq},"time":${time},"type":${JSON.stringify(type)},"payload":${JSON.stringify(payload)},"prevHash":"${prevHash}"`;
+  const bodyBytes = Buffer.from(body, 'utf8');
+  const checksum = sha256Hex(bodyBytes);
+  const line = Buffer.concat([bodyBytes, Buffer.from(`${CHECKSUM_PREFIX}${checksum}"}\n`, 'utf8')]);
+  return { line, checksum };
+}
+
+/** Why one line was rejected. */
+export type LineProblem =
+  | 'torn' // no trailing newline: the write never finished
+  | 'unparseable' // not a JSON record of the expected shape
+  | 'checksum' // bytes changed after writing
+  | 'chain' // prevHash is not the previous record's checksum (a record removed, inserted or reordered)
+  | 'sequence'; // seq does not follow the previous record's seq
+
+/** One line the scanner could not accept. */
+export interface BadLine {
+  offset: number;
+  length: number;
+  problem: LineProblem;
+  /** seq the line claims, when it could be read. */
+  seq?: number;
+}
+
+/** A valid record and where it sits in its segment. */
+export interface ScannedRecord {
+  record: StoredRecord;
+  offset: number;
+  length: number;
+}
+
+/** Result of decoding one line on its own (no chain check). */
+type Decoded = { ok: true; record: StoredRecord } | { ok: false; problem: 'unparseable' | 'checksum'; seq?: number };
+
+/** Decodes and checksums one line (without its newline). */
+export function decodeLine(line: Buffer): Decoded {
+  if (line.length <= TRAILER_LENGTH) return { ok: false, problem: 'unparseable' };
+  const bodyEnd = line.length - TRAILER_LENGTH;
+  const trailer = line.subarray(bodyEnd).toString('latin1');
+  if (!trailer.startsWith(CHECKSUM_PREFIX) || !trailer.endsWith('"}')) return { ok: false, problem: 'unparseable' };
+  const claimed = trailer.slice(CHECKSUM_PREFIX.length, CHECKSUM_PREFIX.length + 64);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(line.toString('utf8'));
+  } catch {
+    return { ok: false, problem: 'unparseable' };
+  }
+  if (!isRecordShape(parsed)) return { ok: false, problem: 'unparseable' };
+  if (parsed.checksum !== claimed || sha256Hex(line.subarray(0, bodyEnd)) !== claimed) {
+    return { ok: false, problem: 'checksum', seq: parsed.seq };
+  }
+  return { ok: true, record: parsed };
+}
+
+function isRecordShape(value: unknown): value is StoredRecord {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const r = value as Record<string, unknown>;
+  return (
+    Number.isSafeInteger(r.seq) &&
+    (r.seq as number) >= 1 &&
+    Number.isFinite(r.time) &&
+    typeof r.type === 'string' &&
+    typeof r.payload === 'object' &&
+    r.payload !== null &&
+    !Array.isArray(r.payload) &&
+    typeof r.prevHash === 'string' &&
+    HEX64.test(r.prevHash) &&
+    typeof r.checksum === 'string' &&
+    HEX64.test(r.checksum)
+  );
+}
+
+/** What the chain expects of the next record. `null` prevHash accepts any anchor (see scanSegment). */
+export interface ChainCursor {
+  prevHash: string | null;
+  nextSeq: number | null;
+}
+
+/** Everything found in one segment. */
+export interface SegmentScan {
+  records: ScannedRecord[];
+  bad: BadLine[];
+  /** Byte length up to and including the last line that was accepted. */
+  validLength: number;
+  /** Where the chain stands after this segment (for the next one). */
+  cursor: ChainCursor;
+}
+
+/**
+ * Scans one segment's bytes line by line, checking each record and the chain.
+ *
+ * After the first bad line, later lines are still checked on their own (checksum) so that a bad
+ * record in the middle (valid records after it) can be told apart from a torn tail; records after
+ * a break are reported in `records` with the chain re-anchored on them, so a single flipped byte
+ * yields exactly one bad line. The caller decides what a bad line means.
+ */
+export function scanSegment(bytes: Buffer, cursor: ChainCursor): SegmentScan {
+  const records: ScannedRecord[] = [];
+  const bad: BadLine[] = [];
+  let { prevHash, nextSeq } = cursor;
+  let offset = 0;
+  let validLength = 0;
+  while (offset < bytes.length) {
+    const nl = bytes.indexOf(NEWLINE, offset);
+    if (nl === -1) {
+      bad.push({ offset, length: bytes.length - offset, problem: 'torn' });
+      break;
+    }
+    const line = bytes.subarray(offset, nl);
+    const length = nl + 1 - offset;
+    const decoded = decodeLine(line);
+    if (!decoded.ok) {
+      bad.push({ offset, length, problem: decoded.problem, ...(decoded.seq !== undefined ? { seq: decoded.seq } : {}) });
+      // The lost record's checksum is unknown: re-anchor on whatever valid record comes next.
+      prevHash = null;
+      nextSeq = null;
+    } else {
+      const r = decoded.record;
+      if (prevHash !== null && r.prevHash !== prevHash) {
+        bad.push({ offset, length, problem: 'chain', seq: r.seq });
+      } else if (nextSeq !== null && r.seq !== nextSeq) {
+        bad.push({ offset, length, problem: 'sequence', seq: r.seq });
+      }
+      records.push({ record: r, offset, length });
+      prevHash = r.checksum;
+      nextSeq = r.seq + 1;
+      validLength = nl + 1;
+    }
+    offset = nl + 1;
+  }
+  return { records, bad, validLength, cursor: { prevHash, nextSeq } };
+}

@@ -1,0 +1,94 @@
+/**
+ * The file operations the ledger needs, behind a small interface so tests can count fsyncs or
+ * inject failures while still writing real files. The default implementation is plain node:fs
+ * (callback API: lower overhead per call than FileHandle, which matters when fsync is the cost
+ * being measured).
+ */
+import * as fs from 'node:fs';
+import { join } from 'node:path';
+
+/** What the ledger does to the disk. Every method works on real paths/descriptors. */
+export interface LedgerFs {
+  mkdirp(dir: string): Promise<void>;
+  readdir(dir: string): Promise<string[]>;
+  readFile(path: string): Promise<Buffer>;
+  /** Opens for read+write without truncating (`r+`), or creates exclusively (`wx`). */
+  open(path: string, mode: 'r+' | 'wx' | 'w'): Promise<number>;
+  /** Writes the whole buffer at `position` (loops over short writes). */
+  write(fd: number, data: Buffer, position: number): Promise<void>;
+  fsync(fd: number): Promise<void>;
+  ftruncate(fd: number, length: number): Promise<void>;
+  close(fd: number): Promise<void>;
+  rename(from: string, to: string): Promise<void>;
+  unlink(path: string): Promise<void>;
+  copyFile(from: string, to: string): Promise<void>;
+  exists(path: string): Promise<boolean>;
+  /** fsync of a directory, so a create/rename/unlink inside it is durable. */
+  fsyncDir(dir: string): Promise<void>;
+}
+
+function cb<T>(run: (done: (err: NodeJS.ErrnoException | null, value?: T) => void) => void): Promise<T> {
+  return new Promise<T>((resolve, reject) => run((err, value) => (err ? reject(err) : resolve(value as T))));
+}
+
+/** The real filesystem. */
+export const nodeLedgerFs: LedgerFs = {
+  mkdirp: async (dir) => {
+    await fs.promises.mkdir(dir, { recursive: true });
+  },
+  readdir: (dir) => fs.promises.readdir(dir),
+  readFile: (path) => fs.promises.readFile(path),
+  open: (path, mode) => cb<number>((done) => fs.open(path, mode, 0o600, done)),
+  write: async (fd, data, position) => {
+    let written = 0;
+    while (written < data.length) {
+      const n = await cb<number>((done) => fs.write(fd, data, written, data.length - written, position + written, done));
+      if (n <= 0) throw new Error(`ledger: write returned ${n}`);
+      written += n;
+    }
+  },
+  fsync: (fd) => cb<void>((done) => fs.fsync(fd, done)),
+  ftruncate: (fd, length) => cb<void>((done) => fs.ftruncate(fd, length, done)),
+  close: (fd) => cb<void>((done) => fs.close(fd, done)),
+  rename: (from, to) => fs.promises.rename(from, to),
+  unlink: (path) => fs.promises.unlink(path),
+  copyFile: (from, to) => fs.promises.copyFile(from, to),
+  exists: async (path) => {
+    try {
+      await fs.promises.access(path);
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  fsyncDir: async (dir) => {
+    // Windows cannot open a directory for fsync; its rename is durable enough through the
+    // metadata journal, so this is a POSIX-only step.
+    if (process.platform === 'win32') return;
+    const fd = await cb<number>((done) => fs.open(dir, 'r', done));
+    try {
+      await cb<void>((done) => fs.fsync(fd, done));
+    } finally {
+      await cb<void>((done) => fs.close(fd, done));
+    }
+  },
+};
+
+/** Counts calls per operation while delegating to a real LedgerFs (for group-commit tests). */
+export function countingFs(base: LedgerFs = nodeLedgerFs): { fs: LedgerFs; counts: Record<keyof LedgerFs, number> } {
+  const counts = Object.fromEntries(Object.keys(base).map((k) => [k, 0])) as Record<keyof LedgerFs, number>;
+  const wrapped = {} as Record<string, unknown>;
+  for (const key of Object.keys(base) as (keyof LedgerFs)[]) {
+    const fn = base[key] as (...args: unknown[]) => unknown;
+    wrapped[key] = (...args: unknown[]) => {
+      counts[key]++;
+      return fn(...args);
+    };
+  }
+  return { fs: wrapped as unknown as LedgerFs, counts };
+}
+
+/** `dir/name`, kept here so path handling of the ledger lives in one place. */
+export function inDir(dir: string, name: string): string {
+  return join(dir, name);
+}

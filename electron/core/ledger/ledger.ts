@@ -1,0 +1,523 @@
+/**
+ * The durable ledger: an append-only, hash-chained event log in the user-data folder that
+ * implements the `Journal` port (DESIGN.md §4).
+ *
+ * - `append(entries, { durable: true })` resolves only after the records are fsync'd. Appends are
+ *   written by one writer in call order, so the order on disk is the order of events; appends
+ *   that arrive while a write+fsync is in flight are written together and share the next fsync
+ *   (group commit).
+ * - Opening recovers: every segment is read to its last valid record; a torn or corrupt tail is
+ *   dropped (truncated) and reported with its byte offset; a bad record followed by valid ones is
+ *   reported loudly, the segment is copied aside untouched, and `safeMode` stays on until a
+ *   person acknowledges it.
+ * - Past `rotateBytes` the log continues in a new segment whose first record is a checkpoint of
+ *   live state, created by a durable replace (write temp, fsync, rename, fsync directory) and
+ *   chained to the previous segment's last record. Old segments are kept up to `retainSegments`.
+ * - Every payload passes through the redactor before it is hashed or written.
+ */
+import { basename } from 'node:path';
+import { WardenError } from '../../../shared/result';
+import {
+  SAFE_MODE_ACK_TYPE,
+  type LedgerChainBreak,
+  type LedgerRecoveryReport,
+  type LedgerTornTail,
+} from '../../../shared/domain/ledger';
+import { systemClock, type Clock, type Journal, type JournalEntry, type JournalRecord } from '../ports';
+import { Redactor } from '../redact/redactor';
+import { CHECKPOINT_TYPE, GENESIS_HASH, encodeRecord, scanSegment, sha256Hex, type ChainCursor, type StoredRecord } from './format';
+import { inDir, nodeLedgerFs, type LedgerFs } from './ledger-fs';
+
+export { CHECKPOINT_TYPE } from './format';
+export type { StoredRecord } from './format';
+
+const SEGMENT_NAME = /^ledger\.(\d{6,})\.log$/;
+const TEMP_NAME = /^ledger\.\d{6,}\.log\.tmp$/;
+
+/** `ledger.000001.log`. */
+export function segmentName(n: number): string {
+  return `ledger.${String(n).padStart(6, '0')}.log`;
+}
+
+/** Segment numbers present in a directory listing, ascending. */
+export function segmentNumbers(names: string[]): number[] {
+  return names
+    .map((n) => SEGMENT_NAME.exec(n))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => Number(m[1]))
+    .sort((a, b) => a - b);
+}
+
+/** How the ledger is opened. */
+export interface LedgerOptions {
+  /** The folder holding the segments (the user-data folder's `ledger/`; tests use temp dirs). */
+  dir: string;
+  clock?: Clock;
+  /** Scrubs secrets from every payload. Share the app's one redactor. */
+  redactor?: Redactor;
+  fs?: LedgerFs;
+  /** Start a new segment once the current one passes this many bytes. Default 32 MiB. */
+  rotateBytes?: number;
+  /** How many segments to keep (the current one included). Default 4. */
+  retainSegments?: number;
+  /** Live state written into the checkpoint that starts each new segment. */
+  snapshot?: () => Record<string, unknown>;
+}
+
+/** Counters, for tests and benchmarks. */
+export interface LedgerStats {
+  appendCalls: number;
+  records: number;
+  writes: number;
+  fsyncs: number;
+  rotations: number;
+}
+
+type Pending =
+  | { kind: 'data'; bytes: Buffer; durable: boolean; resolve: () => void; reject: (e: unknown) => void }
+  | { kind: 'rotate'; segment: number; bytes: Buffer; resolve: () => void; reject: (e: unknown) => void };
+
+/** Listener for records as they are appended (projections keep themselves current with it). */
+export type RecordListener = (records: readonly StoredRecord[]) => void;
+
+/** The file-backed, hash-chained journal. Create with `Ledger.open`. */
+export class Ledger implements Journal {
+  readonly kind = 'ledger' as const;
+  readonly stats: LedgerStats = { appendCalls: 0, records: 0, writes: 0, fsyncs: 0, rotations: 0 };
+
+  private readonly records: StoredRecord[] = [];
+  private readonly listeners = new Set<RecordListener>();
+  private readonly queue: Pending[] = [];
+  private flushing: Promise<void> | null = null;
+  private failure: unknown = null;
+  private closed = false;
+  private fd = -1;
+  private position = 0;
+  private segment = 0;
+  /** Bytes of the current segment, counting appends not yet written (decides rotation). */
+  private segmentBytes = 0;
+  private lastHash = GENESIS_HASH;
+  private nextSeq = 1;
+  private snapshotProvider: (() => Record<string, unknown>) | undefined;
+  private recoveryReport!: LedgerRecoveryReport;
+
+  private constructor(
+    readonly dir: string,
+    private readonly fs: LedgerFs,
+    private readonly clock: Clock,
+    readonly redactor: Redactor,
+    private readonly rotateBytes: number,
+    private readonly retainSegments: number,
+  ) {}
+
+  /**
+   * Opens (or creates) the ledger in `options.dir`, running recovery first.
+   *
+   * Recovery never guesses: it keeps valid records, truncates a torn tail, and reports every
+   * problem in `recovery`. Read `safeMode` before letting any tool run without asking.
+   */
+  static async open(options: LedgerOptions): Promise<Ledger> {
+    const rotateBytes = options.rotateBytes ?? 32 * 1024 * 1024;
+    const retainSegments = options.retainSegments ?? 4;
+    if (!(rotateBytes > 0)) throw new WardenError('INVALID_REQUEST', `ledger: rotateBytes must be > 0, got ${rotateBytes}`);
+    if (!Number.isInteger(retainSegments) || retainSegments < 1) {
+      throw new WardenError('INVALID_REQUEST', `ledger: retainSegments must be an integer >= 1, got ${retainSegments}`);
+    }
+    const ledger = new Ledger(
+      options.dir,
+      options.fs ?? nodeLedgerFs,
+      options.clock ?? systemClock,
+      options.redactor ?? new Redactor(),
+      rotateBytes,
+      retainSegments,
+    );
+    ledger.snapshotProvider = options.snapshot;
+    await ledger.recover();
+    return ledger;
+  }
+
+  /** What recovery found when this ledger was opened (plus acknowledgements since). */
+  get recovery(): LedgerRecoveryReport {
+    return this.recoveryReport;
+  }
+
+  /** True while a chain break found by recovery is unacknowledged: every tool must be at ask. */
+  get safeMode(): boolean {
+    return this.recoveryReport.safeMode;
+  }
+
+  /** Name of the segment currently appended to. */
+  get currentSegment(): string {
+    return segmentName(this.segment);
+  }
+
+  /** Sets the provider of live state for checkpoints (projections exist only after open). */
+  setSnapshotProvider(provider: () => Record<string, unknown>): void {
+    this.snapshotProvider = provider;
+  }
+
+  /** Calls `listener` synchronously with every batch of records appended from now on. */
+  subscribe(listener: RecordListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Appends entries in order, atomically as a group (one write).
+   *
+   * Sequence numbers, time and the hash chain are assigned synchronously, so the order of
+   * `append` calls is the order on disk. With `durable: true` this resolves after the fsync that
+   * covers the records; concurrent durable appends share that fsync.
+   */
+  append(entries: JournalEntry[], options: { durable?: boolean } = {}): Promise<JournalRecord[]> {
+    try {
+      this.assertWritable();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (!Array.isArray(entries)) return Promise.reject(new WardenError('INVALID_REQUEST', 'ledger.append: entries must be an array'));
+    if (entries.length === 0) return Promise.resolve([]);
+    for (const [i, e] of entries.entries()) {
+      if (typeof e?.type !== 'string' || e.type.length === 0) {
+        return Promise.reject(new WardenError('INVALID_REQUEST', `ledger.append: entries[${i}].type must be a non-empty string`));
+      }
+      if (typeof e.payload !== 'object' || e.payload === null || Array.isArray(e.payload)) {
+        return Promise.reject(new WardenError('INVALID_REQUEST', `ledger.append: entries[${i}].payload must be an object`));
+      }
+    }
+    this.stats.appendCalls++;
+    const time = this.clock.now();
+    const added: StoredRecord[] = [];
+    const lines: Buffer[] = [];
+    for (const e of entries) {
+      const { record, line } = this.makeRecord(time, e.type, e.payload);
+      added.push(record);
+      lines.push(line);
+    }
+    const bytes = lines.length === 1 ? lines[0]! : Buffer.concat(lines);
+    this.segmentBytes += bytes.length;
+    const written = this.enqueue({ kind: 'data', bytes, durable: options.durable === true });
+    this.notify(added);
+    if (this.segmentBytes >= this.rotateBytes) void this.enqueueRotation().catch(() => undefined);
+    return written.then(() => added.map(publicCopy));
+  }
+
+  /** Every retained record, in sequence order (checkpoints included). Do not mutate. */
+  read(): readonly StoredRecord[] {
+    return this.records;
+  }
+
+  /** How many records are retained. */
+  size(): number {
+    return this.records.length;
+  }
+
+  /**
+   * Starts a new segment now (compaction): a checkpoint of live state, durably created, chained
+   * to the last record. Resolves when the new segment is in place.
+   */
+  rotate(): Promise<void> {
+    try {
+      this.assertWritable();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.enqueueRotation();
+  }
+
+  /**
+   * Records that a person looked at the chain breaks recovery found, and leaves safe mode.
+   *
+   * The breaks stay in the report (and in `verify`); the acknowledgement is itself a durable
+   * record naming who acknowledged and why, so the next start knows it was seen.
+   */
+  async acknowledgeSafeMode(by: string, reason: string): Promise<LedgerRecoveryReport> {
+    const open = this.recoveryReport.breaks.filter((b) => !b.acknowledged).map((b) => b.id);
+    if (open.length === 0) return this.recoveryReport;
+    await this.append([{ type: SAFE_MODE_ACK_TYPE, payload: { breaks: open, by, reason } }], { durable: true });
+    this.recoveryReport = {
+      ...this.recoveryReport,
+      breaks: this.recoveryReport.breaks.map((b) => ({ ...b, acknowledged: true })),
+      safeMode: false,
+    };
+    return this.recoveryReport;
+  }
+
+  /** Resolves once everything appended so far is written and fsync'd. */
+  async flush(): Promise<void> {
+    this.assertWritable();
+    await this.enqueue({ kind: 'data', bytes: Buffer.alloc(0), durable: true });
+  }
+
+  /** Flushes, fsyncs and closes the segment. Further appends fail. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    if (!this.failure) {
+      try {
+        await this.enqueue({ kind: 'data', bytes: Buffer.alloc(0), durable: true });
+      } catch {
+        // the failure is already recorded; closing still releases the descriptor
+      }
+    }
+    this.closed = true;
+    if (this.fd >= 0) {
+      const fd = this.fd;
+      this.fd = -1;
+      await this.fs.close(fd);
+    }
+  }
+
+  // ---- internals --------------------------------------------------------------------------
+
+  private assertWritable(): void {
+    if (this.closed) throw new WardenError('CONFLICT', 'ledger: closed');
+    if (this.failure) {
+      const why = this.failure instanceof Error ? this.failure.message : String(this.failure);
+      throw new WardenError('INTERNAL', `ledger: a previous write failed (${why}); nothing more is accepted until restart`);
+    }
+  }
+
+  private makeRecord(time: number, rawType: string, rawPayload: unknown): { record: StoredRecord; line: Buffer } {
+    const type = this.redactor.scrubString(rawType);
+    const payload = this.redactor.scrub(rawPayload) as Record<string, unknown>;
+    const seq = this.nextSeq++;
+    const prevHash = this.lastHash;
+    const { line, checksum } = encodeRecord(seq, time, type, payload, prevHash);
+    this.lastHash = checksum;
+    const record: StoredRecord = { seq, time, type, payload, prevHash, checksum };
+    this.records.push(record);
+    this.stats.records++;
+    return { record, line };
+  }
+
+  private notify(records: readonly StoredRecord[]): void {
+    for (const l of this.listeners) l(records);
+  }
+
+  private enqueueRotation(): Promise<void> {
+    const next = this.segment + 1;
+    const state = this.snapshotProvider ? this.snapshotProvider() : {};
+    const { record, line } = this.makeRecord(this.clock.now(), CHECKPOINT_TYPE, {
+      segment: segmentName(next),
+      previousSegment: segmentName(this.segment),
+      state,
+    });
+    this.segment = next;
+    this.segmentBytes = line.length;
+    const done = new Promise<void>((resolve, reject) => {
+      this.queue.push({ kind: 'rotate', segment: next, bytes: line, resolve, reject });
+    });
+    this.kick();
+    this.notify([record]);
+    return done;
+  }
+
+  private enqueue(item: { kind: 'data'; bytes: Buffer; durable: boolean }): Promise<void> {
+    const done = new Promise<void>((resolve, reject) => {
+      this.queue.push({ ...item, resolve, reject });
+    });
+    this.kick();
+    return done;
+  }
+
+  private kick(): void {
+    if (!this.flushing) {
+      this.flushing = this.flushLoop().finally(() => {
+        this.flushing = null;
+        if (this.queue.length > 0) this.kick();
+      });
+    }
+  }
+
+  /** The single writer: takes everything queued, writes it in one go, fsyncs once if needed. */
+  private async flushLoop(): Promise<void> {
+    while (this.queue.length > 0) {
+      if (this.failure) {
+        for (const item of this.queue.splice(0)) item.reject(this.writeError());
+        return;
+      }
+      const head = this.queue[0]!;
+      if (head.kind === 'rotate') {
+        this.queue.shift();
+        try {
+          await this.switchSegment(head.segment, head.bytes);
+          head.resolve();
+        } catch (error) {
+          this.failure = error;
+          head.reject(this.writeError());
+        }
+        continue;
+      }
+      let end = 0;
+      while (end < this.queue.length && this.queue[end]!.kind === 'data') end++;
+      const batch = this.queue.splice(0, end) as Extract<Pending, { kind: 'data' }>[];
+      const bytes = batch.length === 1 ? batch[0]!.bytes : Buffer.concat(batch.map((b) => b.bytes));
+      const durable = batch.some((b) => b.durable);
+      try {
+        if (bytes.length > 0) {
+          await this.fs.write(this.fd, bytes, this.position);
+          this.position += bytes.length;
+          this.stats.writes++;
+        }
+        if (durable) {
+          await this.fs.fsync(this.fd);
+          this.stats.fsyncs++;
+        }
+        for (const b of batch) b.resolve();
+      } catch (error) {
+        this.failure = error;
+        for (const b of batch) b.reject(this.writeError());
+      }
+    }
+  }
+
+  private writeError(): WardenError {
+    const why = this.failure instanceof Error ? this.failure.message : String(this.failure);
+    return new WardenError('INTERNAL', `ledger: write to ${this.dir} failed: ${why}`);
+  }
+
+  /** Durable replace: temp file with the checkpoint, fsync, rename, fsync directory; then retention. */
+  private async switchSegment(n: number, checkpointLine: Buffer): Promise<void> {
+    // Everything in the old segment is on disk before the new one exists, so a later segment
+    // never outlives a hole in an earlier one.
+    await this.fs.fsync(this.fd);
+    this.stats.fsyncs++;
+    const finalPath = inDir(this.dir, segmentName(n));
+    const tempPath = `${finalPath}.tmp`;
+    const fd = await this.fs.open(tempPath, 'w');
+    try {
+      await this.fs.write(fd, checkpointLine, 0);
+      await this.fs.fsync(fd);
+      this.stats.fsyncs++;
+      await this.fs.rename(tempPath, finalPath);
+      await this.fs.fsyncDir(this.dir);
+    } catch (error) {
+      await this.fs.close(fd).catch(() => undefined);
+      throw error;
+    }
+    const old = this.fd;
+    this.fd = fd;
+    this.position = checkpointLine.length;
+    this.stats.rotations++;
+    await this.fs.close(old);
+    await this.applyRetention();
+  }
+
+  private async applyRetention(): Promise<void> {
+    const numbers = segmentNumbers(await this.fs.readdir(this.dir));
+    const excess = numbers.length - this.retainSegments;
+    if (excess <= 0) return;
+    for (const n of numbers.slice(0, excess)) await this.fs.unlink(inDir(this.dir, segmentName(n)));
+    await this.fs.fsyncDir(this.dir);
+  }
+
+  /** Reads every segment, checks the chain, repairs a torn tail, reports everything. */
+  private async recover(): Promise<void> {
+    const started = performance.now();
+    await this.fs.mkdirp(this.dir);
+    const names = await this.fs.readdir(this.dir);
+    const removedTempFiles: string[] = [];
+    for (const name of names.filter((n) => TEMP_NAME.test(n))) {
+      // A rotation that crashed before its rename: the old segment is still complete.
+      await this.fs.unlink(inDir(this.dir, name));
+      removedTempFiles.push(name);
+    }
+    const numbers = segmentNumbers(names);
+    let tornTail: LedgerTornTail | null = null;
+    const breaks: LedgerChainBreak[] = [];
+    let cursor: ChainCursor = numbers[0] === 1 ? { prevHash: GENESIS_HASH, nextSeq: 1 } : { prevHash: null, nextSeq: null };
+    let lastValidLength = 0;
+    let lastBytesLength = 0;
+    for (const [i, n] of numbers.entries()) {
+      const name = segmentName(n);
+      const path = inDir(this.dir, name);
+      const bytes = await this.fs.readFile(path);
+      const scan = scanSegment(bytes, cursor);
+      const isLast = i === numbers.length - 1;
+      const tailOnly = isLast && scan.bad.length > 0 && scan.bad.every((b) => b.offset >= scan.validLength);
+      if (tailOnly) {
+        const first = scan.bad[0]!;
+        tornTail = { segment: name, offset: scan.validLength, droppedBytes: bytes.length - scan.validLength, problem: first.problem };
+      } else if (scan.bad.length > 0) {
+        const preservedCopy = await this.preserve(path, bytes);
+        for (const b of scan.bad) {
+          breaks.push({
+            id: `${name}@${b.offset}`,
+            segment: name,
+            offset: b.offset,
+            length: b.length,
+            problem: b.problem,
+            ...(b.seq !== undefined ? { seq: b.seq } : {}),
+            acknowledged: false,
+            preservedCopy,
+          });
+        }
+      }
+      for (const r of scan.records) this.records.push(r.record);
+      cursor = scan.cursor;
+      lastValidLength = scan.validLength;
+      lastBytesLength = bytes.length;
+    }
+
+    const acknowledged = new Set<string>();
+    for (const r of this.records) {
+      if (r.type === SAFE_MODE_ACK_TYPE && Array.isArray(r.payload.breaks)) {
+        for (const id of r.payload.breaks) if (typeof id === 'string') acknowledged.add(id);
+      }
+    }
+    for (const b of breaks) b.acknowledged = acknowledged.has(b.id);
+
+    const last = this.records[this.records.length - 1];
+    this.lastHash = last ? last.checksum : numbers.length > 0 && cursor.prevHash ? cursor.prevHash : GENESIS_HASH;
+    this.nextSeq = last ? last.seq + 1 : 1;
+    this.stats.records = this.records.length;
+
+    if (numbers.length === 0) {
+      this.segment = 1;
+      const path = inDir(this.dir, segmentName(1));
+      this.fd = await this.fs.open(path, 'wx');
+      await this.fs.fsyncDir(this.dir);
+      this.position = 0;
+    } else {
+      this.segment = numbers[numbers.length - 1]!;
+      this.fd = await this.fs.open(inDir(this.dir, segmentName(this.segment)), 'r+');
+      this.position = lastValidLength;
+      if (lastBytesLength > lastValidLength) {
+        // Drop the torn/corrupt tail so new records continue the chain from the last valid one.
+        await this.fs.ftruncate(this.fd, lastValidLength);
+        await this.fs.fsync(this.fd);
+      }
+    }
+    this.segmentBytes = this.position;
+
+    this.recoveryReport = {
+      segments: numbers.length > 0 ? numbers.map(segmentName) : [segmentName(1)],
+      records: this.records.length,
+      tornTail,
+      breaks,
+      safeMode: breaks.some((b) => !b.acknowledged),
+      removedTempFiles,
+      durationMs: performance.now() - started,
+    };
+  }
+
+  /** Copies a damaged segment aside, untouched, once per distinct content. */
+  private async preserve(path: string, bytes: Buffer): Promise<string> {
+    const copy = `${path}.corrupt-${sha256Hex(bytes).slice(0, 16)}`;
+    if (!(await this.fs.exists(copy))) {
+      await this.fs.copyFile(path, copy);
+      const fd = await this.fs.open(copy, 'r+');
+      try {
+        await this.fs.fsync(fd);
+      } finally {
+        await this.fs.close(fd);
+      }
+      await this.fs.fsyncDir(this.dir);
+    }
+    return basename(copy);
+  }
+}
+
+function publicCopy(r: StoredRecord): JournalRecord {
+  return { seq: r.seq, time: r.time, type: r.type, payload: structuredClone(r.payload) };
+}

@@ -1,0 +1,124 @@
+/**
+ * The redactor: knows every secret value Warden currently holds (keychain values, OAuth tokens,
+ * API keys, secret env values) and scrubs them out of anything before it is written to disk.
+ *
+ * Secrets never enter the ledger (DESIGN.md §4). Whoever reads a secret from the keychain
+ * registers it here; the ledger runs every payload through `scrub` before hashing and writing,
+ * so a secret echoed by a server, pasted by a model into arguments, or carried in an error
+ * message is replaced by a marker. Scrubbing is deep: values, substrings inside strings, and
+ * object keys.
+ */
+
+/** What a scrubbed secret is replaced with. */
+export const REDACTED = '[REDACTED]';
+
+/** Escapes a literal for use inside a RegExp alternation. */
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** The forms a secret commonly takes once it has travelled: as is, URL-encoded, base64. */
+function variantsOf(secret: string): string[] {
+  const out = new Set<string>([secret]);
+  const uri = encodeURIComponent(secret);
+  if (uri !== secret) out.add(uri);
+  // base64 only for values long enough that a false positive on a short string is impossible.
+  if (secret.length >= 8) {
+    const b64 = Buffer.from(secret, 'utf8').toString('base64');
+    out.add(b64);
+    out.add(b64.replace(/=+$/, ''));
+    out.add(Buffer.from(secret, 'utf8').toString('base64url'));
+  }
+  return [...out].filter((v) => v.length > 0);
+}
+
+/** A set of secret values, reference-counted, and a deep scrubber for payloads. */
+export class Redactor {
+  private readonly secrets = new Map<string, number>();
+  private pattern: RegExp | null = null;
+
+  /**
+   * Registers a secret value that must never be written anywhere.
+   *
+   * Reference-counted: two accounts holding the same token each register it, and it stays
+   * scrubbed until both have forgotten it. Empty values are ignored (nothing to hide).
+   */
+  register(value: string): void {
+    if (typeof value !== 'string' || value.length === 0) return;
+    this.secrets.set(value, (this.secrets.get(value) ?? 0) + 1);
+    this.pattern = null;
+  }
+
+  /** Forgets one registration of a value (after the secret was deleted from the keychain). */
+  forget(value: string): void {
+    const count = this.secrets.get(value);
+    if (count === undefined) return;
+    if (count <= 1) this.secrets.delete(value);
+    else this.secrets.set(value, count - 1);
+    this.pattern = null;
+  }
+
+  /** How many distinct secret values are currently known. */
+  size(): number {
+    return this.secrets.size;
+  }
+
+  /** Replaces every known secret (and its URL-encoded/base64 forms) inside one string. */
+  scrubString(text: string): string {
+    const pattern = this.compiled();
+    if (!pattern) return text;
+    pattern.lastIndex = 0;
+    return text.replace(pattern, REDACTED);
+  }
+
+  /**
+   * Returns a deep copy of `value` with every secret replaced, in strings and in object keys.
+   *
+   * Non-JSON values (functions, symbols, undefined) are dropped the way JSON would drop them, so
+   * what is scrubbed is exactly what would be written.
+   */
+  scrub<T>(value: T): T {
+    if (!this.compiled()) return structuredCloneJson(value);
+    return this.scrubValue(value, 0) as T;
+  }
+
+  private scrubValue(value: unknown, depth: number): unknown {
+    if (depth > 200) throw new Error('redactor: payload nested deeper than 200 levels');
+    if (typeof value === 'string') return this.scrubString(value);
+    if (value === null || typeof value === 'number' || typeof value === 'boolean') return value;
+    if (typeof value === 'bigint') return this.scrubString(value.toString());
+    if (Array.isArray(value)) return value.map((v) => {
+      const s = this.scrubValue(v, depth + 1);
+      return s === undefined ? null : s;
+    });
+    if (typeof value === 'object') {
+      const maybeJson = value as { toJSON?: () => unknown };
+      if (typeof maybeJson.toJSON === 'function') return this.scrubValue(maybeJson.toJSON(), depth + 1);
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+        const s = this.scrubValue(v, depth + 1);
+        if (s !== undefined) out[this.scrubString(k)] = s;
+      }
+      return out;
+    }
+    return undefined;
+  }
+
+  private compiled(): RegExp | null {
+    if (this.secrets.size === 0) return null;
+    if (!this.pattern) {
+      const all = new Set<string>();
+      for (const s of this.secrets.keys()) for (const v of variantsOf(s)) all.add(v);
+      // Longest first, so a secret that contains another is replaced whole.
+      const alternation = [...all].sort((a, b) => b.length - a.length).map(escapeRegExp).join('|');
+      this.pattern = new RegExp(alternation, 'g');
+    }
+    return this.pattern;
+  }
+}
+
+/** A JSON-shaped deep copy (what would be written), for the no-secrets fast path. */
+function structuredCloneJson<T>(value: T): T {
+  const text = JSON.stringify(value);
+  return (text === undefined ? undefined : JSON.parse(text)) as T;
+}

@@ -1,0 +1,30 @@
+/**
+ * Helpers for ledger tests: temp folders that are always removed, and reading every byte of
+ * every file under a folder.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** A fresh temp folder; call the returned cleanup in afterEach/finally. */
+export function tempDir(prefix = 'warden-ledger-'): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Every file under `dir` (recursively) with its bytes. */
+export function allFiles(dir: string): Array<{ path: string; bytes: Buffer }> {
+  const out: Array<{ path: string; bytes: Buffer }> = [];
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) out.push(...allFiles(path));
+    else out.push({ path, bytes: readFileSync(path) });
+  }
+  return out;
+}
+
+/** A clock that advances 1 ms per reading, deterministic across runs. */
+export function steppingClock(start = 1_700_000_000_000): { now: () => number } {
+  let t = start;
+  return { now: () => t++ };
+}

@@ -1,0 +1,334 @@
+import { copyFileSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync, appendFileSync } from 'node:fs';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Ledger, segmentName } from '../../../electron/core/ledger/ledger';
+import { countingFs, nodeLedgerFs, type LedgerFs } from '../../../electron/core/ledger/ledger-fs';
+import { verifyLedger } from '../../../electron/core/ledger/verify';
+import { steppingClock, tempDir } from './helpers';
+
+const cleanups: Array<() => void> = [];
+afterEach(() => {
+  while (cleanups.length) cleanups.pop()!();
+});
+function dir(): string {
+  const t = tempDir();
+  cleanups.push(t.cleanup);
+  return t.dir;
+}
+
+async function writeLedger(d: string, count: number): Promise<void> {
+  const ledger = await Ledger.open({ dir: d, clock: steppingClock() });
+  for (let i = 0; i < count; i++) {
+    await ledger.append([{ type: 'op.transition', payload: { operationId: `op-${i}`, n: i, text: 'é✓ "quoted"\nline' } }], { durable: true });
+  }
+  await ledger.close();
+}
+
+/** Byte offsets where each line of a segment starts. */
+function lineStarts(bytes: Buffer): number[] {
+  const starts = [0];
+  for (let i = 0; i < bytes.length; i++) if (bytes[i] === 0x0a && i + 1 < bytes.length) starts.push(i + 1);
+  return starts;
+}
+
+describe('ledger log', () => {
+  it('records survive a reopen in order, with a chain that verifies', async () => {
+    const d = dir();
+    await writeLedger(d, 20);
+    const reopened = await Ledger.open({ dir: d });
+    try {
+      expect(reopened.size()).toBe(20);
+      expect(reopened.read().map((r) => r.seq)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+      expect(reopened.read()[3]!.payload).toEqual({ operationId: 'op-3', n: 3, text: 'é✓ "quoted"\nline' });
+      expect(reopened.recovery.tornTail).toBeNull();
+      expect(reopened.safeMode).toBe(false);
+      const [next] = await reopened.append([{ type: 'x', payload: {} }], { durable: true });
+      expect(next!.seq).toBe(21);
+    } finally {
+      await reopened.close();
+    }
+    expect(await verifyLedger(d)).toMatchObject({ ok: true, records: 21, firstBroken: null });
+  });
+
+  it('a log truncated at every byte offset inside its last record recovers to the previous record', async () => {
+    const d = dir();
+    await writeLedger(d, 3);
+    const seg = join(d, segmentName(1));
+    const original = readFileSync(seg);
+    const lastStart = lineStarts(original).at(-1)!;
+    for (let cut = lastStart; cut < original.length; cut++) {
+      writeFileSync(join(d, segmentName(1)), original.subarray(0, cut));
+      const ledger = await Ledger.open({ dir: d });
+      try {
+        expect(ledger.size()).toBe(2);
+        expect(ledger.read().at(-1)!.seq).toBe(2);
+        if (cut === lastStart) expect(ledger.recovery.tornTail).toBeNull();
+        else expect(ledger.recovery.tornTail).toEqual({ segment: segmentName(1), offset: lastStart, droppedBytes: cut - lastStart, problem: 'torn' });
+        expect(ledger.safeMode).toBe(false);
+      } finally {
+        await ledger.close();
+      }
+      expect(statSync(seg).size).toBe(lastStart);
+      expect((await verifyLedger(d)).ok).toBe(true);
+    }
+  });
+
+  it('garbage appended to the tail is dropped and reported, and appends continue the chain', async () => {
+    const d = dir();
+    await writeLedger(d, 5);
+    const seg = join(d, segmentName(1));
+    const validLength = statSync(seg).size;
+    appendFileSync(seg, Buffer.from('{"seq":6,"time":1,"type":"forged","payload":{}}\n\x00\x00garbage\xff\n'));
+    expect((await verifyLedger(d)).firstBroken).toMatchObject({ offset: validLength, segment: segmentName(1) });
+    const ledger = await Ledger.open({ dir: d });
+    try {
+      expect(ledger.size()).toBe(5);
+      expect(ledger.recovery.tornTail).toMatchObject({ offset: validLength, problem: 'unparseable' });
+      expect(ledger.safeMode).toBe(false);
+      await ledger.append([{ type: 'after', payload: { ok: true } }], { durable: true });
+    } finally {
+      await ledger.close();
+    }
+    expect(await verifyLedger(d)).toMatchObject({ ok: true, records: 6 });
+  });
+
+  it('a flipped byte in the middle is detected loudly, the file is preserved, and the start is safe until acknowledged', async () => {
+    const d = dir();
+    await writeLedger(d, 10);
+    const seg = join(d, segmentName(1));
+    const bytes = readFileSync(seg);
+    const starts = lineStarts(bytes);
+    const target = starts[4]! + 40; // inside record seq 5
+    const tampered = Buffer.from(bytes);
+    tampered[target] = tampered[target]! ^ 0x01;
+    writeFileSync(seg, tampered);
+
+    const verdict = await verifyLedger(d);
+    expect(verdict.ok).toBe(false);
+    expect(verdict.firstBroken).toMatchObject({ segment: segmentName(1), offset: starts[4], seq: 5 });
+
+    const ledger = await Ledger.open({ dir: d });
+    try {
+      expect(ledger.safeMode).toBe(true);
+      expect(ledger.recovery.breaks).toHaveLength(1);
+      const brk = ledger.recovery.breaks[0]!;
+      expect(brk).toMatchObject({ segment: segmentName(1), offset: starts[4], acknowledged: false });
+      expect(['checksum', 'unparseable']).toContain(brk.problem);
+      // The untouched bytes are kept for inspection.
+      expect(readFileSync(join(d, brk.preservedCopy!)).equals(tampered)).toBe(true);
+      // Valid records after the break are still known (nothing after it is silently lost).
+      expect(ledger.read().map((r) => r.seq)).toEqual([1, 2, 3, 4, 6, 7, 8, 9, 10]);
+      await ledger.acknowledgeSafeMode('user', 'checked the preserved copy');
+      expect(ledger.safeMode).toBe(false);
+    } finally {
+      await ledger.close();
+    }
+    const again = await Ledger.open({ dir: d });
+    try {
+      expect(again.recovery.breaks).toHaveLength(1);
+      expect(again.recovery.breaks[0]!.acknowledged).toBe(true);
+      expect(again.safeMode).toBe(false);
+    } finally {
+      await again.close();
+    }
+    // verify keeps telling the truth about the file.
+    expect((await verifyLedger(d)).firstBroken?.offset).toBe(starts[4]);
+  });
+
+  it('a removed record in the middle breaks the chain and triggers the safe start', async () => {
+    const d = dir();
+    await writeLedger(d, 6);
+    const seg = join(d, segmentName(1));
+    const bytes = readFileSync(seg);
+    const starts = lineStarts(bytes);
+    writeFileSync(seg, Buffer.concat([bytes.subarray(0, starts[2]), bytes.subarray(starts[3]!)]));
+    const ledger = await Ledger.open({ dir: d });
+    try {
+      expect(ledger.safeMode).toBe(true);
+      expect(ledger.recovery.breaks[0]).toMatchObject({ problem: 'chain', seq: 4, offset: starts[2] });
+    } finally {
+      await ledger.close();
+    }
+  });
+
+  it('property: any append sequence cut at any byte recovers exactly the complete records before the cut', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.array(fc.record({ k: fc.string(), v: fc.oneof(fc.integer(), fc.string(), fc.boolean()) }), { minLength: 1, maxLength: 3 }), {
+          minLength: 1,
+          maxLength: 8,
+        }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        async (batches, cutFraction) => {
+          const d = dir();
+          const ledger = await Ledger.open({ dir: d, clock: steppingClock() });
+          for (const batch of batches) await ledger.append(batch.map((p) => ({ type: 't', payload: p })), { durable: true });
+          const expected = ledger.read().map((r) => ({ seq: r.seq, payload: r.payload }));
+          await ledger.close();
+          const seg = join(d, segmentName(1));
+          const bytes = readFileSync(seg);
+          const cut = Math.floor(cutFraction * bytes.length);
+          truncateSync(seg, cut);
+          const complete = lineStarts(bytes).concat(bytes.length).filter((s) => s > 0 && s <= cut).length;
+          const recovered = await Ledger.open({ dir: d });
+          try {
+            expect(recovered.read().map((r) => ({ seq: r.seq, payload: r.payload }))).toEqual(expected.slice(0, complete));
+            expect(recovered.safeMode).toBe(false);
+            await recovered.append([{ type: 'after', payload: {} }], { durable: true });
+          } finally {
+            await recovered.close();
+          }
+          expect((await verifyLedger(d)).ok).toBe(true);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it('concurrent durable appends share fsyncs (group commit) and keep call order on disk', async () => {
+    const d = dir();
+    const { fs, counts } = countingFs();
+    const ledger = await Ledger.open({ dir: d, fs });
+    const before = counts.fsync;
+    try {
+      const n = 200;
+      const results = await Promise.all(
+        Array.from({ length: n }, (_, i) => ledger.append([{ type: 'op.transition', payload: { i } }], { durable: true })),
+      );
+      expect(results.map((r) => r[0]!.payload.i)).toEqual(Array.from({ length: n }, (_, i) => i));
+      expect(results.map((r) => r[0]!.seq)).toEqual(Array.from({ length: n }, (_, i) => i + 1));
+      const fsyncs = counts.fsync - before;
+      expect(fsyncs).toBeGreaterThan(0);
+      expect(fsyncs).toBeLessThan(n / 10);
+      expect(ledger.stats.fsyncs).toBe(fsyncs);
+    } finally {
+      await ledger.close();
+    }
+    const reopened = await Ledger.open({ dir: d });
+    try {
+      expect(reopened.read().map((r) => r.payload.i)).toEqual(Array.from({ length: 200 }, (_, i) => i));
+    } finally {
+      await reopened.close();
+    }
+  });
+
+  it('a durable append resolves only after the fsync covering it has completed', async () => {
+    const d = dir();
+    const events: string[] = [];
+    const slowFs: LedgerFs = {
+      ...nodeLedgerFs,
+      fsync: async (fd) => {
+        events.push('fsync-start');
+        await new Promise((r) => setTimeout(r, 30));
+        await nodeLedgerFs.fsync(fd);
+        events.push('fsync-done');
+      },
+    };
+    const ledger = await Ledger.open({ dir: d, fs: slowFs });
+    try {
+      events.length = 0;
+      await ledger.append([{ type: 'op.transition', payload: { to: 'executing' } }], { durable: true }).then(() => events.push('resolved'));
+      expect(events).toEqual(['fsync-start', 'fsync-done', 'resolved']);
+      events.length = 0;
+      await ledger.append([{ type: 'note', payload: {} }]).then(() => events.push('resolved'));
+      expect(events).toEqual(['resolved']);
+    } finally {
+      await ledger.close();
+    }
+  });
+
+  it('a failed write fails the ledger closed: later appends are refused', async () => {
+    const d = dir();
+    let fail = false;
+    const flaky: LedgerFs = {
+      ...nodeLedgerFs,
+      write: async (fd, data, pos) => {
+        if (fail) throw new Error('ENOSPC: no space left on device');
+        return nodeLedgerFs.write(fd, data, pos);
+      },
+    };
+    const ledger = await Ledger.open({ dir: d, fs: flaky });
+    try {
+      await ledger.append([{ type: 'a', payload: {} }], { durable: true });
+      fail = true;
+      await expect(ledger.append([{ type: 'b', payload: {} }], { durable: true })).rejects.toThrow(/ENOSPC/);
+      fail = false;
+      await expect(ledger.append([{ type: 'c', payload: {} }], { durable: true })).rejects.toThrow(/previous write failed/);
+    } finally {
+      await ledger.close();
+    }
+  });
+
+  it('rotation starts new segments by durable replace, keeps the chain verifiable across them, and applies retention', async () => {
+    const d = dir();
+    const live = { open: 0 };
+    const ledger = await Ledger.open({ dir: d, rotateBytes: 2_000, retainSegments: 3, snapshot: () => ({ live: { ...live } }) });
+    try {
+      for (let i = 0; i < 120; i++) {
+        live.open = i;
+        await ledger.append([{ type: 'op.transition', payload: { i, pad: 'x'.repeat(40) } }], { durable: i % 3 === 0 });
+      }
+      await ledger.flush();
+      expect(ledger.stats.rotations).toBeGreaterThan(3);
+    } finally {
+      await ledger.close();
+    }
+    const names = readdirSync(d).sort();
+    expect(names.filter((n) => n.endsWith('.tmp'))).toEqual([]);
+    const segments = names.filter((n) => /^ledger\.\d+\.log$/.test(n));
+    expect(segments).toHaveLength(3);
+    expect(segments[0]).not.toBe(segmentName(1));
+    const verdict = await verifyLedger(d);
+    expect(verdict).toMatchObject({ ok: true, segments });
+    // Every segment after the first starts with a checkpoint chained to the previous segment.
+    const firstLines = segments.map((s) => JSON.parse(readFileSync(join(d, s), 'utf8').split('\n')[0]!));
+    for (const l of firstLines) expect(l.type).toBe('ledger.checkpoint');
+    for (let i = 1; i < segments.length; i++) {
+      const prev = readFileSync(join(d, segments[i - 1]!), 'utf8').trimEnd().split('\n').at(-1)!;
+      expect(firstLines[i].prevHash).toBe(JSON.parse(prev).checksum);
+    }
+    expect(firstLines.at(-1).payload.state.live.open).toBeGreaterThan(0);
+    const reopened = await Ledger.open({ dir: d });
+    try {
+      const seqs = reopened.read().map((r) => r.seq);
+      expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => seqs[0]! + i));
+      const [next] = await reopened.append([{ type: 'after', payload: {} }], { durable: true });
+      expect(next!.seq).toBe(seqs.at(-1)! + 1);
+    } finally {
+      await reopened.close();
+    }
+    expect((await verifyLedger(d)).ok).toBe(true);
+  });
+
+  it('a rotation that crashed before its rename leaves the old segment intact and the temp file is removed', async () => {
+    const d = dir();
+    await writeLedger(d, 4);
+    writeFileSync(join(d, `${segmentName(2)}.tmp`), '{"half":');
+    const ledger = await Ledger.open({ dir: d });
+    try {
+      expect(ledger.recovery.removedTempFiles).toEqual([`${segmentName(2)}.tmp`]);
+      expect(ledger.size()).toBe(4);
+    } finally {
+      await ledger.close();
+    }
+    expect(readdirSync(d).sort()).toEqual([segmentName(1)]);
+  });
+
+  it('recovering the same bytes twice yields the same records', async () => {
+    const d = dir();
+    await writeLedger(d, 30);
+    appendFileSync(join(d, segmentName(1)), '{"torn');
+    const copy = dir();
+    copyFileSync(join(d, segmentName(1)), join(copy, segmentName(1)));
+    const a = await Ledger.open({ dir: d });
+    const b = await Ledger.open({ dir: copy });
+    try {
+      expect(b.read()).toEqual(a.read());
+      expect(b.recovery.tornTail).toEqual(a.recovery.tornTail);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+});

@@ -1,0 +1,132 @@
+import { join } from 'node:path';
+import { writeFileSync, readFileSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Ledger, segmentName } from '../../../electron/core/ledger/ledger';
+import { REDACTED, Redactor } from '../../../electron/core/redact/redactor';
+import { allFiles, tempDir } from './helpers';
+
+const cleanups: Array<() => void> = [];
+afterEach(() => {
+  while (cleanups.length) cleanups.pop()!();
+});
+
+const API_KEY = 'sk-ant-api03-Zx9QmT4vLr8Kp2Wn6Hs1Yd5Fb3Gc7Jt0';
+const BEARER = 'ghp_R4nd0mB34r3rT0k3nV4lu3xyz123456';
+const REFRESH = '1//0gRefreshTokenq8Zk_Wl3-Pn9Vb2Xc7';
+const ENV_SECRET = 'hunter2-db-password!@#';
+const SECRETS = [API_KEY, BEARER, REFRESH, ENV_SECRET];
+
+/** Every form a secret could take in a file: raw, JSON-escaped, URL-encoded, base64. */
+function forms(secret: string): Buffer[] {
+  return [
+    secret,
+    JSON.stringify(secret).slice(1, -1),
+    encodeURIComponent(secret),
+    Buffer.from(secret).toString('base64').replace(/=+$/, ''),
+    Buffer.from(secret).toString('base64url'),
+  ].map((s) => Buffer.from(s, 'utf8'));
+}
+
+describe('redactor', () => {
+  it('scrubs secrets deeply: values, substrings inside strings, keys, arrays, encoded forms', () => {
+    const r = new Redactor();
+    r.register(API_KEY);
+    r.register(BEARER);
+    const out = r.scrub({
+      headers: { Authorization: `Bearer ${BEARER}` },
+      list: [API_KEY, { nested: [`x${API_KEY}y`] }],
+      [API_KEY]: 'key-as-key',
+      url: `https://x.example/?key=${encodeURIComponent(API_KEY)}`,
+      basic: Buffer.from(BEARER).toString('base64'),
+      n: 42,
+      nothing: null,
+      dropped: undefined,
+    });
+    const text = JSON.stringify(out);
+    for (const s of [API_KEY, BEARER]) for (const f of forms(s)) expect(text).not.toContain(f.toString());
+    expect(out.headers.Authorization).toBe(`Bearer ${REDACTED}`);
+    expect(out.list[1]).toEqual({ nested: [`x${REDACTED}y`] });
+    expect(Object.keys(out)).toContain(REDACTED);
+    expect(out.n).toBe(42);
+    expect('dropped' in out).toBe(false);
+  });
+
+  it('a secret stays scrubbed until every holder forgot it, and then text is left alone', () => {
+    const r = new Redactor();
+    r.register(REFRESH);
+    r.register(REFRESH);
+    r.forget(REFRESH);
+    expect(r.scrubString(`t=${REFRESH}`)).toBe(`t=${REDACTED}`);
+    r.forget(REFRESH);
+    expect(r.scrubString(`t=${REFRESH}`)).toBe(`t=${REFRESH}`);
+    expect(r.size()).toBe(0);
+  });
+
+  it('a secret containing another secret is replaced whole (longest first)', () => {
+    const r = new Redactor();
+    r.register('abcdef');
+    r.register('abcdefghijkl');
+    expect(r.scrubString('[abcdefghijkl]')).toBe(`[${REDACTED}]`);
+  });
+
+  it('regex metacharacters in a secret are matched literally', () => {
+    const r = new Redactor();
+    r.register('a.b*c+(d)');
+    expect(r.scrubString('aXbbbc+(d) a.b*c+(d)')).toBe(`aXbbbc+(d) ${REDACTED}`);
+  });
+});
+
+describe('ledger redaction', () => {
+  it('planted secrets never appear in any byte of any file under the data folder after a workload', async () => {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    const redactor = new Redactor();
+    for (const s of SECRETS) redactor.register(s);
+    const ledger = await Ledger.open({ dir: t.dir, redactor, rotateBytes: 4_000, retainSegments: 10, snapshot: () => ({ lastKey: API_KEY }) });
+    try {
+      for (let i = 0; i < 60; i++) {
+        await ledger.append(
+          [
+            {
+              type: 'op.proposed',
+              payload: {
+                operationId: `op-${i}`,
+                arguments: { query: `use ${API_KEY} please`, env: { DB_PASSWORD: ENV_SECRET }, [REFRESH]: true },
+                headers: { authorization: `Bearer ${BEARER}` },
+              },
+            },
+            { type: 'op.transition', payload: { operationId: `op-${i}`, to: 'failed', error: { code: 'x', message: `token ${REFRESH} rejected` } } },
+          ],
+          { durable: i % 2 === 0 },
+        );
+      }
+      await ledger.flush();
+      expect(ledger.stats.rotations).toBeGreaterThan(0);
+    } finally {
+      await ledger.close();
+    }
+    // Also the safe-mode copy path: tamper, reopen, so a preserved copy exists too.
+    const seg = join(t.dir, segmentName(ledgerLast(t.dir)));
+    const bytes = readFileSync(seg);
+    bytes[60] = bytes[60]! ^ 1;
+    writeFileSync(seg, bytes);
+    const again = await Ledger.open({ dir: t.dir, redactor });
+    await again.close();
+
+    const files = allFiles(t.dir);
+    expect(files.length).toBeGreaterThan(2);
+    for (const { path, bytes: content } of files) {
+      for (const s of SECRETS) for (const f of forms(s)) expect(content.includes(f), `${s} found in ${path}`).toBe(false);
+    }
+    // The records are still there, with the secrets replaced.
+    expect(files.some((f) => f.bytes.includes(Buffer.from(REDACTED)))).toBe(true);
+  });
+});
+
+function ledgerLast(dir: string): number {
+  const nums = allFiles(dir)
+    .map((f) => /ledger\.(\d+)\.log$/.exec(f.path))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => Number(m[1]));
+  return Math.max(...nums);
+}
