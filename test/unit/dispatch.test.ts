@@ -1,4 +1,4 @@
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi, type Mock } from 'vitest';
 import { describeIssues, dispatch, type Handlers } from '../../electron/core/dispatch';
 import { channelNames } from '../../shared/ipc';
 import { WardenError } from '../../shared/result';
@@ -13,13 +13,13 @@ const status = {
   safeMode: false,
 };
 
-function handlers(overrides: Record<string, (req: never) => unknown> = {}): Handlers & Record<string, ReturnType<typeof vi.fn>> {
-  const all: Record<string, ReturnType<typeof vi.fn>> = {};
+function handlers(overrides: Record<string, (req: never) => unknown> = {}): Handlers & Record<string, Mock> {
+  const all: Record<string, Mock> = {};
   for (const channel of channelNames) all[channel] = vi.fn(() => ({}));
   all['core:status'] = vi.fn(() => status);
   all['core:ping'] = vi.fn(({ nonce }: { nonce: string }) => ({ nonce, receivedAt: '2026-01-01T00:00:00.000Z' }));
   for (const [k, f] of Object.entries(overrides)) all[k] = vi.fn(f);
-  return all as unknown as Handlers & Record<string, ReturnType<typeof vi.fn>>;
+  return all as unknown as Handlers & Record<string, Mock>;
 }
 
 describe('dispatch', () => {

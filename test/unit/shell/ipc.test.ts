@@ -1,4 +1,4 @@
-import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it, vi, type Mock } from 'vitest';
 
 vi.mock('electron', () => import('../../helpers/electron-mock').then((m) => m.electronModule));
 
@@ -12,17 +12,18 @@ import { electronMock, FakeFrame, FakeWebContents, resetElectronMock } from '../
 const ORIGIN = 'app://warden';
 
 /** One spy per contract channel; only core:ping does real work, the rest must never be reached. */
-function spiedHandlers(): Handlers & Record<string, ReturnType<typeof vi.fn>> {
-  const handlers: Record<string, ReturnType<typeof vi.fn>> = {};
+function spiedHandlers(): Record<string, Mock> {
+  const handlers: Record<string, Mock> = {};
   for (const channel of channelNames) handlers[channel] = vi.fn(() => ({}));
   handlers['core:ping'] = vi.fn(({ nonce }: { nonce: string }) => ({ nonce, receivedAt: new Date(0).toISOString() }));
-  return handlers as unknown as Handlers & Record<string, ReturnType<typeof vi.fn>>;
+  return handlers;
 }
 
 let ours: FakeWebContents;
-let handlers: ReturnType<typeof spiedHandlers>;
+let spies: Record<string, Mock>;
+let handlers: Handlers;
 let options: BindOptions;
-let logError: ReturnType<typeof vi.fn>;
+let logError: Mock<(context: string, error: unknown) => void>;
 
 function eventFrom(sender: FakeWebContents, frame: FakeFrame | null = sender.mainFrame): IpcMainInvokeEvent {
   return { sender, senderFrame: frame, frameId: 1, processId: 1 } as unknown as IpcMainInvokeEvent;
@@ -36,13 +37,14 @@ async function invoke(channel: string, event: IpcMainInvokeEvent, request: unkno
 }
 
 function expectNoHandlerRan(): void {
-  for (const channel of channelNames) expect(handlers[channel], channel).not.toHaveBeenCalled();
+  for (const channel of channelNames) expect(spies[channel], channel).not.toHaveBeenCalled();
 }
 
 beforeEach(() => {
   resetElectronMock();
   ours = new FakeWebContents('app://warden/index.html');
-  handlers = spiedHandlers();
+  spies = spiedHandlers();
+  handlers = spies as unknown as Handlers;
   logError = vi.fn();
   options = { isTrustedSender: createSenderCheck(() => ours as unknown as WebContents, ORIGIN), logError };
   bindContract(electronMock.ipcMain as unknown as IpcMain, handlers, options);
@@ -58,7 +60,7 @@ describe('the IPC binder', () => {
   it('answers a valid call from our main frame with { ok: true, value }', async () => {
     const result = await invoke('core:ping', eventFrom(ours), { nonce: 'abc' });
     expect(result).toEqual({ ok: true, value: { nonce: 'abc', receivedAt: '1970-01-01T00:00:00.000Z' } });
-    expect(handlers['core:ping']).toHaveBeenCalledExactlyOnceWith({ nonce: 'abc' });
+    expect(spies['core:ping']).toHaveBeenCalledExactlyOnceWith({ nonce: 'abc' });
   });
 
   it('rejects a forged sender (another webContents on our origin) and never runs the handler', async () => {
@@ -146,7 +148,7 @@ describe('the IPC binder', () => {
   );
 
   it("turns a handler's WardenError into { ok: false, error: { code, message } }", async () => {
-    handlers['core:ping']!.mockImplementationOnce(() => {
+    spies['core:ping']!.mockImplementationOnce(() => {
       throw new WardenError('NOT_FOUND', 'no such thing');
     });
     const result = await invoke('core:ping', eventFrom(ours), { nonce: 'a' });
@@ -154,7 +156,7 @@ describe('the IPC binder', () => {
   });
 
   it('turns an unexpected error into INTERNAL and logs it with context', async () => {
-    handlers['core:ping']!.mockImplementationOnce(async () => {
+    spies['core:ping']!.mockImplementationOnce(async () => {
       throw new TypeError('kaput');
     });
     const result = await invoke('core:ping', eventFrom(ours), { nonce: 'a' });
