@@ -1,0 +1,376 @@
+/**
+ * The policy engine (DESIGN.md §3): a pure, deterministic `decide(request, policyState, context)`.
+ *
+ * No I/O, no clock, no randomness. Rules are compiled once per PolicyState object (memoized by
+ * identity in a WeakMap — the state is immutable, so this changes no result) into indexes keyed
+ * by (server, account, tool), so a decision costs a few map lookups, not a scan of every rule.
+ *
+ * Layers, highest first; each higher layer is a ceiling on the ones below:
+ *   availability (tool not listed → deny) > organization (forbid / cap at ask / allow)
+ *   > safe mode (cap at ask) > conversation override > user rules
+ *   [tool+constraint > tool > server/account > global; most restrictive wins within a level]
+ *   > built-in default `ask`.
+ * Always Allow is pinned to the tool's contract hash and the server's endpoint hash.
+ */
+import picomatch from 'picomatch';
+import type { Decision, PermissionMode } from '../../../shared/domain/operations';
+import {
+  parseMode,
+  type ArgumentConstraint,
+  type ConversationOverride,
+  type OrgMode,
+  type OrgRule,
+  type PinStatus,
+  type PolicyContext,
+  type PolicyDecision,
+  type PolicyRequest,
+  type PolicyState,
+  type UserRule,
+} from '../../../shared/domain/policy';
+import { canonicalJson } from '../canonical/canonical-json';
+import { isPathUnder } from './paths';
+
+type Layer = PolicyDecision['layer'];
+
+interface CompiledRule {
+  id: string;
+  mode: PermissionMode;
+  configError: string | null;
+  pin: { contractHash: string | null; endpointHash: string | null } | null;
+  constraints: CompiledConstraint[];
+  /** Words for explanations: "for Work account", "under /project/docs". */
+  scopeWords: string;
+  /** Canonical JSON of the raw rule: breaks ties between equally restrictive rules sharing an id. */
+  sortKey: string;
+  /** Conversation overrides only: whether the override covers this identity. */
+  match?: (request: PolicyRequest) => boolean;
+}
+
+interface CompiledOrg {
+  id: string;
+  mode: OrgMode;
+  configError: string | null;
+}
+
+type CompiledConstraint = { field: string[]; test: (value: unknown, ctx: PolicyContext) => boolean; words: string };
+
+interface CompiledPolicy {
+  org: Map<string, CompiledOrg[]>;
+  orgEmpty: boolean;
+  conversation: Map<string, CompiledRule[]>;
+  constraintRules: Map<string, CompiledRule[]>;
+  toolRules: Map<string, CompiledRule[]>;
+  serverRules: Map<string, CompiledRule[]>;
+  globalRules: CompiledRule[];
+  safeMode: boolean;
+}
+
+const ANY = '\u0000*';
+const SEP = '\u0001';
+const RANK: Record<PermissionMode, number> = { disabled: 0, ask: 1, allow: 2 };
+const ORG_RANK: Record<OrgMode, number> = { forbid: 0, ask: 1, allow: 2 };
+
+const cache = new WeakMap<PolicyState, CompiledPolicy>();
+
+/**
+ * Decides whether one tool call may happen: allow, ask or deny, with a human reason.
+ *
+ * Why pure: the same inputs always give the same answer, so every rule here is unit- and
+ * property-testable and the ledger can record exactly why a call ran. `request.arguments` must
+ * already be normalized (see `normalizeArgumentsForPolicy`), which is where the file system is read.
+ */
+export function decide(request: PolicyRequest, policyState: PolicyState, context: PolicyContext): PolicyDecision {
+  const policy = compile(policyState);
+  const configErrors: string[] = [];
+  const toolWords = `${request.toolName} on ${context.labels?.server ?? request.serverId}`;
+
+  if (!context.tool) {
+    return result('deny', `Not available: ${context.labels?.server ?? request.serverId} does not currently list ${request.toolName}`, 'availability', null, 'none', configErrors);
+  }
+
+  // 1. Organization: the most restrictive matching managed rule is a ceiling.
+  let cap: Decision = 'allow';
+  let capLayer: Layer | null = null;
+  let capRule: string | null = null;
+  if (!policy.orgEmpty) {
+    const org = mostRestrictiveOrg(policy, request);
+    if (org) {
+      if (org.configError) configErrors.push(org.configError);
+      if (org.mode === 'forbid') {
+        return result('deny', org.configError ? `Disabled: organization policy has an invalid value (${org.configError})` : 'Disabled by organization policy', 'organization', org.id, 'none', configErrors);
+      }
+      if (org.mode === 'ask') {
+        cap = 'ask';
+        capLayer = 'organization';
+        capRule = org.id;
+      }
+    }
+  }
+  if (policy.safeMode && cap === 'allow') {
+    cap = 'ask';
+    capLayer = 'safe-mode';
+    capRule = null;
+  }
+
+  // 2. Conversation override, 3. user rules, 4. built-in default.
+  let chosen: CompiledRule | null = null;
+  let layer: Layer = 'default';
+  if (request.conversationId !== null) {
+    const conv = policy.conversation.get(request.conversationId);
+    if (conv) {
+      chosen = mostRestrictive(
+        conv.filter((r) => r.match!(request)),
+        request,
+        context,
+      );
+      if (chosen) layer = 'conversation';
+    }
+  }
+  if (!chosen) {
+    const levels = [policy.constraintRules, policy.toolRules];
+    for (const index of levels) {
+      const candidates = lookup(index, request, true);
+      chosen = mostRestrictive(candidates, request, context);
+      if (chosen) break;
+    }
+    if (!chosen) chosen = mostRestrictive(lookup(policy.serverRules, request, false), request, context);
+    if (!chosen) chosen = mostRestrictive(policy.globalRules, request, context);
+    if (chosen) layer = 'user';
+  }
+
+  let decision: Decision;
+  let reason: string;
+  let pin: PinStatus = 'none';
+  if (!chosen) {
+    decision = 'ask';
+    reason = `Ask every time: no rule for ${toolWords} (discovered tools are never allowed by default)`;
+  } else {
+    if (chosen.configError) configErrors.push(chosen.configError);
+    const where = layer === 'conversation' ? ' in this conversation' : '';
+    if (chosen.mode === 'disabled') {
+      decision = 'deny';
+      reason = chosen.configError
+        ? `Disabled: rule ${chosen.id} has an invalid mode (${chosen.configError})`
+        : `Disabled${where}${chosen.scopeWords}`;
+    } else if (chosen.mode === 'ask') {
+      decision = 'ask';
+      reason = `Ask every time${where}${chosen.scopeWords}`;
+    } else {
+      pin = checkPin(chosen, context);
+      if (pin === 'endpoint-changed') {
+        decision = 'ask';
+        reason = 'Ask: server endpoint changed since you allowed it';
+      } else if (pin === 'contract-changed') {
+        decision = 'ask';
+        reason = 'Ask: tool changed since you allowed it';
+      } else {
+        decision = 'allow';
+        reason = `Always allowed${where}${chosen.scopeWords}`;
+      }
+    }
+  }
+
+  if (decision === 'allow' && cap === 'ask') {
+    const why = capLayer === 'safe-mode' ? 'the activity log failed verification; every tool asks until you acknowledge it' : 'organization policy requires asking';
+    return result('ask', `Ask: ${why}`, capLayer!, capRule, pin, configErrors);
+  }
+  return result(decision, reason, layer, chosen?.id ?? null, pin, configErrors);
+}
+
+function result(decision: Decision, reason: string, layer: Layer, ruleId: string | null, pin: PinStatus, configErrors: string[]): PolicyDecision {
+  return { decision, reason, layer, ruleId, pin, configErrors };
+}
+
+function checkPin(rule: CompiledRule, context: PolicyContext): PinStatus {
+  if (!rule.pin) return 'none';
+  if (rule.pin.endpointHash !== null && rule.pin.endpointHash !== context.tool!.endpointHash) return 'endpoint-changed';
+  if (rule.pin.contractHash !== null && rule.pin.contractHash !== context.tool!.contractHash) return 'contract-changed';
+  return 'ok';
+}
+
+/** Picks the most restrictive rule whose constraints hold; ties go to the smaller id (order-free). */
+function mostRestrictive(rules: readonly CompiledRule[], request: PolicyRequest, context: PolicyContext): CompiledRule | null {
+  let best: CompiledRule | null = null;
+  for (const rule of rules) {
+    if (rule.constraints.length > 0 && !rule.constraints.every((c) => c.test(getField(request.arguments, c.field), context))) continue;
+    if (!best || RANK[rule.mode] < RANK[best.mode] || (RANK[rule.mode] === RANK[best.mode] && tieBreak(rule, best))) best = rule;
+  }
+  return best;
+}
+
+/** Deterministic tie-break among equally restrictive rules: the smaller id, so order never matters. */
+function tieBreak(a: CompiledRule, b: CompiledRule): boolean {
+  return a.id < b.id || (a.id === b.id && a.sortKey < b.sortKey);
+}
+
+function mostRestrictiveOrg(policy: CompiledPolicy, request: PolicyRequest): CompiledOrg | null {
+  let best: CompiledOrg | null = null;
+  for (const s of [request.serverId, ANY]) {
+    for (const a of [request.accountId, ANY]) {
+      for (const t of [request.toolName, ANY]) {
+        for (const rule of policy.org.get(s + SEP + a + SEP + t) ?? []) {
+          if (!best || ORG_RANK[rule.mode] < ORG_RANK[best.mode] || (ORG_RANK[rule.mode] === ORG_RANK[best.mode] && rule.id < best.id)) best = rule;
+        }
+      }
+    }
+  }
+  return best;
+}
+
+function lookup(index: Map<string, CompiledRule[]>, request: PolicyRequest, withTool: boolean): CompiledRule[] {
+  const tool = withTool ? SEP + request.toolName : '';
+  const specific = index.get(request.serverId + SEP + request.accountId + tool);
+  const anyAccount = index.get(request.serverId + SEP + ANY + tool);
+  if (specific && anyAccount) return [...specific, ...anyAccount];
+  return specific ?? anyAccount ?? [];
+}
+
+function getField(args: Readonly<Record<string, unknown>>, path: string[]): unknown {
+  let cur: unknown = args;
+  for (const key of path) {
+    if (cur === null || typeof cur !== 'object' || !Object.prototype.hasOwnProperty.call(cur, key)) return undefined;
+    cur = (cur as Record<string, unknown>)[key];
+  }
+  return cur;
+}
+
+// ---- compilation -------------------------------------------------------------------------
+
+function compile(state: PolicyState): CompiledPolicy {
+  const hit = cache.get(state);
+  if (hit) return hit;
+  const compiled: CompiledPolicy = {
+    org: new Map(),
+    orgEmpty: true,
+    conversation: new Map(),
+    constraintRules: new Map(),
+    toolRules: new Map(),
+    serverRules: new Map(),
+    globalRules: [],
+    safeMode: state.safeMode === true,
+  };
+  for (const rule of state.organization ?? []) {
+    compiled.orgEmpty = false;
+    push(compiled.org, key(rule.serverId, rule.accountId, rule.toolName, true), compileOrg(rule));
+  }
+  for (const rule of state.conversation ?? []) {
+    // Conversation overrides are indexed by conversation, then filtered by identity at decide time.
+    const list = compiled.conversation.get(rule.conversationId) ?? [];
+    list.push(compileConversation(rule));
+    compiled.conversation.set(rule.conversationId, list);
+  }
+  for (const rule of state.user ?? []) {
+    const c = compileUser(rule);
+    const s = rule.scope;
+    switch (s.kind) {
+      case 'global':
+        compiled.globalRules.push(c);
+        break;
+      case 'server':
+        push(compiled.serverRules, s.serverId + SEP + (s.accountId ?? ANY), c);
+        break;
+      case 'tool':
+        push(compiled.toolRules, s.serverId + SEP + (s.accountId ?? ANY) + SEP + s.toolName, c);
+        break;
+      case 'tool-constraint':
+        push(compiled.constraintRules, s.serverId + SEP + (s.accountId ?? ANY) + SEP + s.toolName, c);
+        break;
+    }
+  }
+  cache.set(state, compiled);
+  return compiled;
+}
+
+function key(serverId: string | null, accountId: string | null, toolName: string | null, withTool: boolean): string {
+  return (serverId ?? ANY) + SEP + (accountId ?? ANY) + (withTool ? SEP + (toolName ?? ANY) : '');
+}
+
+function push<T>(map: Map<string, T[]>, k: string, v: T): void {
+  const list = map.get(k);
+  if (list) list.push(v);
+  else map.set(k, [v]);
+}
+
+function describeMode(raw: unknown): string {
+  try {
+    return raw === undefined ? 'undefined' : JSON.stringify(raw);
+  } catch {
+    return String(raw);
+  }
+}
+
+function compileOrg(rule: OrgRule): CompiledOrg {
+  const mode = typeof rule.mode === 'string' && (rule.mode === 'forbid' || rule.mode === 'ask' || rule.mode === 'allow') ? rule.mode : null;
+  return {
+    id: rule.id,
+    mode: mode ?? 'forbid',
+    configError: mode ? null : `organization rule ${rule.id}: unknown mode ${describeMode(rule.mode)} (expected forbid, ask or allow); treated as forbid`,
+  };
+}
+
+function compileMode(id: string, raw: unknown): { mode: PermissionMode; configError: string | null } {
+  const mode = parseMode(raw);
+  return mode
+    ? { mode, configError: null }
+    : { mode: 'disabled', configError: `rule ${id}: unknown mode ${describeMode(raw)} (expected allow, ask or disabled); treated as disabled` };
+}
+
+function compileUser(rule: UserRule): CompiledRule {
+  const s = rule.scope;
+  const constraints = s.kind === 'tool-constraint' ? s.constraints.map(compileConstraint) : [];
+  const account = 'accountId' in s && s.accountId ? ` for ${s.accountId} account` : '';
+  const scopeWords =
+    s.kind === 'global'
+      ? ' (global default)'
+      : s.kind === 'server'
+        ? `${account} (default for ${s.serverId})`
+        : `${account}${constraints.length ? ' ' + constraints.map((c) => c.words).join(' and ') : ''}`;
+  return { id: rule.id, ...compileMode(rule.id, rule.mode), pin: rule.pin ?? null, constraints, scopeWords, sortKey: safeCanonical(rule) };
+}
+
+function compileConversation(rule: ConversationOverride): CompiledRule {
+  const account = rule.accountId ? ` for ${rule.accountId} account` : '';
+  return {
+    id: rule.id,
+    ...compileMode(rule.id, rule.mode),
+    pin: rule.pin ?? null,
+    constraints: [],
+    scopeWords: account,
+    sortKey: safeCanonical(rule),
+    match: (r) => r.serverId === rule.serverId && (rule.accountId === null || rule.accountId === r.accountId) && (rule.toolName === null || rule.toolName === r.toolName),
+  };
+}
+
+function compileConstraint(c: ArgumentConstraint): CompiledConstraint {
+  const field = c.field.split('.');
+  switch (c.op) {
+    case 'pathUnder':
+      return { field, words: `under ${c.value}`, test: (v, ctx) => typeof v === 'string' && isPathUnder(v, c.value, ctx.paths, ctx.caseInsensitivePaths ?? ctx.paths === 'win32') };
+    case 'equals': {
+      const want = canonicalJson(c.value);
+      return { field, words: `${c.field} = ${want}`, test: (v) => v !== undefined && safeCanonical(v) === want };
+    }
+    case 'oneOf': {
+      const set = new Set(c.value.map((x) => canonicalJson(x)));
+      return { field, words: `${c.field} one of ${[...set].join(', ')}`, test: (v) => v !== undefined && set.has(safeCanonical(v)) };
+    }
+    case 'matches': {
+      const isMatch = picomatch(c.value, { dot: true });
+      return { field, words: `${c.field} matching ${c.value}`, test: (v) => typeof v === 'string' && isMatch(v) };
+    }
+    case 'min':
+      return { field, words: `${c.field} ≥ ${c.value}`, test: (v) => typeof v === 'number' && v >= c.value };
+    case 'max':
+      return { field, words: `${c.field} ≤ ${c.value}`, test: (v) => typeof v === 'number' && v <= c.value };
+    case 'maxLength':
+      return { field, words: `${c.field} at most ${c.value} long`, test: (v) => (typeof v === 'string' || Array.isArray(v)) && v.length <= c.value };
+  }
+}
+
+function safeCanonical(v: unknown): string {
+  try {
+    return canonicalJson(v);
+  } catch {
+    return '\u0000invalid';
+  }
+}

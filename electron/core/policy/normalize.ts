@@ -1,0 +1,61 @@
+/**
+ * The impure step before `decide`: turns validated arguments into the normalized view the policy
+ * reads (path-like fields resolved through symlinks). What is *sent* stays the stored original;
+ * the server resolves the same paths the same way, so the policy judges what will really happen.
+ */
+import type { PolicyState } from '../../../shared/domain/policy';
+import { resolveSymlinks, type PathFs, type PathSemantics } from './paths';
+
+/** Argument names treated as paths even without a path rule (the schema cannot say "this is a path"). */
+const PATH_LIKE_NAME = /(^|[_-])(path|paths|file|filename|filepath|dir|directory|folder|cwd|root|source|destination|dest|target)$/i;
+
+/** Options of the normalization step. */
+export interface NormalizeOptions {
+  semantics: PathSemantics;
+  /** The real file system (node:fs realpathSync.native), or null to skip symlink resolution. */
+  fs: PathFs | null;
+  /** Extra dotted fields to treat as paths (e.g. every `pathUnder` field of the rules for this tool). */
+  pathFields?: readonly string[];
+}
+
+/**
+ * Returns a normalized copy of `args` for the policy: path-like strings symlink-resolved.
+ *
+ * Why: keeps `decide` pure while still honouring "symlinks where the path exists" (DESIGN.md §3).
+ */
+export function normalizeArgumentsForPolicy(args: Readonly<Record<string, unknown>>, options: NormalizeOptions): Record<string, unknown> {
+  const copy = structuredClone(args) as Record<string, unknown>;
+  if (!options.fs) return copy;
+  const fs = options.fs;
+  const fix = (v: unknown): unknown => (typeof v === 'string' ? resolveSymlinks(v, options.semantics, fs) : Array.isArray(v) ? v.map(fix) : v);
+  for (const [k, v] of Object.entries(copy)) {
+    if (PATH_LIKE_NAME.test(k)) copy[k] = fix(v);
+  }
+  for (const dotted of options.pathFields ?? []) {
+    const parts = dotted.split('.');
+    let parent: unknown = copy;
+    for (const part of parts.slice(0, -1)) {
+      parent = parent && typeof parent === 'object' ? (parent as Record<string, unknown>)[part] : undefined;
+    }
+    const last = parts[parts.length - 1]!;
+    if (parent && typeof parent === 'object' && Object.prototype.hasOwnProperty.call(parent, last)) {
+      (parent as Record<string, unknown>)[last] = fix((parent as Record<string, unknown>)[last]);
+    }
+  }
+  return copy;
+}
+
+/**
+ * Every dotted field any `pathUnder` or `matches` rule for this tool inspects.
+ *
+ * Why: those fields must be symlink-resolved even when their names do not look like paths.
+ */
+export function pathFieldsFor(state: PolicyState, serverId: string, toolName: string): string[] {
+  const fields = new Set<string>();
+  for (const rule of state.user) {
+    if (rule.scope.kind === 'tool-constraint' && rule.scope.serverId === serverId && rule.scope.toolName === toolName) {
+      for (const c of rule.scope.constraints) if (c.op === 'pathUnder') fields.add(c.field);
+    }
+  }
+  return [...fields];
+}

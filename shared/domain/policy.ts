@@ -1,0 +1,147 @@
+/**
+ * Policy vocabulary (DESIGN.md §3): rules at each layer, argument constraints, the policy state
+ * the pure `decide()` reads, and the decision it returns. Shared so the renderer can show rules
+ * and the core can store, journal and evaluate them with one set of schemas.
+ *
+ * Rule `mode` values are deliberately typed `unknown` in stored state: settings files and managed
+ * policy files can contain anything ("Deny", "ALLOW", "", null, 3). The engine reads every value
+ * it does not recognise as `disabled` (or `forbid` for the organization) and reports it as a
+ * configuration error: fail closed. The contract only ever *writes* valid modes.
+ */
+import { z } from 'zod';
+import { DecisionRecord } from './journal-events';
+import { PermissionMode } from './operations';
+
+/** A JSON path into the arguments, dotted: `path`, `options.depth`, `files.0`. */
+const Field = z.string().min(1).max(200);
+
+/** One condition on a normalized argument. A rule with constraints applies only when all hold. */
+export const ArgumentConstraint = z.discriminatedUnion('op', [
+  /** The argument is a path inside `value` after resolving `.`/`..`, separators, symlinks, case. */
+  z.object({ op: z.literal('pathUnder'), field: Field, value: z.string().min(1) }),
+  /** The argument equals `value` (canonical JSON comparison). */
+  z.object({ op: z.literal('equals'), field: Field, value: z.json() }),
+  /** The argument equals one of `value`. */
+  z.object({ op: z.literal('oneOf'), field: Field, value: z.array(z.json()).min(1) }),
+  /** The argument is a string matching the glob `value` (picomatch). */
+  z.object({ op: z.literal('matches'), field: Field, value: z.string().min(1) }),
+  /** The argument is a number ≥ `value`. */
+  z.object({ op: z.literal('min'), field: Field, value: z.number() }),
+  /** The argument is a number ≤ `value`. */
+  z.object({ op: z.literal('max'), field: Field, value: z.number() }),
+  /** The argument is a string (or array) no longer than `value`. */
+  z.object({ op: z.literal('maxLength'), field: Field, value: z.number().int().nonnegative() }),
+]);
+export type ArgumentConstraint = z.infer<typeof ArgumentConstraint>;
+
+/** The hashes an Always Allow grant was made under; a change drops the grant to ask. */
+export const GrantPin = z.object({
+  contractHash: z.string().nullable().default(null),
+  endpointHash: z.string().nullable().default(null),
+});
+export type GrantPin = z.infer<typeof GrantPin>;
+
+/** Where a user rule applies. More specific scopes win over less specific ones. */
+export const UserRuleScope = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('global') }),
+  /** accountId null = every account of the server. */
+  z.object({ kind: z.literal('server'), serverId: z.string().min(1), accountId: z.string().min(1).nullable() }),
+  z.object({ kind: z.literal('tool'), serverId: z.string().min(1), accountId: z.string().min(1).nullable(), toolName: z.string().min(1) }),
+  z.object({
+    kind: z.literal('tool-constraint'),
+    serverId: z.string().min(1),
+    accountId: z.string().min(1).nullable(),
+    toolName: z.string().min(1),
+    constraints: z.array(ArgumentConstraint).min(1).max(20),
+  }),
+]);
+export type UserRuleScope = z.infer<typeof UserRuleScope>;
+
+/** A person's rule. `mode` is raw: anything but allow/ask/disabled is read as disabled. */
+export const UserRule = z.object({
+  id: z.string().min(1),
+  scope: UserRuleScope,
+  mode: z.unknown(),
+  pin: GrantPin.nullable().default(null),
+});
+export type UserRule = z.infer<typeof UserRule>;
+
+/** A per-conversation override: disable a tool in this chat, or explicitly allow it. */
+export const ConversationOverride = z.object({
+  id: z.string().min(1),
+  conversationId: z.string().min(1),
+  serverId: z.string().min(1),
+  accountId: z.string().min(1).nullable(),
+  /** null = every tool of the server in this conversation. */
+  toolName: z.string().min(1).nullable(),
+  mode: z.unknown(),
+  pin: GrantPin.nullable().default(null),
+});
+export type ConversationOverride = z.infer<typeof ConversationOverride>;
+
+/** Organization modes (managed policy). Anything else is read as forbid. */
+export const OrgMode = z.enum(['forbid', 'ask', 'allow']);
+export type OrgMode = z.infer<typeof OrgMode>;
+
+/** A managed-policy rule; null fields match everything. Read-only in the app. */
+export const OrgRule = z.object({
+  id: z.string().min(1),
+  serverId: z.string().min(1).nullable().default(null),
+  accountId: z.string().min(1).nullable().default(null),
+  toolName: z.string().min(1).nullable().default(null),
+  mode: z.unknown(),
+});
+export type OrgRule = z.infer<typeof OrgRule>;
+
+/** Everything `decide()` reads about rules. Treated as immutable: replace, never mutate. */
+export const PolicyState = z.object({
+  organization: z.array(OrgRule).default([]),
+  conversation: z.array(ConversationOverride).default([]),
+  user: z.array(UserRule).default([]),
+  /** Set when the ledger found tampering: every tool is held at ask until acknowledged. */
+  safeMode: z.boolean().default(false),
+});
+export type PolicyState = z.infer<typeof PolicyState>;
+
+/** What is being decided: the permission identity plus normalized arguments. */
+export interface PolicyRequest {
+  serverId: string;
+  accountId: string;
+  toolName: string;
+  conversationId: string | null;
+  /** Normalized (validated, path-resolved) arguments. */
+  arguments: Readonly<Record<string, unknown>>;
+}
+
+/** The tool as currently listed, or undefined when the server does not list it now. */
+export interface PolicyToolInfo {
+  contractHash: string;
+  endpointHash: string;
+  /** Untrusted; only ever read to make things stricter. */
+  annotations?: Readonly<Record<string, unknown>>;
+}
+
+/** Facts `decide()` needs besides rules. */
+export interface PolicyContext {
+  tool: PolicyToolInfo | undefined;
+  /** Path semantics for constraints (the host OS's, or forced in tests). */
+  paths: 'posix' | 'win32';
+  /** Case-insensitive path comparison (Windows, default macOS volumes). Defaults per `paths`. */
+  caseInsensitivePaths?: boolean;
+  /** Display labels for explanations. */
+  labels?: { server?: string; account?: string };
+}
+
+/** Whether the Always Allow grant behind a decision still matches what is connected. */
+export const PinStatus = z.enum(['none', 'ok', 'contract-changed', 'endpoint-changed']);
+export type PinStatus = z.infer<typeof PinStatus>;
+
+/** The pure function's output: decision, human reason, layer, rule, pin status, config errors. */
+export const PolicyDecision = DecisionRecord.extend({ pin: PinStatus });
+export type PolicyDecision = z.infer<typeof PolicyDecision>;
+
+/** Parses a raw user/conversation mode; unknown values are null (the caller reads them as disabled). */
+export function parseMode(raw: unknown): PermissionMode | null {
+  const parsed = PermissionMode.safeParse(raw);
+  return parsed.success ? parsed.data : null;
+}

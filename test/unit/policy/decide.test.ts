@@ -1,0 +1,204 @@
+import { describe, expect, it } from 'vitest';
+import { mkdtempSync, mkdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { decide, isPathUnder, normalizeArgumentsForPolicy, normalizePolicyPath } from '../../../electron/core/policy';
+import type { PolicyContext, PolicyRequest, PolicyState, UserRule } from '../../../shared/domain/policy';
+
+const tool = { contractHash: 'c1', endpointHash: 'e1' };
+const ctx: PolicyContext = { tool, paths: 'posix', labels: { server: 'GitHub', account: 'Work' } };
+const req = (over: Partial<PolicyRequest> = {}): PolicyRequest => ({
+  serverId: 'gh',
+  accountId: 'work',
+  toolName: 'close_issue',
+  conversationId: 'conv1',
+  arguments: {},
+  ...over,
+});
+const state = (over: Partial<PolicyState> = {}): PolicyState => ({ organization: [], conversation: [], user: [], safeMode: false, ...over });
+const toolRule = (id: string, mode: unknown, extra: Partial<UserRule> = {}): UserRule => ({
+  id,
+  scope: { kind: 'tool', serverId: 'gh', accountId: 'work', toolName: 'close_issue' },
+  mode,
+  pin: null,
+  ...extra,
+});
+
+describe('policy engine: modes and defaults', () => {
+  it('unknown policy value fails closed', () => {
+    for (const bad of ['Deny', 'ALLOW', '', null, 3, undefined, { allow: true }, ' allow']) {
+      const d = decide(req(), state({ user: [toolRule('r1', bad)] }), ctx);
+      expect(d.decision, `mode ${JSON.stringify(bad)}`).toBe('deny');
+      expect(d.configErrors.join()).toMatch(/unknown mode/);
+      expect(d.reason).toMatch(/invalid mode/);
+    }
+    const org = decide(req(), state({ organization: [{ id: 'o1', serverId: null, accountId: null, toolName: null, mode: 'Allow' }], user: [toolRule('r1', 'allow')] }), ctx);
+    expect(org.decision).toBe('deny');
+    expect(org.layer).toBe('organization');
+  });
+
+  it('a discovered tool with no rule asks; discovery never grants', () => {
+    const d = decide(req(), state(), ctx);
+    expect(d).toMatchObject({ decision: 'ask', layer: 'default', ruleId: null });
+  });
+
+  it('a tool the server does not currently list is denied', () => {
+    const d = decide(req(), state({ user: [toolRule('r1', 'allow')] }), { ...ctx, tool: undefined });
+    expect(d).toMatchObject({ decision: 'deny', layer: 'availability' });
+    expect(d.reason).toMatch(/does not currently list close_issue/);
+  });
+
+  it('server annotations and descriptions never make a decision more permissive', () => {
+    const d = decide(req(), state(), { ...ctx, tool: { ...tool, annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true } } });
+    expect(d.decision).toBe('ask');
+  });
+});
+
+describe('policy engine: layers', () => {
+  it('organization forbid beats user allow', () => {
+    const d = decide(req(), state({ organization: [{ id: 'o', serverId: 'gh', accountId: null, toolName: null, mode: 'forbid' }], user: [toolRule('r', 'allow')] }), ctx);
+    expect(d).toMatchObject({ decision: 'deny', layer: 'organization', ruleId: 'o', reason: 'Disabled by organization policy' });
+  });
+
+  it('organization ask caps an Always Allow at ask, and forbids a conversation allow', () => {
+    const capped = decide(req(), state({ organization: [{ id: 'o', serverId: null, accountId: null, toolName: 'close_issue', mode: 'ask' }], user: [toolRule('r', 'allow')] }), ctx);
+    expect(capped).toMatchObject({ decision: 'ask', layer: 'organization' });
+    const forbid = decide(
+      req(),
+      state({
+        organization: [{ id: 'o', serverId: null, accountId: null, toolName: null, mode: 'forbid' }],
+        conversation: [{ id: 'c', conversationId: 'conv1', serverId: 'gh', accountId: null, toolName: null, mode: 'allow', pin: null }],
+      }),
+      ctx,
+    );
+    expect(forbid.decision).toBe('deny');
+  });
+
+  it('conversation disable beats global allow', () => {
+    const s = state({
+      conversation: [{ id: 'c', conversationId: 'conv1', serverId: 'gh', accountId: null, toolName: 'close_issue', mode: 'disabled', pin: null }],
+      user: [{ id: 'g', scope: { kind: 'global' }, mode: 'allow', pin: null }],
+    });
+    expect(decide(req(), s, ctx)).toMatchObject({ decision: 'deny', layer: 'conversation' });
+    // Another conversation is unaffected.
+    expect(decide(req({ conversationId: 'conv2' }), s, ctx)).toMatchObject({ decision: 'allow', layer: 'user' });
+  });
+
+  it('user levels: tool+constraint > tool > server/account > global', () => {
+    const user: UserRule[] = [
+      { id: 'g', scope: { kind: 'global' }, mode: 'disabled', pin: null },
+      { id: 's', scope: { kind: 'server', serverId: 'gh', accountId: 'work' }, mode: 'allow', pin: null },
+    ];
+    expect(decide(req(), state({ user }), ctx).ruleId).toBe('s');
+    user.push(toolRule('t', 'ask'));
+    expect(decide(req(), state({ user: [...user] }), ctx)).toMatchObject({ ruleId: 't', decision: 'ask' });
+    user.push({ id: 'tc', scope: { kind: 'tool-constraint', serverId: 'gh', accountId: 'work', toolName: 'close_issue', constraints: [{ op: 'equals', field: 'repo', value: 'acme/mobile' }] }, mode: 'allow', pin: null });
+    expect(decide(req({ arguments: { repo: 'acme/mobile' } }), state({ user: [...user] }), ctx)).toMatchObject({ ruleId: 'tc', decision: 'allow' });
+    expect(decide(req({ arguments: { repo: 'acme/web' } }), state({ user: [...user] }), ctx)).toMatchObject({ ruleId: 't', decision: 'ask' });
+  });
+
+  it('within one level the most restrictive matching rule wins', () => {
+    const s = state({ user: [toolRule('a', 'allow'), toolRule('b', 'disabled'), toolRule('c', 'ask')] });
+    expect(decide(req(), s, ctx)).toMatchObject({ decision: 'deny', ruleId: 'b' });
+  });
+
+  it('two servers exposing the same tool name are distinct identities', () => {
+    const s = state({ user: [{ id: 'a', scope: { kind: 'tool', serverId: 'gh', accountId: null, toolName: 'delete' }, mode: 'allow', pin: null }] });
+    expect(decide(req({ toolName: 'delete' }), s, ctx).decision).toBe('allow');
+    expect(decide(req({ toolName: 'delete', serverId: 'evil' }), s, ctx).decision).toBe('ask');
+  });
+
+  it('safe mode holds every tool at ask', () => {
+    expect(decide(req(), state({ user: [toolRule('r', 'allow')], safeMode: true }), ctx)).toMatchObject({ decision: 'ask', layer: 'safe-mode' });
+  });
+});
+
+describe('policy engine: pins', () => {
+  const pinned = toolRule('r', 'allow', { pin: { contractHash: 'c1', endpointHash: 'e1' } });
+  it('endpoint change drops Always Allow to ask', () => {
+    const d = decide(req(), state({ user: [pinned] }), { ...ctx, tool: { ...tool, endpointHash: 'e2' } });
+    expect(d).toMatchObject({ decision: 'ask', pin: 'endpoint-changed' });
+    expect(d.reason).toMatch(/server endpoint changed/);
+  });
+  it('tool contract change drops Always Allow to ask', () => {
+    const d = decide(req(), state({ user: [pinned] }), { ...ctx, tool: { ...tool, contractHash: 'c2' } });
+    expect(d).toMatchObject({ decision: 'ask', pin: 'contract-changed' });
+    expect(d.reason).toMatch(/tool changed since you allowed it/);
+    expect(decide(req(), state({ user: [pinned] }), ctx)).toMatchObject({ decision: 'allow', pin: 'ok' });
+  });
+  it('explains an allow in human words', () => {
+    const rule: UserRule = {
+      id: 'r',
+      scope: { kind: 'tool-constraint', serverId: 'gh', accountId: 'Work', toolName: 'close_issue', constraints: [{ op: 'pathUnder', field: 'path', value: '/project/docs' }] },
+      mode: 'allow',
+      pin: null,
+    };
+    const d = decide(req({ accountId: 'Work', arguments: { path: '/project/docs/a.md' } }), state({ user: [rule] }), ctx);
+    expect(d.reason).toBe('Always allowed for Work account under /project/docs');
+  });
+});
+
+describe('argument constraints', () => {
+  const constrained = (constraints: UserRule['scope'] extends infer S ? (S extends { constraints: infer C } ? C : never) : never): PolicyState =>
+    state({ user: [{ id: 'r', scope: { kind: 'tool-constraint', serverId: 'gh', accountId: null, toolName: 'close_issue', constraints }, mode: 'allow', pin: null }] });
+  const allowed = (s: PolicyState, args: Record<string, unknown>, c: PolicyContext = ctx) => decide(req({ arguments: args }), s, c).decision === 'allow';
+
+  it('pathUnder: .. never escapes, siblings with a shared prefix are not inside', () => {
+    const s = constrained([{ op: 'pathUnder', field: 'path', value: '/project/docs' }]);
+    expect(allowed(s, { path: '/project/docs/a/b.md' })).toBe(true);
+    expect(allowed(s, { path: '/project/docs' })).toBe(true);
+    expect(allowed(s, { path: '/project//docs/./x' })).toBe(true);
+    expect(allowed(s, { path: '/project/docs/../secrets/x' })).toBe(false);
+    expect(allowed(s, { path: '/project/docs-evil/x' })).toBe(false);
+    expect(allowed(s, { path: 'docs/x' })).toBe(false);
+    expect(allowed(s, { path: '/Project/docs/x' })).toBe(false);
+    expect(allowed(s, {})).toBe(false);
+  });
+
+  it('pathUnder with Windows semantics: case-insensitive, both separators, drive required', () => {
+    const s = constrained([{ op: 'pathUnder', field: 'path', value: 'C:\\Project\\Docs' }]);
+    const win: PolicyContext = { ...ctx, paths: 'win32' };
+    expect(allowed(s, { path: 'c:/project/docs/a.txt' }, win)).toBe(true);
+    expect(allowed(s, { path: 'C:\\Project\\Docs\\..\\Secrets\\a.txt' }, win)).toBe(false);
+    expect(allowed(s, { path: 'D:\\Project\\Docs\\a.txt' }, win)).toBe(false);
+    expect(allowed(s, { path: '\\Project\\Docs\\a.txt' }, win)).toBe(false);
+    expect(isPathUnder('C:\\a\\b', 'c:\\A', 'win32')).toBe(true);
+    expect(normalizePolicyPath('/a/B/../c/', 'posix')).toBe('/a/c');
+  });
+
+  it('equals, oneOf, matches, min, max, maxLength', () => {
+    expect(allowed(constrained([{ op: 'equals', field: 'o.n', value: 1 }]), { o: { n: 1.0 } })).toBe(true);
+    expect(allowed(constrained([{ op: 'equals', field: 'o.n', value: 1 }]), { o: { n: '1' } })).toBe(false);
+    expect(allowed(constrained([{ op: 'oneOf', field: 'repo', value: ['a/b', 'a/c'] }]), { repo: 'a/c' })).toBe(true);
+    expect(allowed(constrained([{ op: 'oneOf', field: 'repo', value: ['a/b', 'a/c'] }]), { repo: 'a/d' })).toBe(false);
+    expect(allowed(constrained([{ op: 'matches', field: 'branch', value: 'feature/**' }]), { branch: 'feature/x/y' })).toBe(true);
+    expect(allowed(constrained([{ op: 'matches', field: 'branch', value: 'feature/**' }]), { branch: 'main' })).toBe(false);
+    expect(allowed(constrained([{ op: 'min', field: 'n', value: 2 }, { op: 'max', field: 'n', value: 5 }]), { n: 5 })).toBe(true);
+    expect(allowed(constrained([{ op: 'min', field: 'n', value: 2 }, { op: 'max', field: 'n', value: 5 }]), { n: 6 })).toBe(false);
+    expect(allowed(constrained([{ op: 'min', field: 'n', value: 2 }]), { n: '3' })).toBe(false);
+    expect(allowed(constrained([{ op: 'maxLength', field: 's', value: 3 }]), { s: 'abc' })).toBe(true);
+    expect(allowed(constrained([{ op: 'maxLength', field: 's', value: 3 }]), { s: 'abcd' })).toBe(false);
+  });
+
+  it('symlinks are resolved where the path exists, before the policy sees the arguments', () => {
+    const dir = realpathSync(mkdtempSync(path.join(tmpdir(), 'warden-policy-')));
+    try {
+      mkdirSync(path.join(dir, 'docs'));
+      mkdirSync(path.join(dir, 'secrets'));
+      writeFileSync(path.join(dir, 'secrets', 'key'), 'x');
+      symlinkSync(path.join(dir, 'secrets'), path.join(dir, 'docs', 'link'));
+      const s = constrained([{ op: 'pathUnder', field: 'target', value: path.join(dir, 'docs') }]);
+      const fs = { realpath: (p: string) => realpathSync.native(p) };
+      const viaLink = normalizeArgumentsForPolicy({ target: path.join(dir, 'docs', 'link', 'key') }, { semantics: 'posix', fs, pathFields: ['target'] });
+      expect(viaLink.target).toBe(path.join(dir, 'secrets', 'key'));
+      expect(allowed(s, viaLink)).toBe(false);
+      // A file that does not exist yet inside the linked folder lands in secrets too.
+      const newFile = normalizeArgumentsForPolicy({ path: path.join(dir, 'docs', 'link', 'new.txt') }, { semantics: 'posix', fs });
+      expect(newFile.path).toBe(path.join(dir, 'secrets', 'new.txt'));
+      const plain = normalizeArgumentsForPolicy({ target: path.join(dir, 'docs', 'ok.md') }, { semantics: 'posix', fs, pathFields: ['target'] });
+      expect(allowed(s, plain)).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
