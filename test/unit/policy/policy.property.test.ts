@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { decide } from '../../../electron/core/policy';
-import type { ConversationOverride, OrgRule, PolicyContext, PolicyRequest, PolicyState, UserRule } from '../../../shared/domain/policy';
+import type { ArgumentConstraint, ConversationOverride, OrgRule, PolicyContext, PolicyRequest, PolicyState, UserRule } from '../../../shared/domain/policy';
 
 const servers = ['s1', 's2'];
 const accounts = ['a1', 'a2'];
@@ -13,7 +13,7 @@ const userRuleArb: fc.Arbitrary<UserRule> = fc.record({
   mode: modeArb,
   pin: fc.option(fc.record({ contractHash: fc.constantFrom('c1', 'c2', null), endpointHash: fc.constantFrom('e1', 'e2', null) }), { nil: null }),
   scope: fc.oneof(
-    fc.constant({ kind: 'global' as const }),
+    fc.constant<UserRule['scope']>({ kind: 'global' }),
     fc.record({ kind: fc.constant('server' as const), serverId: fc.constantFrom(...servers), accountId: fc.constantFrom(...accounts, null) }),
     fc.record({ kind: fc.constant('tool' as const), serverId: fc.constantFrom(...servers), accountId: fc.constantFrom(...accounts, null), toolName: fc.constantFrom(...tools) }),
     fc.record({
@@ -21,10 +21,10 @@ const userRuleArb: fc.Arbitrary<UserRule> = fc.record({
       serverId: fc.constantFrom(...servers),
       accountId: fc.constantFrom(...accounts, null),
       toolName: fc.constantFrom(...tools),
-      constraints: fc.constantFrom(
-        [{ op: 'pathUnder' as const, field: 'path', value: '/p' }],
-        [{ op: 'max' as const, field: 'n', value: 3 }],
-        [{ op: 'oneOf' as const, field: 'n', value: [1, 2] }],
+      constraints: fc.constantFrom<ArgumentConstraint[][]>(
+        [{ op: 'pathUnder', field: 'path', value: '/p' }],
+        [{ op: 'max', field: 'n', value: 3 }],
+        [{ op: 'oneOf', field: 'n', value: [1, 2] }],
       ),
     }),
   ),
