@@ -13,6 +13,8 @@ export default defineConfig({
   preload: {
     build: {
       outDir: 'out/preload',
+      // A sandboxed preload can require only `electron`: bundle zod and the contract into it.
+      externalizeDeps: false,
       rollupOptions: {
         input: { index: resolve(__dirname, 'electron/preload/index.ts') },
         // Sandboxed preloads cannot be ES modules: emit CommonJS.

@@ -1,0 +1,121 @@
+/**
+ * The Electron app lifecycle: single instance, secure sessions, the renderer's origin, the core,
+ * the IPC binding, the window, and a clean shutdown that closes the core.
+ *
+ * Kept separate from index.ts (which only calls `startWarden`) so tests can drive the lifecycle
+ * with a mocked `electron` module.
+ */
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { app, BrowserWindow, ipcMain, session } from 'electron';
+import { eventWireChannel } from '../../shared/ipc';
+import { createCore, type WardenCore } from '../core/app-core';
+import { createDialogPrompter } from './dialogs';
+import { bindContract, createSenderCheck } from './ipc';
+import { registerAppScheme, rendererEntry, serveRenderer } from './protocol';
+import { hardenWebContents, openExternalSafely, secureAllSessions } from './security';
+import { builtPaths, windowOptions } from './window';
+
+/** Knobs for tests; production uses the defaults. */
+export interface StartOptions {
+  /** Folder of the built main bundle (`out/main`); defaults to this module's folder. */
+  mainDir?: string;
+  env?: Record<string, string | undefined>;
+  /** Builds the core; defaults to `createCore`. */
+  makeCore?: (deps: Parameters<typeof createCore>[0]) => WardenCore;
+}
+
+/** What a started shell exposes to tests. */
+export interface RunningWarden {
+  core: WardenCore;
+  window(): BrowserWindow | null;
+}
+
+/**
+ * Starts Warden's main process. Resolves null (after asking the app to quit) when another
+ * instance already holds the single-instance lock; that instance is focused instead.
+ */
+export async function startWarden(options: StartOptions = {}): Promise<RunningWarden | null> {
+  if (!app.requestSingleInstanceLock()) {
+    app.quit();
+    return null;
+  }
+  registerAppScheme();
+
+  const mainDir = options.mainDir ?? dirname(fileURLToPath(import.meta.url));
+  const paths = builtPaths(mainDir);
+  const entry = rendererEntry(app.isPackaged, options.env ?? process.env);
+  let window: BrowserWindow | null = null;
+
+  app.on('second-instance', () => {
+    if (!window || window.isDestroyed()) return;
+    if (window.isMinimized()) window.restore();
+    window.focus();
+  });
+  app.on('web-contents-created', (_event, contents) => hardenWebContents(contents, entry.origin));
+
+  await app.whenReady();
+  secureAllSessions(app, session.defaultSession, entry.origin);
+  if (entry.servesAppScheme) serveRenderer(paths.rendererDir);
+
+  // The prompter and the browser opener are the core's Electron-backed ports; createCore wires
+  // them once its deps declare them (ApprovalPrompter, BrowserOpener in electron/core/ports.ts).
+  const coreDeps = {
+    version: app.getVersion(),
+    platform: process.platform,
+    prompter: createDialogPrompter(() => window),
+    browser: { open: (url: string) => openExternalSafely(url) },
+  };
+  const core = (options.makeCore ?? createCore)(coreDeps);
+
+  const unbind = bindContract(ipcMain, core.handlers, {
+    isTrustedSender: createSenderCheck(() => (window && !window.isDestroyed() ? window.webContents : null), entry.origin),
+  });
+  const unsubscribe = core.events.subscribe((event, payload) => {
+    if (window && !window.isDestroyed()) window.webContents.send(eventWireChannel(event), payload);
+  });
+
+  const createWindow = (): BrowserWindow => {
+    const win = new BrowserWindow(windowOptions(paths.preload));
+    hardenWebContents(win.webContents, entry.origin);
+    win.once('ready-to-show', () => win.show());
+    win.on('closed', () => {
+      if (window === win) window = null;
+    });
+    win.webContents.on('render-process-gone', (_e, details) => {
+      console.error(`[warden] renderer process gone: ${details.reason}`);
+    });
+    void win.loadURL(entry.url).catch((error: unknown) => console.error('[warden] failed to load the renderer', error));
+    window = win;
+    return win;
+  };
+
+  app.on('activate', () => {
+    if (!window) createWindow();
+  });
+  app.on('window-all-closed', () => {
+    if (process.platform !== 'darwin') app.quit();
+  });
+
+  let closed = false;
+  let closing: Promise<void> | null = null;
+  app.on('will-quit', (event) => {
+    if (closed) return;
+    event.preventDefault();
+    closing ??= (async () => {
+      unsubscribe();
+      unbind();
+      try {
+        await core.close();
+      } catch (error) {
+        console.error('[warden] closing the core failed', error);
+      } finally {
+        closed = true;
+        app.quit();
+      }
+    })();
+  });
+
+  createWindow();
+  return { core, window: () => window };
+}

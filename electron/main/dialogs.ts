@@ -1,0 +1,80 @@
+/**
+ * The native approval dialog: the only place a tool call can be approved by a person.
+ *
+ * Owned by main, shown with `dialog.showMessageBox` over the window, its text written by trusted
+ * code (the gate's preview), never by the renderer or the model. Deny is both the default and the
+ * cancel button, so Enter, Escape and closing the dialog all deny.
+ */
+import { dialog, type BrowserWindow, type MessageBoxOptions, type MessageBoxReturnValue } from 'electron';
+import type { ApprovalPreview, ApprovalPrompter } from '../core/ports';
+
+/** Button labels, in order. */
+export const APPROVAL_BUTTONS = ['Deny', 'Approve'] as const;
+/** Index of Deny: default and cancel. */
+export const DENY_INDEX = 0;
+/** Index of Approve: the only response that approves. */
+export const APPROVE_INDEX = 1;
+
+/** Longest argument text shown; longer arguments are cut with an explicit notice. */
+export const MAX_ARGUMENTS_CHARS = 8000;
+
+/**
+ * The message box options for one approval, built only from the trusted preview.
+ *
+ * Arguments longer than {@link MAX_ARGUMENTS_CHARS} are cut and the dialog says how much is not
+ * shown, so a reviewer is never led to believe they saw everything.
+ */
+export function approvalDialogOptions(preview: ApprovalPreview): MessageBoxOptions {
+  const args =
+    preview.argumentsJson.length > MAX_ARGUMENTS_CHARS
+      ? `${preview.argumentsJson.slice(0, MAX_ARGUMENTS_CHARS)}\n… (${preview.argumentsJson.length - MAX_ARGUMENTS_CHARS} more characters not shown; see the Approvals view)`
+      : preview.argumentsJson;
+  return {
+    type: 'warning',
+    title: 'Warden: approve tool call?',
+    message: preview.title,
+    detail: [
+      preview.detail,
+      '',
+      `Server: ${preview.serverLabel}`,
+      `Account: ${preview.accountLabel}`,
+      `Tool: ${preview.toolName}`,
+      '',
+      'Arguments:',
+      args,
+    ].join('\n'),
+    buttons: [...APPROVAL_BUTTONS],
+    defaultId: DENY_INDEX,
+    cancelId: DENY_INDEX,
+    noLink: true,
+    normalizeAccessKeys: false,
+  };
+}
+
+type ShowMessageBox = (window: BrowserWindow | null, options: MessageBoxOptions) => Promise<MessageBoxReturnValue>;
+
+const showOverWindow: ShowMessageBox = (window, options) =>
+  window && !window.isDestroyed() ? dialog.showMessageBox(window, options) : dialog.showMessageBox(options);
+
+/**
+ * An ApprovalPrompter backed by the native message box, attached to Warden's window.
+ *
+ * Resolves 'approve' only when the Approve button was pressed; cancel, Deny, any other response
+ * and any failure to show the dialog resolve 'deny' (fail closed).
+ */
+export function createDialogPrompter(
+  getWindow: () => BrowserWindow | null,
+  show: ShowMessageBox = showOverWindow,
+): ApprovalPrompter {
+  return {
+    async prompt(preview) {
+      try {
+        const result = await show(getWindow(), approvalDialogOptions(preview));
+        return result.response === APPROVE_INDEX ? 'approve' : 'deny';
+      } catch (error) {
+        console.error('[warden] approval dialog failed; treating as deny', error);
+        return 'deny';
+      }
+    },
+  };
+}

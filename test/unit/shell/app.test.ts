@@ -1,0 +1,133 @@
+import { beforeEach, describe, expect, it, vi, type Mock } from 'vitest';
+
+vi.mock('electron', () => import('../../helpers/electron-mock').then((m) => m.electronModule));
+
+import { createCore, type WardenCore } from '../../../electron/core/app-core';
+import { startWarden } from '../../../electron/main/app';
+import { windowOptions } from '../../../electron/main/window';
+import { channelNames } from '../../../shared/ipc';
+import { electronMock, FakeEvent, FakeFrame, FakeWebContents, resetElectronMock } from '../../helpers/electron-mock';
+
+const mainDir = '/opt/warden/out/main';
+let closeSpy: Mock<() => Promise<void>>;
+
+function makeCore(deps: Parameters<typeof createCore>[0]): WardenCore {
+  const core = createCore(deps);
+  closeSpy = vi.fn(() => core.close());
+  return { ...core, handlers: core.handlers, events: core.events, status: core.status, close: closeSpy };
+}
+
+async function start(env: Record<string, string | undefined> = {}) {
+  const running = await startWarden({ mainDir, env, makeCore });
+  return running!;
+}
+
+beforeEach(() => {
+  resetElectronMock();
+  vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+});
+
+describe('app lifecycle', () => {
+  it('a second instance quits without opening a window or binding IPC', async () => {
+    electronMock.app.lockAcquired = false;
+    const running = await startWarden({ mainDir, env: {}, makeCore });
+    expect(running).toBeNull();
+    expect(electronMock.app.quit).toHaveBeenCalledTimes(1);
+    expect(electronMock.state.windows).toHaveLength(0);
+    expect(electronMock.ipcMain.handle).not.toHaveBeenCalled();
+    expect(electronMock.app.whenReady).not.toHaveBeenCalled();
+  });
+
+  it('the first instance focuses its window when a second one starts', async () => {
+    await start();
+    const [window] = electronMock.state.windows;
+    window!.minimized = true;
+    electronMock.app.emit('second-instance', new FakeEvent(), [], '/');
+    expect(window!.restore).toHaveBeenCalled();
+    expect(window!.focus).toHaveBeenCalled();
+  });
+
+  it('opens one secure window on the built preload and loads app://warden/index.html', async () => {
+    await start();
+    expect(electronMock.app.requestSingleInstanceLock).toHaveBeenCalled();
+    expect(electronMock.state.windows).toHaveLength(1);
+    const [window] = electronMock.state.windows;
+    expect(window!.options).toEqual(windowOptions('/opt/warden/out/preload/index.cjs'));
+    expect(window!.loadURL).toHaveBeenCalledExactlyOnceWith('app://warden/index.html');
+    expect(electronMock.protocol.registerSchemesAsPrivileged).toHaveBeenCalledTimes(1);
+    expect(electronMock.protocol.handle).toHaveBeenCalledWith('app', expect.any(Function));
+  });
+
+  it('hardens the window and secures the default session before the page loads', async () => {
+    await start();
+    const [window] = electronMock.state.windows;
+    expect(window!.webContents.navigate('https://evil.example/').defaultPrevented).toBe(true);
+    expect(window!.webContents.windowOpenHandler!({ url: 'https://evil.example/' })).toEqual({ action: 'deny' });
+    expect(electronMock.defaultSession.setPermissionRequestHandler).toHaveBeenCalledTimes(1);
+    expect(electronMock.defaultSession.setPermissionCheckHandler).toHaveBeenCalledTimes(1);
+    expect(electronMock.defaultSession.webRequest.onHeadersReceived).toHaveBeenCalledTimes(1);
+  });
+
+  it('hardens every other webContents the app creates', async () => {
+    await start();
+    const stray = new FakeWebContents('app://warden/index.html');
+    electronMock.app.emit('web-contents-created', new FakeEvent(), stray);
+    expect(stray.navigate('https://evil.example/').defaultPrevented).toBe(true);
+  });
+
+  it('binds exactly the contract and serves it to the window main frame only', async () => {
+    await start();
+    expect(electronMock.ipcMain.handle.mock.calls.map(([c]) => c)).toEqual(channelNames);
+    const [window] = electronMock.state.windows;
+    const ping = electronMock.state.ipcHandlers.get('core:ping')!;
+    const fromWindow = { sender: window!.webContents, senderFrame: window!.webContents.mainFrame };
+    expect(await ping(fromWindow, { nonce: 'hi' })).toMatchObject({ ok: true, value: { nonce: 'hi' } });
+    const iframe = { sender: window!.webContents, senderFrame: new FakeFrame('app://warden/', window!.webContents.mainFrame) };
+    expect(await ping(iframe, { nonce: 'hi' })).toMatchObject({ ok: false, error: { code: 'FORBIDDEN_SENDER' } });
+  });
+
+  it('forwards core events to the window on their wire channel', async () => {
+    const running = await start();
+    const [window] = electronMock.state.windows;
+    const status = running.core.status();
+    running.core.events.emit('core:status-changed', status);
+    expect(window!.webContents.send).toHaveBeenCalledWith('event:core:status-changed', status);
+  });
+
+  it('closes the core before quitting, once', async () => {
+    await start();
+    const first = new FakeEvent();
+    electronMock.app.emit('will-quit', first);
+    expect(first.defaultPrevented).toBe(true);
+    await vi.waitFor(() => expect(electronMock.app.quit).toHaveBeenCalledTimes(1));
+    expect(closeSpy).toHaveBeenCalledTimes(1);
+    expect(electronMock.state.ipcHandlers.size).toBe(0);
+    const second = new FakeEvent();
+    electronMock.app.emit('will-quit', second);
+    expect(second.defaultPrevented).toBe(false);
+    expect(closeSpy).toHaveBeenCalledTimes(1);
+  });
+
+  it('quits when the last window closes (except on macOS)', async () => {
+    await start();
+    electronMock.app.emit('window-all-closed');
+    if (process.platform === 'darwin') expect(electronMock.app.quit).not.toHaveBeenCalled();
+    else expect(electronMock.app.quit).toHaveBeenCalledTimes(1);
+  });
+
+  it('uses the loopback dev server only when unpackaged, and never serves app:// then', async () => {
+    await start({ ELECTRON_RENDERER_URL: 'http://localhost:5173' });
+    const [window] = electronMock.state.windows;
+    expect(window!.loadURL).toHaveBeenCalledWith('http://localhost:5173/');
+    expect(electronMock.protocol.handle).not.toHaveBeenCalled();
+    // The dev origin is now "ours": the app:// origin is not.
+    expect(window!.webContents.navigate('http://localhost:5173/#/servers').defaultPrevented).toBe(false);
+    expect(window!.webContents.navigate('app://warden/index.html').defaultPrevented).toBe(true);
+  });
+
+  it('a packaged app ignores ELECTRON_RENDERER_URL', async () => {
+    electronMock.app.isPackaged = true;
+    await start({ ELECTRON_RENDERER_URL: 'http://localhost:5173' });
+    expect(electronMock.state.windows[0]!.loadURL).toHaveBeenCalledWith('app://warden/index.html');
+  });
+});
