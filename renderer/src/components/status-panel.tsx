@@ -61,8 +61,10 @@ export function SafeModeBanner() {
   if (!safeMode) return null;
   return (
     <div className="banner banner-danger" role="alert" data-testid="safe-mode-banner">
-      <strong>Safe mode.</strong> Warden found that its ledger was tampered with or damaged. Every tool is held at Ask until
-      this is resolved; see Recovery and Activity.
+      <span>
+        <strong>Safe mode.</strong> Warden found that its ledger was tampered with or damaged. Every tool is held at Ask until
+        this is resolved; see Recovery and Activity.
+      </span>
     </div>
   );
 }
