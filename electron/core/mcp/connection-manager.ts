@@ -1,0 +1,280 @@
+/**
+ * The connection layer: one `Connection` (one SDK Client) per (server, account), and the two
+ * ports the gate uses — `ToolRegistry` (what tools exist right now, with their pinned hashes) and
+ * `ToolExecutor` (the only way a `tools/call` is made).
+ *
+ * Tool identity is the triple (serverId, accountId, toolName) where serverId is Warden's own id
+ * for the server, never anything the server says about itself (serverInfo.name).
+ */
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { RegistryChange, ToolCallResult, ToolDescriptor, ToolExecutor, ToolRegistry } from '../gate/ports';
+import type { ServerDefinition } from '../../../shared/domain/servers';
+import { WardenError } from '../../../shared/result';
+import type { SecretStore } from '../ports';
+import {
+  Connection,
+  type CallProgress,
+  type ConnectionStatus,
+  type DiscoveredTool,
+  type ReconnectPolicy,
+  type ToolsChange,
+} from './connection';
+import { LogRing, type LogLine } from './log-ring';
+import { CallNotSentError } from './outcome';
+
+/** Where the manager reads server definitions and accounts from (the settings store, or a test map). */
+export interface ServerDirectory {
+  /** The current definition of a server, or undefined if it does not exist. */
+  server(serverId: string): ServerDefinition | undefined;
+  /** Display label of an account, or undefined if the account does not exist for this server. */
+  accountLabel(serverId: string, accountId: string): string | undefined;
+}
+
+export interface ConnectionManagerOptions {
+  directory: ServerDirectory;
+  secrets: SecretStore;
+  clientInfo?: { name: string; version: string };
+  /** OAuth hook for helper-7's provider: the provider for one (server, account), if signed in or signing in. */
+  authProviderFor?: (definition: ServerDefinition, accountId: string) => OAuthClientProvider | undefined;
+  /** Per-call timeout when neither the call nor the server sets one (default 60 s). */
+  defaultCallTimeoutMs?: number;
+  /** Bound on connecting + first discovery (default 30 s). */
+  connectTimeoutMs?: number;
+  reconnect?: Partial<ReconnectPolicy>;
+  /** Hashes pinned earlier (e.g. from the ledger), so the first discovery after start compares with them. */
+  pinnedFor?: (serverId: string, accountId: string) => { tools: Record<string, string>; instructionsHash: string | null } | undefined;
+  logLimits?: { maxLines?: number; maxBytes?: number };
+}
+
+/** A snapshot of one connection for the status channel. */
+export interface ConnectionSnapshot {
+  serverId: string;
+  accountId: string;
+  status: ConnectionStatus;
+  toolCount: number;
+  /** Sanitized, untrusted server instructions (labelled as the server's claim in the UI). */
+  instructions?: string;
+  instructionsHash: string | null;
+  endpointHash: string;
+}
+
+/** Events the manager emits; the integrator forwards them to contract events, the ledger and the policy. */
+export interface ConnectionManagerEvents {
+  status: (serverId: string, accountId: string, status: ConnectionStatus) => void;
+  toolsChanged: (change: ToolsChange) => void;
+  progress: (operationId: string, target: { serverId: string; accountId: string; toolName: string }, progress: CallProgress) => void;
+}
+
+type Key = string;
+const keyOf = (serverId: string, accountId: string): Key => JSON.stringify([serverId, accountId]);
+
+/** Owns every MCP connection; implements the gate's ToolRegistry and ToolExecutor. */
+export class ConnectionManager implements ToolRegistry, ToolExecutor {
+  private readonly connections = new Map<Key, Connection>();
+  private readonly logs = new Map<Key, LogRing>();
+  private readonly registryListeners = new Set<(change: RegistryChange) => void>();
+  private readonly listeners: { [K in keyof ConnectionManagerEvents]: Set<ConnectionManagerEvents[K]> } = {
+    status: new Set(),
+    toolsChanged: new Set(),
+    progress: new Set(),
+  };
+  private closed = false;
+
+  constructor(private readonly options: ConnectionManagerOptions) {}
+
+  /** Subscribes to one kind of manager event; returns an unsubscribe function. */
+  on<K extends keyof ConnectionManagerEvents>(event: K, listener: ConnectionManagerEvents[K]): () => void {
+    const set = this.listeners[event] as Set<ConnectionManagerEvents[K]>;
+    set.add(listener);
+    return () => set.delete(listener);
+  }
+
+  /** ToolRegistry change feed: the gate re-validates everything not yet executing. */
+  subscribe(listener: (change: RegistryChange) => void): () => void {
+    this.registryListeners.add(listener);
+    return () => this.registryListeners.delete(listener);
+  }
+
+  private emitRegistry(change: RegistryChange): void {
+    for (const l of this.registryListeners) l(change);
+  }
+
+  /** The log ring of one (server, account), created on first use. */
+  private logFor(serverId: string, accountId: string): LogRing {
+    const key = keyOf(serverId, accountId);
+    let ring = this.logs.get(key);
+    if (!ring) {
+      ring = new LogRing(this.options.logLimits);
+      this.logs.set(key, ring);
+    }
+    return ring;
+  }
+
+  /**
+   * Connects one (server, account) and discovers its tools. Resolves with the resulting status
+   * (connected, error with reason, auth_required); never leaves a half-open connection.
+   */
+  async connect(serverId: string, accountId: string): Promise<ConnectionStatus> {
+    if (this.closed) throw new WardenError('CONFLICT', 'the connection manager is shut down');
+    const definition = this.options.directory.server(serverId);
+    if (!definition) throw new WardenError('NOT_FOUND', `serverId: no server "${serverId}"`);
+    if (this.options.directory.accountLabel(serverId, accountId) === undefined) {
+      throw new WardenError('NOT_FOUND', `accountId: server "${serverId}" has no account "${accountId}"`);
+    }
+    const key = keyOf(serverId, accountId);
+    let connection = this.connections.get(key);
+    if (connection && definitionChanged(connection.definition, definition)) {
+      await connection.disconnect();
+      this.connections.delete(key);
+      connection = undefined;
+      this.emitRegistry({ kind: 'endpoint-changed', serverId });
+    }
+    if (!connection) {
+      connection = this.createConnection(definition, accountId);
+      this.connections.set(key, connection);
+    }
+    await connection.connect().catch(() => {});
+    return connection.status;
+  }
+
+  private createConnection(definition: ServerDefinition, accountId: string): Connection {
+    const serverId = definition.id;
+    const reconnect: ReconnectPolicy = { baseDelayMs: 500, maxDelayMs: 30_000, maxAttempts: 6, ...this.options.reconnect };
+    return new Connection({
+      definition,
+      accountId,
+      secrets: this.options.secrets,
+      log: this.logFor(serverId, accountId),
+      clientInfo: this.options.clientInfo ?? { name: 'warden', version: '0.1.0' },
+      authProviderFor: this.options.authProviderFor,
+      defaultCallTimeoutMs: this.options.defaultCallTimeoutMs ?? 60_000,
+      connectTimeoutMs: this.options.connectTimeoutMs ?? 30_000,
+      reconnect,
+      pinned: this.options.pinnedFor?.(serverId, accountId),
+      onStatus: (status) => {
+        for (const l of this.listeners.status) l(serverId, accountId, status);
+        if (status.state !== 'connected' && status.state !== 'connecting') {
+          this.emitRegistry({ kind: 'disconnected', serverId, accountId });
+        }
+      },
+      onToolsChanged: (change) => {
+        for (const l of this.listeners.toolsChanged) l(change);
+        this.emitRegistry({ kind: 'tools-changed', serverId, accountId });
+      },
+    });
+  }
+
+  /** Disconnects one account of a server, or every account of it; kills stdio process trees. */
+  async disconnect(serverId: string, accountId?: string): Promise<void> {
+    const targets = [...this.connections.values()].filter((c) => c.serverId === serverId && (accountId === undefined || c.accountId === accountId));
+    await Promise.all(targets.map((c) => c.disconnect()));
+  }
+
+  /** The connection object of one (server, account), if one was ever opened. */
+  connection(serverId: string, accountId: string): Connection | undefined {
+    return this.connections.get(keyOf(serverId, accountId));
+  }
+
+  /** Status snapshots of every known connection (optionally of one server). */
+  snapshot(serverId?: string): ConnectionSnapshot[] {
+    return [...this.connections.values()]
+      .filter((c) => serverId === undefined || c.serverId === serverId)
+      .map((c) => ({
+        serverId: c.serverId,
+        accountId: c.accountId,
+        status: c.status,
+        toolCount: c.tools().length,
+        ...(c.instructions !== undefined ? { instructions: c.instructions } : {}),
+        instructionsHash: c.instructionsHash,
+        endpointHash: c.endpointHash,
+      }));
+  }
+
+  /** Captured log lines (stderr + Warden's notes) of one (server, account), raw: sanitize before display. */
+  logLines(serverId: string, accountId: string, afterSeq = 0, limit?: number): { lines: LogLine[]; dropped: number } {
+    const ring = this.logs.get(keyOf(serverId, accountId));
+    return ring ? { lines: ring.read(afterSeq, limit), dropped: ring.dropped } : { lines: [], dropped: 0 };
+  }
+
+  /** Discovered tools with their display descriptions and field hashes, for the UI. */
+  discoveredTools(serverId: string, accountId: string): DiscoveredTool[] {
+    return this.connections.get(keyOf(serverId, accountId))?.tools() ?? [];
+  }
+
+  // ---- ToolRegistry -------------------------------------------------------------------------
+
+  /** The tool as currently listed by a connected (server, account); undefined otherwise. */
+  getTool(serverId: string, accountId: string, toolName: string): ToolDescriptor | undefined {
+    const connection = this.connections.get(keyOf(serverId, accountId));
+    if (!connection || connection.status.state !== 'connected') return undefined;
+    const tool = connection.tool(toolName);
+    return tool ? this.descriptor(connection, tool) : undefined;
+  }
+
+  /** Every tool of every connected (server, account), optionally filtered. */
+  listTools(filter: { serverId?: string; accountId?: string } = {}): ToolDescriptor[] {
+    const out: ToolDescriptor[] = [];
+    for (const c of this.connections.values()) {
+      if (c.status.state !== 'connected') continue;
+      if (filter.serverId !== undefined && c.serverId !== filter.serverId) continue;
+      if (filter.accountId !== undefined && c.accountId !== filter.accountId) continue;
+      for (const t of c.tools()) out.push(this.descriptor(c, t));
+    }
+    return out;
+  }
+
+  private descriptor(connection: Connection, tool: DiscoveredTool): ToolDescriptor {
+    const serverLabel = connection.definition.name;
+    const accountLabel = this.options.directory.accountLabel(connection.serverId, connection.accountId);
+    return {
+      serverId: tool.serverId,
+      accountId: tool.accountId,
+      name: tool.name,
+      ...(tool.title !== undefined ? { title: tool.title } : {}),
+      ...(tool.description !== undefined ? { description: tool.description } : {}),
+      inputSchema: tool.inputSchema,
+      ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
+      ...(tool.annotations ? { annotations: tool.annotations } : {}),
+      contractHash: tool.contractHash,
+      endpointHash: connection.endpointHash,
+      serverLabel,
+      ...(accountLabel !== undefined ? { accountLabel } : {}),
+    };
+  }
+
+  // ---- ToolExecutor -------------------------------------------------------------------------
+
+  /**
+   * The gate's executor: sends `tools/call` on the (server, account) connection.
+   *
+   * Rejections carry the outcome (see outcome.ts): CallNotSentError (`notSent`) → failed,
+   * ToolCallFailedError (`callFailed`) → failed, anything else → outcome_unknown. Progress is
+   * emitted as a `progress` event tagged with the operation id.
+   */
+  call(
+    target: { serverId: string; accountId: string; toolName: string },
+    args: Readonly<Record<string, unknown>>,
+    options: { signal: AbortSignal; operationId: string; timeoutMs?: number },
+  ): Promise<ToolCallResult> {
+    const connection = this.connections.get(keyOf(target.serverId, target.accountId));
+    if (!connection) return Promise.reject(new CallNotSentError(`${target.serverId}/${target.accountId} is not connected`));
+    return connection.callTool(target.toolName, args, {
+      signal: options.signal,
+      ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+      onProgress: (p) => {
+        for (const l of this.listeners.progress) l(options.operationId, target, p);
+      },
+    });
+  }
+
+  /** Disconnects everything (app shutdown); no child process outlives this. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all([...this.connections.values()].map((c) => c.disconnect()));
+  }
+}
+
+/** True when the definition changed in a way that needs a new connection (anything but the name). */
+function definitionChanged(a: ServerDefinition, b: ServerDefinition): boolean {
+  return JSON.stringify({ ...a, name: '' }) !== JSON.stringify({ ...b, name: '' });
+}

@@ -1,0 +1,589 @@
+/**
+ * One live MCP connection: one SDK `Client` for one (server, account).
+ *
+ * Owns the transport (stdio process or Streamable HTTP with legacy SSE fallback), the status
+ * (connecting | connected | error | auth_required | disconnected), reconnection with bounded
+ * exponential backoff after unexpected drops, tool discovery with pagination and contract-hash
+ * pinning, and `tools/call` with timeout, cancellation and progress.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  CallToolResultSchema,
+  ErrorCode as RpcErrorCode,
+  McpError,
+  ToolListChangedNotificationSchema,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import { contractHash, instructionsHash, sha256Hex, canonicalJson } from '../canonical';
+import type { ToolCallResult } from '../gate/ports';
+import {
+  BEARER_SECRET,
+  envSecretName,
+  headerSecretName,
+  secretKey,
+  type ServerDefinition,
+} from '../../../shared/domain/servers';
+import { endpointHash } from '../settings/identity';
+import type { SecretStore } from '../ports';
+import { LogRing } from './log-ring';
+import { CallNotSentError, ToolCallFailedError, ToolCallOutcomeUnknownError } from './outcome';
+import { ProcessTransport } from './process-transport';
+import { sanitizeForDisplay } from './sanitize';
+
+/** The state of one connection, as the UI shows it. */
+export type ConnectionStatus =
+  | { state: 'connecting'; attempt: number }
+  | { state: 'connected'; transport: 'stdio' | 'streamable-http' | 'sse'; serverName?: string; serverVersion?: string }
+  | { state: 'error'; reason: string; retryInMs?: number; attempt?: number }
+  | { state: 'auth_required'; reason: string }
+  | { state: 'disconnected' };
+
+/** Which parts of a tool's contract changed between two discoveries. */
+export type ContractField = 'title' | 'description' | 'inputSchema' | 'outputSchema' | 'annotations';
+const CONTRACT_FIELDS: readonly ContractField[] = ['title', 'description', 'inputSchema', 'outputSchema', 'annotations'];
+
+/** A tool as discovered on one (server, account), with its pinned hashes. */
+export interface DiscoveredTool {
+  serverId: string;
+  accountId: string;
+  name: string;
+  title?: string;
+  /** Raw, untrusted description (for the model path and hashing). */
+  description?: string;
+  /** `description` with ANSI/control characters removed: the only form to display. */
+  displayDescription?: string;
+  inputSchema: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
+  annotations?: Record<string, unknown>;
+  contractHash: string;
+  /** One hash per contract field, so a change can be reported as "description changed". */
+  fieldHashes: Record<ContractField, string>;
+}
+
+/** What changed between the pinned and the newly discovered tools of one (server, account). */
+export interface ToolsChange {
+  serverId: string;
+  accountId: string;
+  added: string[];
+  removed: string[];
+  changed: Array<{ name: string; fields: ContractField[]; oldHash: string; newHash: string }>;
+  instructionsChanged: { oldHash: string | null; newHash: string } | null;
+  /** 'initial' for the first discovery of this connection object, otherwise 'list_changed' or 'reconnect'. */
+  trigger: 'initial' | 'list_changed' | 'reconnect';
+}
+
+/** Progress of a running tool call, forwarded from `notifications/progress`. */
+export interface CallProgress {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+export interface ReconnectPolicy {
+  /** First delay (default 500 ms); doubles each attempt up to `maxDelayMs`. */
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** Attempts after an unexpected drop before giving up with status error (default 6). */
+  maxAttempts: number;
+}
+
+/** What a connection needs from the manager. */
+export interface ConnectionDeps {
+  definition: ServerDefinition;
+  accountId: string;
+  secrets: SecretStore;
+  log: LogRing;
+  clientInfo: { name: string; version: string };
+  /** OAuth hook (issue 5 §4): the provider for an `auth.kind === 'oauth'` server's account. */
+  authProviderFor?: (definition: ServerDefinition, accountId: string) => OAuthClientProvider | undefined;
+  defaultCallTimeoutMs: number;
+  connectTimeoutMs: number;
+  reconnect: ReconnectPolicy;
+  /** Hashes pinned before this connection existed (e.g. from the ledger), to compare the first discovery with. */
+  pinned?: { tools: Record<string, string>; instructionsHash: string | null };
+  onStatus: (status: ConnectionStatus) => void;
+  onToolsChanged: (change: ToolsChange) => void;
+}
+
+/** A live (server, account) connection. */
+export class Connection {
+  private client: Client | undefined;
+  private transport: Transport | undefined;
+  private statusValue: ConnectionStatus = { state: 'disconnected' };
+  private toolsByName = new Map<string, DiscoveredTool>();
+  private instructionsHashValue: string | null = null;
+  private instructionsText: string | undefined;
+  private pins: { tools: Map<string, string>; instructionsHash: string | null } | undefined;
+  /** Incremented on every connect/disconnect; callbacks from an older generation are ignored. */
+  private generation = 0;
+  private connecting: Promise<void> | undefined;
+  private reconnectTimer: NodeJS.Timeout | undefined;
+  private reconnectAttempt = 0;
+  private discovery: Promise<void> = Promise.resolve();
+  /** Bumped whenever the transport closes, so a call can tell "connection died" from a server error. */
+  private closeCount = 0;
+  /** tools/call argument objects in flight → "it was handed to the transport". */
+  private readonly pendingSends = new Map<object, (progressToken: string | number | undefined) => void>();
+  /** progressToken of a call in flight → its progress listener. */
+  private readonly progressHandlers = new Map<string | number, (p: CallProgress) => void>();
+  readonly endpointHash: string;
+
+  constructor(private readonly deps: ConnectionDeps) {
+    this.endpointHash = endpointHash(deps.definition);
+    if (deps.pinned) this.pins = { tools: new Map(Object.entries(deps.pinned.tools)), instructionsHash: deps.pinned.instructionsHash };
+  }
+
+  get serverId(): string {
+    return this.deps.definition.id;
+  }
+  get accountId(): string {
+    return this.deps.accountId;
+  }
+  get definition(): ServerDefinition {
+    return this.deps.definition;
+  }
+  get status(): ConnectionStatus {
+    return this.statusValue;
+  }
+  /** The server's `instructions`, sanitized for display (untrusted). */
+  get instructions(): string | undefined {
+    return this.instructionsText === undefined ? undefined : sanitizeForDisplay(this.instructionsText);
+  }
+  get instructionsHash(): string | null {
+    return this.instructionsHashValue;
+  }
+  /** Pid of the stdio server process, while one runs. */
+  get pid(): number | undefined {
+    return this.transport instanceof ProcessTransport ? this.transport.pid : undefined;
+  }
+
+  /** The tools the server currently lists (empty unless connected). */
+  tools(): DiscoveredTool[] {
+    return [...this.toolsByName.values()];
+  }
+
+  /** One listed tool by its server-given name. */
+  tool(name: string): DiscoveredTool | undefined {
+    return this.toolsByName.get(name);
+  }
+
+  private setStatus(status: ConnectionStatus): void {
+    this.statusValue = status;
+    this.deps.onStatus(status);
+  }
+
+  /** Connects (or joins a connect in progress). Resolves when connected; rejects with the reason otherwise. */
+  connect(): Promise<void> {
+    if (this.statusValue.state === 'connected') return Promise.resolve();
+    if (this.connecting) return this.connecting;
+    this.cancelReconnect();
+    this.reconnectAttempt = 0;
+    return this.startConnect(1, 'initial');
+  }
+
+  private startConnect(attempt: number, trigger: ToolsChange['trigger']): Promise<void> {
+    const generation = ++this.generation;
+    this.setStatus({ state: 'connecting', attempt });
+    const run = this.openAndDiscover(generation, trigger).finally(() => {
+      if (this.connecting === run) this.connecting = undefined;
+    });
+    this.connecting = run;
+    return run;
+  }
+
+  private async openAndDiscover(generation: number, trigger: ToolsChange['trigger']): Promise<void> {
+    const { log, definition } = this.deps;
+    try {
+      const opening = this.open(generation);
+      let abandoned = false;
+      opening
+        .then((late) => {
+          if (abandoned) void late.client.close().catch(() => {});
+        })
+        .catch(() => {});
+      const { client, transport, kind } = await withTimeout(opening, this.deps.connectTimeoutMs, 'connect timed out').catch((error: unknown) => {
+        abandoned = true;
+        throw error;
+      });
+      if (generation !== this.generation) {
+        await client.close().catch(() => {});
+        throw new Error('connection was superseded');
+      }
+      this.client = client;
+      this.transport = transport;
+      this.instructionsText = client.getInstructions();
+      await this.discover(generation, trigger);
+      if (generation !== this.generation) throw new Error('connection was superseded');
+      const info = client.getServerVersion();
+      this.reconnectAttempt = 0;
+      log.note(`connected over ${kind}${info ? ` to ${sanitizeForDisplay(info.name)} ${sanitizeForDisplay(info.version)}` : ''}`);
+      this.setStatus({
+        state: 'connected',
+        transport: kind,
+        ...(info ? { serverName: sanitizeForDisplay(info.name), serverVersion: sanitizeForDisplay(info.version) } : {}),
+      });
+    } catch (error) {
+      if (generation !== this.generation) throw error;
+      await this.teardown();
+      const reason = describeConnectError(error, definition);
+      log.note(`connect failed: ${reason}`);
+      if (error instanceof UnauthorizedError || (error instanceof AuthRequired)) {
+        this.setStatus({ state: 'auth_required', reason });
+      } else if (trigger === 'reconnect') {
+        this.scheduleReconnect(reason);
+      } else {
+        this.setStatus({ state: 'error', reason });
+      }
+      throw new Error(reason);
+    }
+  }
+
+  /** Builds the transport and connects an SDK client over it (HTTP: Streamable first, then SSE). */
+  private async open(generation: number): Promise<{ client: Client; transport: Transport; kind: 'stdio' | 'streamable-http' | 'sse' }> {
+    const def = this.deps.definition;
+    if (def.transport === 'stdio') {
+      const env: Record<string, string> = {};
+      for (const v of def.env) env[v.name] = v.secret ? await this.secret(envSecretName(v.name)) : v.value!;
+      const transport = new ProcessTransport({ command: def.command, args: def.args, cwd: def.cwd, env, log: this.deps.log });
+      const client = await this.attach(transport, generation);
+      return { client, transport, kind: 'stdio' };
+    }
+    const headers: Record<string, string> = {};
+    for (const h of def.headers) headers[h.name] = h.secret ? await this.secret(headerSecretName(h.name)) : h.value!;
+    if (def.auth.kind === 'bearer') headers.Authorization = `Bearer ${await this.secret(BEARER_SECRET)}`;
+    let authProvider: OAuthClientProvider | undefined;
+    if (def.auth.kind === 'oauth') {
+      authProvider = this.deps.authProviderFor?.(def, this.deps.accountId);
+      if (!authProvider) throw new AuthRequired('this server uses OAuth; sign in to connect');
+    }
+    const url = new URL(def.url);
+    const requestInit: RequestInit = { headers };
+    try {
+      const transport = new StreamableHTTPClientTransport(url, { requestInit, authProvider });
+      const client = await this.attach(transport, generation);
+      return { client, transport, kind: 'streamable-http' };
+    } catch (error) {
+      // The SDK's documented backwards-compatibility rule: a 4xx to the initialize POST means an
+      // old HTTP+SSE server. 401/403 are auth answers, not "old server", and never fall back.
+      if (!(error instanceof StreamableHTTPError) || !isLegacyAnswer(error.code)) throw error;
+      this.deps.log.note(`Streamable HTTP answered ${error.code}; falling back to legacy HTTP+SSE`);
+    }
+    const transport = new SSEClientTransport(url, { requestInit, authProvider });
+    const client = await this.attach(transport, generation);
+    return { client, transport, kind: 'sse' };
+  }
+
+  private async secret(name: string): Promise<string> {
+    const key = secretKey(this.deps.definition.id, this.deps.accountId, name);
+    const value = await this.deps.secrets.get(key);
+    if (value === null) throw new MissingSecret(`secret "${name}" is not set for account ${this.deps.accountId}`);
+    return value;
+  }
+
+  /** A fresh SDK client over `transport`, with our send/close hooks installed. */
+  private async attach(transport: Transport, generation: number): Promise<Client> {
+    const client = new Client(this.deps.clientInfo, { capabilities: {} });
+    // Known before connect, so a timed-out or superseded connect can still be torn down.
+    this.transport = transport;
+    const send = transport.send.bind(transport);
+    transport.send = (message, options) => {
+      const params =
+        'method' in message && message.method === 'tools/call'
+          ? (message.params as { arguments?: object; _meta?: { progressToken?: string | number } })
+          : undefined;
+      const markSent = params?.arguments ? this.pendingSends.get(params.arguments) : undefined;
+      markSent?.(params?._meta?.progressToken);
+      return send(message, options);
+    };
+    client.onclose = () => this.onTransportClosed(generation);
+    client.onerror = (error) => {
+      if (!(transport instanceof ProcessTransport)) this.deps.log.note(`transport error: ${error.message}`);
+    };
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      if (generation !== this.generation) return;
+      this.deps.log.note('server sent tools/list_changed; re-listing');
+      this.discovery = this.discovery.then(() => this.discover(generation, 'list_changed')).catch((error: unknown) => {
+        this.deps.log.note(`re-listing tools failed: ${errorText(error)}`);
+      });
+    });
+    try {
+      await client.connect(transport);
+    } catch (error) {
+      await client.close().catch(() => {});
+      throw error;
+    }
+    // Progress is dispatched here, synchronously and in arrival order. The SDK hands
+    // notifications to their handlers a microtask later but settles responses at once, so
+    // progress sent just before the answer would otherwise be dropped as "unknown token".
+    const deliver = transport.onmessage;
+    transport.onmessage = (message, extra) => {
+      if ('method' in message && message.method === 'notifications/progress' && !('id' in message)) {
+        const p = message.params as { progressToken?: string | number; progress?: unknown; total?: unknown; message?: unknown } | undefined;
+        const handler = p?.progressToken !== undefined ? this.progressHandlers.get(p.progressToken) : undefined;
+        if (handler && typeof p?.progress === 'number') {
+          handler({
+            progress: p.progress,
+            ...(typeof p.total === 'number' ? { total: p.total } : {}),
+            ...(typeof p.message === 'string' ? { message: sanitizeForDisplay(p.message) } : {}),
+          });
+        }
+        return; // the SDK's own progress routing is not used (see above)
+      }
+      deliver?.(message, extra);
+    };
+    return client;
+  }
+
+  /** Lists every tool (following nextCursor), hashes each contract and reports changes. */
+  private async discover(generation: number, trigger: ToolsChange['trigger']): Promise<void> {
+    const client = this.client;
+    if (!client) return;
+    const listed: Tool[] = [];
+    const seenCursors = new Set<string>();
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor === undefined ? undefined : { cursor }, { timeout: this.deps.connectTimeoutMs });
+      listed.push(...page.tools);
+      cursor = page.nextCursor;
+      if (cursor !== undefined) {
+        if (seenCursors.has(cursor)) throw new Error(`server repeated tools/list cursor ${JSON.stringify(cursor).slice(0, 80)}`);
+        seenCursors.add(cursor);
+        if (seenCursors.size > 1000) throw new Error('server returned more than 1000 pages of tools');
+      }
+    } while (cursor !== undefined);
+    if (generation !== this.generation) return;
+
+    const next = new Map<string, DiscoveredTool>();
+    for (const tool of listed) {
+      if (next.has(tool.name)) {
+        this.deps.log.note(`server listed tool ${JSON.stringify(sanitizeForDisplay(tool.name))} twice; keeping the first`);
+        continue;
+      }
+      next.set(tool.name, this.describeTool(tool));
+    }
+    const newInstructionsHash = instructionsHash(this.instructionsText ?? null);
+
+    const previous = this.pins ?? { tools: new Map<string, string>(), instructionsHash: null };
+    const previousTools = this.pins ? previous.tools : undefined;
+    const change: ToolsChange = {
+      serverId: this.serverId,
+      accountId: this.accountId,
+      added: [],
+      removed: [],
+      changed: [],
+      instructionsChanged: null,
+      trigger: this.pins ? trigger : 'initial',
+    };
+    for (const [name, tool] of next) {
+      const oldHash = previousTools?.get(name);
+      if (oldHash === undefined) change.added.push(name);
+      else if (oldHash !== tool.contractHash) {
+        const oldTool = this.toolsByName.get(name);
+        const fields = oldTool ? CONTRACT_FIELDS.filter((f) => oldTool.fieldHashes[f] !== tool.fieldHashes[f]) : [...CONTRACT_FIELDS];
+        change.changed.push({ name, fields, oldHash, newHash: tool.contractHash });
+      }
+    }
+    for (const name of previousTools?.keys() ?? []) if (!next.has(name)) change.removed.push(name);
+    if (this.pins && previous.instructionsHash !== newInstructionsHash) {
+      change.instructionsChanged = { oldHash: previous.instructionsHash, newHash: newInstructionsHash };
+    }
+
+    this.toolsByName = next;
+    this.instructionsHashValue = newInstructionsHash;
+    this.pins = { tools: new Map([...next].map(([n, t]) => [n, t.contractHash])), instructionsHash: newInstructionsHash };
+    const isChange = change.added.length + change.removed.length + change.changed.length > 0 || change.instructionsChanged !== null;
+    if (change.trigger === 'initial' || isChange) {
+      if (change.changed.length || change.instructionsChanged) {
+        this.deps.log.note(
+          `tool contracts changed: ${change.changed.map((c) => `${sanitizeForDisplay(c.name)} (${c.fields.join(', ')})`).join('; ')}${change.instructionsChanged ? ' instructions changed' : ''}`,
+        );
+      }
+      this.deps.onToolsChanged(change);
+    }
+  }
+
+  private describeTool(tool: Tool): DiscoveredTool {
+    const contract = {
+      name: tool.name,
+      title: tool.title,
+      description: tool.description,
+      inputSchema: tool.inputSchema,
+      outputSchema: tool.outputSchema,
+      annotations: tool.annotations,
+    };
+    const fieldHashes = Object.fromEntries(
+      CONTRACT_FIELDS.map((f) => [f, sha256Hex(canonicalJson({ f, v: (contract as Record<string, unknown>)[f] ?? null }))]),
+    ) as Record<ContractField, string>;
+    return {
+      serverId: this.serverId,
+      accountId: this.accountId,
+      name: tool.name,
+      ...(tool.title !== undefined ? { title: tool.title } : {}),
+      ...(tool.description !== undefined ? { description: tool.description, displayDescription: sanitizeForDisplay(tool.description) } : {}),
+      inputSchema: tool.inputSchema as Record<string, unknown>,
+      ...(tool.outputSchema ? { outputSchema: tool.outputSchema as Record<string, unknown> } : {}),
+      ...(tool.annotations ? { annotations: tool.annotations as Record<string, unknown> } : {}),
+      contractHash: contractHash(contract),
+      fieldHashes,
+    };
+  }
+
+  private onTransportClosed(generation: number): void {
+    this.closeCount += 1;
+    if (generation !== this.generation) return;
+    const exit = this.transport instanceof ProcessTransport ? this.transport.exitDescription : undefined;
+    const reason = `connection closed${exit ? ` (process ${exit})` : ''}`;
+    this.deps.log.note(reason);
+    this.client = undefined;
+    this.transport = undefined;
+    this.toolsByName = new Map();
+    if (this.statusValue.state !== 'connected') return; // a connect in progress reports its own failure
+    this.reconnectAttempt = 0;
+    this.scheduleReconnect(reason);
+  }
+
+  private scheduleReconnect(reason: string): void {
+    const { baseDelayMs, maxDelayMs, maxAttempts } = this.deps.reconnect;
+    if (this.reconnectAttempt >= maxAttempts) {
+      this.setStatus({ state: 'error', reason: `${reason}; gave up after ${maxAttempts} reconnect attempts` });
+      return;
+    }
+    const attempt = ++this.reconnectAttempt;
+    const delay = Math.min(maxDelayMs, baseDelayMs * 2 ** (attempt - 1));
+    this.setStatus({ state: 'error', reason, retryInMs: delay, attempt });
+    this.deps.log.note(`reconnecting in ${delay} ms (attempt ${attempt} of ${maxAttempts})`);
+    const generation = this.generation;
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined;
+      if (generation !== this.generation) return;
+      this.startConnect(attempt, 'reconnect').catch(() => {});
+    }, delay);
+  }
+
+  private cancelReconnect(): void {
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = undefined;
+  }
+
+  private async teardown(): Promise<void> {
+    const client = this.client;
+    const transport = this.transport;
+    this.client = undefined;
+    this.transport = undefined;
+    this.toolsByName = new Map();
+    if (client) await client.close().catch(() => {});
+    else if (transport) await transport.close().catch(() => {});
+  }
+
+  /** Closes the connection (killing a stdio server's process tree) and cancels any reconnect. */
+  async disconnect(): Promise<void> {
+    this.generation += 1;
+    this.cancelReconnect();
+    const pending = this.connecting;
+    this.connecting = undefined;
+    await this.teardown();
+    if (pending) await pending.catch(() => {});
+    await this.teardown();
+    if (this.statusValue.state !== 'disconnected') {
+      this.deps.log.note('disconnected');
+      this.setStatus({ state: 'disconnected' });
+    }
+  }
+
+  /**
+   * Sends `tools/call` and waits for the answer (see outcome.ts for how endings map to states).
+   *
+   * `args` is sent exactly as given. `timeoutMs` bounds the wait (default: the server's, then the
+   * manager's); `signal` aborting sends `notifications/cancelled`; progress is forwarded.
+   */
+  async callTool(
+    toolName: string,
+    args: Readonly<Record<string, unknown>>,
+    options: { signal?: AbortSignal; timeoutMs?: number; onProgress?: (p: CallProgress) => void } = {},
+  ): Promise<ToolCallResult> {
+    const client = this.client;
+    if (!client || this.statusValue.state !== 'connected') {
+      throw new CallNotSentError(`${this.serverId}/${this.accountId} is not connected (${this.statusValue.state})`);
+    }
+    if (options.signal?.aborted) throw new CallNotSentError('the call was cancelled before it was sent');
+    // Our own object per call: its identity tells the send hook that *this* request left.
+    const sentArgs = { ...args };
+    let sent = false;
+    let progressToken: string | number | undefined;
+    this.pendingSends.set(sentArgs, (token) => {
+      sent = true;
+      progressToken = token;
+      if (token !== undefined && options.onProgress) this.progressHandlers.set(token, options.onProgress);
+    });
+    const closesBefore = this.closeCount;
+    const timeout = options.timeoutMs ?? this.deps.definition.timeoutMs ?? this.deps.defaultCallTimeoutMs;
+    try {
+      const result = await client.callTool({ name: toolName, arguments: sentArgs }, CallToolResultSchema, {
+        signal: options.signal,
+        timeout,
+        // Asks the SDK to attach a progressToken; delivery happens in the onmessage hook.
+        ...(options.onProgress ? { onprogress: () => {} } : {}),
+      });
+      return result as ToolCallResult;
+    } catch (error) {
+      if (!sent) {
+        if (error instanceof Error && (error as { notSent?: unknown }).notSent === true) throw new CallNotSentError(error.message);
+        // The request was refused before reaching the transport (e.g. the SDK rejected it locally).
+        throw new CallNotSentError(`not sent: ${errorText(error)}`);
+      }
+      if (options.signal?.aborted) {
+        throw new ToolCallOutcomeUnknownError('cancelled after the request was sent; the server was told to stop', 'cancelled');
+      }
+      if (this.closeCount !== closesBefore || (error instanceof McpError && error.code === RpcErrorCode.ConnectionClosed && this.client !== client)) {
+        throw new ToolCallOutcomeUnknownError('the connection closed before the server answered', 'connection_closed');
+      }
+      if (error instanceof McpError && error.code === RpcErrorCode.RequestTimeout) {
+        throw new ToolCallOutcomeUnknownError(`no answer within ${timeout} ms; the server was told to stop`, 'timeout');
+      }
+      if (error instanceof McpError) throw new ToolCallFailedError(sanitizeForDisplay(error.message), error.code);
+      if (error instanceof Error && error.name === 'ZodError') throw new ToolCallFailedError('the server answered with a malformed result');
+      throw new ToolCallOutcomeUnknownError(`transport error after sending: ${errorText(error)}`, 'transport_error');
+    } finally {
+      this.pendingSends.delete(sentArgs);
+      if (progressToken !== undefined) this.progressHandlers.delete(progressToken);
+    }
+  }
+}
+
+class MissingSecret extends Error {}
+class AuthRequired extends Error {}
+
+/** Statuses that mean "this is an old HTTP+SSE server" per the SDK's compatibility guidance. */
+function isLegacyAnswer(code: number | undefined): boolean {
+  return code !== undefined && code >= 400 && code < 500 && code !== 401 && code !== 403;
+}
+
+function describeConnectError(error: unknown, def: ServerDefinition): string {
+  if (error instanceof MissingSecret || error instanceof AuthRequired) return error.message;
+  if (error instanceof UnauthorizedError) return 'the server requires authorization; sign in to connect';
+  const text = errorText(error);
+  if (def.transport === 'http' && /fetch failed|ECONNREFUSED/i.test(text)) return `cannot reach ${new URL(def.url).origin}: ${text}`;
+  return sanitizeForDisplay(text);
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${message} after ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,229 @@
+/**
+ * The stdio transport for local servers: spawns the exact command with its arguments (never
+ * through a shell), speaks newline-delimited JSON-RPC on stdin/stdout, captures stderr into the
+ * server's log ring, and on close kills the whole process tree, not just the direct child.
+ *
+ * Why not the SDK's StdioClientTransport: it kills only the direct child (a server started
+ * through `npx`/`uvx`/a wrapper leaves its real process running), it lets one malformed line
+ * from the server surface as an unattributed error, and it does not report how the process
+ * ended. This class implements the same SDK `Transport` interface, so the SDK `Client` drives it
+ * unchanged.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { LogRing } from './log-ring';
+
+/** Rejected by `send` when no process is running: the message certainly did not leave. */
+export class TransportNotConnectedError extends Error {
+  readonly notSent = true as const;
+  constructor(message = 'The server process is not running') {
+    super(message);
+    this.name = 'TransportNotConnectedError';
+  }
+}
+
+export interface ProcessTransportOptions {
+  command: string;
+  args: readonly string[];
+  cwd?: string;
+  /** Variables added to the minimal inherited environment (HOME, PATH, …); values may be secrets. */
+  env: Record<string, string>;
+  log: LogRing;
+  /** Longest stdout line accepted before the stream is treated as broken (default 16 MiB). */
+  maxLineBytes?: number;
+  /** How long to wait after closing stdin before SIGTERM, and after SIGTERM before SIGKILL. */
+  gracefulExitMs?: number;
+  /** Told about each stdout line that is not a JSON-RPC message (after it has been logged). */
+  onMalformed?: (line: string, error: Error) => void;
+}
+
+const IS_WINDOWS = process.platform === 'win32';
+
+/** An SDK `Transport` over a spawned process with process-tree cleanup. */
+export class ProcessTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: <T extends JSONRPCMessage>(message: T) => void;
+
+  private child: ChildProcess | undefined;
+  private stdoutBuffer = '';
+  private closed = false;
+  private exited: Promise<void> | undefined;
+  private closeNotified = false;
+  private closing: Promise<void> | undefined;
+  /** How the process ended (`code 3`, `signal SIGKILL`), once it has. */
+  exitDescription: string | undefined;
+
+  constructor(private readonly options: ProcessTransportOptions) {}
+
+  /** Pid of the spawned process (the process-group leader on POSIX), once started. */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** Spawns the process; resolves once it runs, rejects with a clear message if it cannot start. */
+  start(): Promise<void> {
+    if (this.child) throw new Error('ProcessTransport already started');
+    const { command, args, cwd, env, log } = this.options;
+    return new Promise((resolve, reject) => {
+      let child: ChildProcess;
+      try {
+        child = spawn(command, [...args], {
+          cwd,
+          env: { ...getDefaultEnvironment(), ...env },
+          stdio: ['pipe', 'pipe', 'pipe'],
+          shell: false,
+          // Own process group on POSIX, so close() can signal the whole tree at once.
+          detached: !IS_WINDOWS,
+          windowsHide: true,
+        });
+      } catch (error) {
+        reject(new Error(`Could not start ${command}: ${errorText(error)}`));
+        return;
+      }
+      this.child = child;
+      let started = false;
+      this.exited = new Promise((done) => child.once('exit', () => done()));
+      child.once('error', (error: NodeJS.ErrnoException) => {
+        const why = error.code === 'ENOENT' ? `command not found: ${command}` : errorText(error);
+        log.note(`could not start: ${why}`);
+        if (!started) reject(new Error(`Could not start ${command}: ${why}`));
+        else this.onerror?.(error);
+      });
+      child.once('spawn', () => {
+        started = true;
+        log.note(`started pid ${child.pid}`);
+        resolve();
+      });
+      child.stdout!.setEncoding('utf8');
+      child.stdout!.on('data', (chunk: string) => this.onStdout(chunk));
+      child.stderr!.setEncoding('utf8');
+      child.stderr!.on('data', (chunk: string) => log.appendChunk(chunk));
+      child.stdin!.on('error', (error) => log.note(`stdin error: ${errorText(error)}`));
+      child.once('exit', (code, signal) => {
+        this.exitDescription = signal ? `signal ${signal}` : `code ${code}`;
+        log.flush();
+        log.note(`process exited (${this.exitDescription})`);
+        // stdout may still hold the last lines; 'close' fires once they are read. A grandchild
+        // holding the pipes open must not delay the news that the server is gone.
+        const fallback = setTimeout(() => this.notifyClosed(), 250);
+        child.once('close', () => {
+          clearTimeout(fallback);
+          this.notifyClosed();
+        });
+      });
+    });
+  }
+
+  private onStdout(chunk: string): void {
+    this.stdoutBuffer += chunk;
+    const limit = this.options.maxLineBytes ?? 16 * 1024 * 1024;
+    let newline: number;
+    while ((newline = this.stdoutBuffer.indexOf('\n')) !== -1) {
+      const line = this.stdoutBuffer.slice(0, newline).replace(/\r$/, '');
+      this.stdoutBuffer = this.stdoutBuffer.slice(newline + 1);
+      if (line.trim() !== '') this.onLine(line);
+    }
+    if (this.stdoutBuffer.length > limit) {
+      this.stdoutBuffer = '';
+      const error = new Error(`server wrote a stdout line longer than ${limit} bytes; closing the connection`);
+      this.options.log.note(`protocol error: ${error.message}`);
+      this.onerror?.(error);
+      void this.close();
+    }
+  }
+
+  private onLine(line: string): void {
+    let message: JSONRPCMessage;
+    try {
+      message = JSONRPCMessageSchema.parse(JSON.parse(line));
+    } catch (cause) {
+      const error = new Error(`malformed JSON-RPC from server: ${line.slice(0, 200)}${line.length > 200 ? '…' : ''}`);
+      this.options.log.note(`protocol error: ${error.message} (${errorText(cause).split('\n')[0]})`);
+      this.options.onMalformed?.(line, error);
+      this.onerror?.(error);
+      return;
+    }
+    this.onmessage?.(message);
+  }
+
+  /** Writes one message; rejects with TransportNotConnectedError if the process is not running. */
+  send(message: JSONRPCMessage): Promise<void> {
+    const stdin = this.child?.stdin;
+    if (this.closed || !stdin || !stdin.writable || this.exitDescription !== undefined) {
+      return Promise.reject(new TransportNotConnectedError());
+    }
+    return new Promise((resolve, reject) => {
+      stdin.write(JSON.stringify(message) + '\n', (error) => (error ? reject(error) : resolve()));
+    });
+  }
+
+  /**
+   * Stops the server: closes stdin (the MCP-specified polite request), then SIGTERM and finally
+   * SIGKILL to the whole process group. Resolves once the direct child has exited.
+   */
+  close(): Promise<void> {
+    this.closing ??= this.stop();
+    return this.closing;
+  }
+
+  private async stop(): Promise<void> {
+    this.closed = true;
+    const child = this.child;
+    if (child?.pid !== undefined && this.exitDescription === undefined) {
+      const grace = this.options.gracefulExitMs ?? 500;
+      try {
+        child.stdin?.end();
+      } catch {
+        // already closed
+      }
+      if (!(await waitFor(this.exited!, grace))) {
+        killTree(child.pid, 'SIGTERM');
+        if (!(await waitFor(this.exited!, grace * 2))) killTree(child.pid, 'SIGKILL');
+      }
+      await this.exited;
+    }
+    // The direct child is gone; anything it left in its group goes too.
+    if (child?.pid !== undefined) killTree(child.pid, 'SIGKILL');
+    this.notifyClosed();
+  }
+
+  private notifyClosed(): void {
+    if (this.closeNotified) return;
+    this.closeNotified = true;
+    this.closed = true;
+    this.onclose?.();
+  }
+}
+
+/** Signals every process in the group led by `pid` (POSIX) or the tree rooted at it (Windows). */
+export function killTree(pid: number, signal: NodeJS.Signals): void {
+  if (IS_WINDOWS) {
+    // taskkill /T walks the tree; /F forces. Spawned directly, no shell.
+    spawn('taskkill', ['/pid', String(pid), '/T', '/F'], { stdio: 'ignore', windowsHide: true }).on('error', () => {});
+    return;
+  }
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // ESRCH: the group is already empty.
+  }
+}
+
+async function waitFor(promise: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([promise.then(() => true as const), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

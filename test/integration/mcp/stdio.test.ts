@@ -1,0 +1,123 @@
+/**
+ * The stdio transport and discovery against real fixture server processes: pagination, calls,
+ * progress, secrets injected at connect time, stderr capture, and process-tree cleanup.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { secretKey, envSecretName } from '../../../shared/domain/servers';
+import type { ConnectionManager } from '../../../electron/core/mcp/connection-manager';
+import type { CallProgress } from '../../../electron/core/mcp/connection';
+import { CallNotSentError } from '../../../electron/core/mcp/outcome';
+import { firstText, isAlive, makeManager, stdioFixture, waitUntil } from './helpers';
+
+let managers: ConnectionManager[] = [];
+afterEach(async () => {
+  await Promise.all(managers.map((m) => m.close()));
+  managers = [];
+});
+function track<T extends { manager: ConnectionManager }>(made: T): T {
+  managers.push(made.manager);
+  return made;
+}
+
+describe('stdio connections', () => {
+  it('discovery follows nextCursor until every page of tools/list is read', async () => {
+    const { manager } = track(makeManager([stdioFixture('paged', 'paginated', [{ name: 'FIXTURE_TOOL_COUNT', value: '9' }])]));
+    const status = await manager.connect('paged', 'default');
+    expect(status.state).toBe('connected');
+    const names = manager.listTools({ serverId: 'paged' }).map((t) => t.name);
+    // 4 fixed tools + 9 extra, served 3 per page: a client that stopped at page one would see 3.
+    expect(names).toHaveLength(13);
+    expect(names).toContain('tool_8');
+    expect(new Set(names).size).toBe(13);
+  });
+
+  it('a call returns the server answer and forwards each progress notification', async () => {
+    const { manager } = track(makeManager([stdioFixture('paged', 'paginated')]));
+    await manager.connect('paged', 'default');
+    const echo = await manager.call({ serverId: 'paged', accountId: 'default', toolName: 'echo' }, { message: 'hi' }, { signal: new AbortController().signal, operationId: 'op-1' });
+    expect(firstText(echo)).toBe('Echo: hi');
+
+    const progress: Array<{ op: string; p: CallProgress }> = [];
+    manager.on('progress', (op, _target, p) => progress.push({ op, p }));
+    const counted = await manager.call({ serverId: 'paged', accountId: 'default', toolName: 'count_with_progress' }, { steps: 4 }, { signal: new AbortController().signal, operationId: 'op-2' });
+    expect(firstText(counted)).toBe('counted to 4');
+    expect(progress.map((e) => e.op)).toEqual(['op-2', 'op-2', 'op-2', 'op-2']);
+    expect(progress.map((e) => e.p.progress)).toEqual([1, 2, 3, 4]);
+    expect(progress[3]!.p).toMatchObject({ total: 4, message: 'step 4' });
+  });
+
+  it('secret env values are read from the SecretStore at connect time and reach only the server process', async () => {
+    const def = stdioFixture('secretive', 'paginated', [
+      { name: 'FIXTURE_SECRET_ENV', value: 'API_TOKEN' },
+      { name: 'API_TOKEN', secret: true },
+    ]);
+    const { manager, secrets } = track(makeManager([def]));
+    const token = 'tok-' + Math.random().toString(36).slice(2);
+    await secrets.set(secretKey('secretive', 'default', envSecretName('API_TOKEN')), token);
+    const status = await manager.connect('secretive', 'default');
+    expect(status.state).toBe('connected');
+    const result = await manager.call({ serverId: 'secretive', accountId: 'default', toolName: 'whoami_env' }, {}, { signal: new AbortController().signal, operationId: 'op' });
+    expect(firstText(result)).toBe(token);
+    expect(secrets.reads).toEqual([secretKey('secretive', 'default', 'env:API_TOKEN')]);
+    // Nothing the UI can read carries the value.
+    expect(JSON.stringify(manager.snapshot())).not.toContain(token);
+    expect(JSON.stringify(manager.logLines('secretive', 'default'))).not.toContain(token);
+    expect(JSON.stringify(manager.listTools())).not.toContain(token);
+  });
+
+  it('a missing secret leaves the connection in error naming the secret, and nothing is spawned', async () => {
+    const def = stdioFixture('needs-secret', 'paginated', [{ name: 'API_TOKEN', secret: true }]);
+    const { manager } = track(makeManager([def]));
+    const status = await manager.connect('needs-secret', 'default');
+    expect(status).toMatchObject({ state: 'error' });
+    expect(status.state === 'error' && status.reason).toContain('env:API_TOKEN');
+    expect(manager.connection('needs-secret', 'default')!.pid).toBeUndefined();
+  });
+
+  it('stderr is captured into the connection log', async () => {
+    const { manager } = track(makeManager([stdioFixture('paged', 'paginated')]));
+    await manager.connect('paged', 'default');
+    const { lines } = await waitUntil(() => {
+      const l = manager.logLines('paged', 'default');
+      return l.lines.some((x) => x.source === 'stderr' && x.text === 'paginated fixture starting') ? l : undefined;
+    }, 10_000, 'stderr line');
+    expect(lines.some((l) => l.source === 'warden' && l.text.startsWith('connected over stdio'))).toBe(true);
+  });
+
+  it('disconnect kills the whole process tree, grandchildren included', async () => {
+    const { manager } = track(makeManager([stdioFixture('tree', 'paginated', [{ name: 'FIXTURE_GRANDCHILD', value: '1' }])]));
+    await manager.connect('tree', 'default');
+    const pid = manager.connection('tree', 'default')!.pid!;
+    const grandchild = Number(firstText(await manager.call({ serverId: 'tree', accountId: 'default', toolName: 'grandchild_pid' }, {}, { signal: new AbortController().signal, operationId: 'op' })));
+    expect(grandchild).toBeGreaterThan(0);
+    expect(isAlive(pid) && isAlive(grandchild)).toBe(true);
+    await manager.disconnect('tree');
+    expect(manager.connection('tree', 'default')!.status).toEqual({ state: 'disconnected' });
+    await waitUntil(() => !isAlive(pid) && !isAlive(grandchild), 10_000, 'server and grandchild to exit');
+  });
+
+  it('a call on a connection that is not connected is reported as not sent', async () => {
+    const { manager } = track(makeManager([stdioFixture('paged', 'paginated')]));
+    await expect(
+      manager.call({ serverId: 'paged', accountId: 'default', toolName: 'echo' }, { message: 'x' }, { signal: new AbortController().signal, operationId: 'op' }),
+    ).rejects.toBeInstanceOf(CallNotSentError);
+    await manager.connect('paged', 'default');
+    await manager.disconnect('paged', 'default');
+    await expect(
+      manager.call({ serverId: 'paged', accountId: 'default', toolName: 'echo' }, { message: 'x' }, { signal: new AbortController().signal, operationId: 'op' }),
+    ).rejects.toMatchObject({ notSent: true });
+  });
+
+  it('a command that does not exist ends in error with a clear reason', async () => {
+    const { manager } = track(makeManager([{ id: 'nope', name: 'Nope', transport: 'stdio', command: '/nonexistent/warden-no-such-server', args: [], env: [] }]));
+    const status = await manager.connect('nope', 'default');
+    expect(status.state).toBe('error');
+    expect(status.state === 'error' && status.reason).toContain('command not found: /nonexistent/warden-no-such-server');
+  });
+
+  it('an unknown server or account is refused with NOT_FOUND naming the field', async () => {
+    const { manager } = track(makeManager([stdioFixture('paged', 'paginated')]));
+    await expect(manager.connect('missing', 'default')).rejects.toMatchObject({ code: 'NOT_FOUND', message: expect.stringContaining('serverId') });
+    await expect(manager.connect('paged', 'personal')).rejects.toMatchObject({ code: 'NOT_FOUND', message: expect.stringContaining('accountId') });
+  });
+});
