@@ -17,6 +17,12 @@ export default tseslint.config(
     },
   },
   {
+    // CommonJS on purpose (electron-builder hooks are require()d).
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { ...globals.node } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
     files: ['renderer/**/*.{ts,tsx}'],
     languageOptions: { globals: { ...globals.browser } },
     rules: {
