@@ -36,7 +36,9 @@ declare global {
  * failing later with "cannot read properties of undefined".
  */
 export function getWardenApi(): WardenApi {
-  const api = window.warden;
+  // Read through globalThis (which is `window` in the page) so this also typechecks and runs in
+  // the Node unit tests, where there is no `window`.
+  const api = (globalThis as { warden?: WardenApi }).warden;
   if (!api) {
     throw new ContractError(
       'NOT_CONNECTED',
