@@ -306,4 +306,12 @@ describe('renderer shell in a real browser against the real core', () => {
     expect(await page.evaluate('window.__inlineRan === undefined')).toBe(true);
     expect(String(await page.evaluate('window.__cspViolations[0]'))).toContain('script-src');
   });
+
+  // Runs last: it stops the host (afterAll's close is idempotent).
+  it('when the host goes away, calls fail with NOT_CONNECTED instead of hanging', async () => {
+    await host.close();
+    const result = (await page.evaluate(`window.warden.core.ping({ nonce: 'after-close' })`)) as { ok: boolean; error: { code: string } };
+    expect(result).toMatchObject({ ok: false, error: { code: 'NOT_CONNECTED' } });
+    expect(pingsReceived).not.toContain('after-close');
+  });
 });
