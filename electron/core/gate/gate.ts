@@ -1,0 +1,784 @@
+/**
+ * The gate (DESIGN.md §2): the single entry point for every tool call, from any source.
+ *
+ * It owns the operation state machine and is the only caller of `ToolExecutor.call`. Guarantees,
+ * each a named test: arguments deep-copied and frozen at request time; validated (ajv) and
+ * canonicalized before the policy sees them; approvals bound to a fingerprint recomputed from
+ * current state; policy checked at request, approval and immediately before `executing`;
+ * approval single-use; `executing` durably journaled before the request leaves; revocation stops
+ * everything not yet executing and aborts in-flight calls; every transition journaled with its
+ * reason; callers only ever get copies.
+ *
+ * Concurrency rule: every decision and state change happens synchronously in memory (one JS
+ * tick) and the journal append follows; so no interleaving of approve/revoke/policy-change can
+ * observe a half-made decision.
+ */
+import { randomUUID } from 'node:crypto';
+import { Ajv, type ValidateFunction } from 'ajv';
+import addFormatsImport from 'ajv-formats';
+import type { CallSource, OperationState } from '../../../shared/domain/operations';
+import { TERMINAL_STATES } from '../../../shared/domain/operations';
+import {
+  journalEntry,
+  type DecisionRecord,
+  type ErrorRecord,
+  type OpProposed,
+  type OpTransition,
+  type RequestOrigin,
+  type ToolIdentity,
+  type ToolResultRecord,
+} from '../../../shared/domain/journal-events';
+import type { PolicyDecision, PolicyState } from '../../../shared/domain/policy';
+import { WardenError } from '../../../shared/result';
+import { canonicalJson, deepFreezeCopy } from '../canonical/canonical-json';
+import { fingerprint as computeFingerprint } from '../canonical/hashes';
+import { decide } from '../policy/engine';
+import { normalizeArgumentsForPolicy, pathFieldsFor } from '../policy/normalize';
+import type { PathFs, PathSemantics } from '../policy/paths';
+import { systemClock, type ApprovalPreview, type Clock, type Journal, type JournalEntry } from '../ports';
+import { isCallNotSent, type RegistryChange, type ToolDescriptor, type ToolExecutor, type ToolRegistry } from './ports';
+
+const addFormats = addFormatsImport as unknown as (ajv: Ajv) => Ajv;
+
+/** Default time a pending approval waits before it expires. */
+export const DEFAULT_APPROVAL_TTL_MS = 10 * 60 * 1000;
+/** Largest canonical argument payload the gate accepts. */
+export const MAX_ARGUMENTS_BYTES = 1024 * 1024;
+
+/** The current policy, read at every decision point. */
+export interface PolicySource {
+  current(): PolicyState;
+}
+
+/** What the gate needs. Everything is injected so tests use real MCP servers and a fake clock. */
+export interface GateDeps {
+  journal: Journal;
+  executor: ToolExecutor;
+  registry: ToolRegistry;
+  policy: PolicySource;
+  clock?: Clock;
+  approvalTtlMs?: number;
+  /** Path semantics and file system for the normalization step (symlinks). */
+  paths?: { semantics: PathSemantics; fs: PathFs | null };
+  newId?: () => string;
+  /** Schedules expiry sweeps; defaults to real timers (unref'd). Tests with a fake clock call `sweepExpired()`. */
+  scheduleExpiry?: boolean;
+}
+
+/** One tool call as it enters the gate. */
+export interface GateRequest {
+  source: CallSource;
+  conversationId?: string | null;
+  round?: number | null;
+  batchId?: string | null;
+  serverId: string;
+  accountId: string;
+  toolName: string;
+  arguments: unknown;
+  /** Caller-chosen id (idempotency key). A second request with it returns the recorded operation. */
+  operationId?: string;
+}
+
+/** A point-in-time copy of an operation. Editing it changes nothing in the gate. */
+export interface OperationSnapshot {
+  operationId: string;
+  state: OperationState;
+  origin: RequestOrigin;
+  identity: ToolIdentity;
+  arguments: Record<string, unknown>;
+  canonicalArguments: string;
+  fingerprint: string;
+  requestedAt: number;
+  expiresAt: number | null;
+  /** The latest policy decision about this operation. */
+  decision: DecisionRecord | null;
+  /** Why it is in its current state. */
+  reason: string;
+  /** True once a person approved it (vs Always Allow). */
+  approvedByUser: boolean;
+  result: ToolResultRecord | null;
+  error: ErrorRecord | null;
+  history: Array<{ from: OperationState; to: OperationState; reason: string; at: number }>;
+  /** Labels for display, from the registry at request time. */
+  labels: { server: string; account: string; toolTitle: string | null; toolDescription: string | null };
+}
+
+/** An operation as rebuilt from the journal after a restart (see `replayOperations`). */
+export interface RestoredOperation {
+  proposed: OpProposed;
+  state: OperationState;
+  reason: string;
+  decision: DecisionRecord | null;
+  approvedByUser: boolean;
+  result: ToolResultRecord | null;
+  error: ErrorRecord | null;
+  history: OperationSnapshot['history'];
+}
+
+interface Operation {
+  id: string;
+  state: OperationState;
+  origin: RequestOrigin;
+  identity: ToolIdentity;
+  /** Deep-copied and frozen at request time: exactly what is sent. */
+  args: Readonly<Record<string, unknown>>;
+  canonicalArguments: string;
+  fingerprint: string;
+  requestedAt: number;
+  expiresAt: number | null;
+  decision: DecisionRecord | null;
+  reason: string;
+  approvedByUser: boolean;
+  result: ToolResultRecord | null;
+  error: ErrorRecord | null;
+  history: OperationSnapshot['history'];
+  labels: OperationSnapshot['labels'];
+  abort: AbortController | null;
+  settled: Promise<void>;
+  resolveSettled: () => void;
+}
+
+type Listener = (op: OperationSnapshot) => void;
+
+/** Allowed transitions; anything else is a bug and throws. */
+const TRANSITIONS: Record<OperationState, readonly OperationState[]> = {
+  proposed: ['validation_failed', 'denied', 'awaiting_approval', 'approved'],
+  awaiting_approval: ['rejected', 'expired', 'invalidated', 'cancelled', 'approved', 'denied'],
+  approved: ['executing', 'denied', 'invalidated', 'cancelled'],
+  executing: ['succeeded', 'failed', 'outcome_unknown'],
+  validation_failed: [],
+  denied: [],
+  rejected: [],
+  expired: [],
+  invalidated: [],
+  cancelled: [],
+  succeeded: [],
+  failed: [],
+  outcome_unknown: [],
+};
+
+/**
+ * The gate. One instance per core; all tool calls go through `request`/`submit`.
+ */
+export class Gate {
+  private readonly ops = new Map<string, Operation>();
+  private readonly listeners = new Set<Listener>();
+  private readonly validators = new Map<string, ValidateFunction>();
+  private readonly ajv: Ajv;
+  private readonly clock: Clock;
+  private readonly ttl: number;
+  private readonly activeAccounts = new Map<string, string>();
+  private readonly timers = new Map<string, ReturnType<typeof setTimeout>>();
+  private readonly unsubscribeRegistry: (() => void) | undefined;
+  /** Journal appends are chained so records land in the order decisions were made. */
+  private journalTail: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly deps: GateDeps) {
+    this.clock = deps.clock ?? systemClock;
+    this.ttl = deps.approvalTtlMs ?? DEFAULT_APPROVAL_TTL_MS;
+    this.ajv = new Ajv({ strict: false, allErrors: false, validateSchema: false });
+    addFormats(this.ajv);
+    this.unsubscribeRegistry = deps.registry.subscribe?.((change) => this.onRegistryChange(change));
+  }
+
+  // ---- entry points ------------------------------------------------------------------------
+
+  /**
+   * Submits a tool call and waits for its final outcome (which for `ask` means until a person
+   * approves, rejects, or it expires).
+   *
+   * Why: the chat loop wants one awaitable per tool call; every call of every source enters here.
+   */
+  async request(req: GateRequest): Promise<OperationSnapshot> {
+    const first = await this.submit(req);
+    return this.settled(first.operationId);
+  }
+
+  /**
+   * Submits a tool call and resolves once it is decided (awaiting approval, executing, or done).
+   *
+   * Why: the UI and batch handling need the operation id and state before the outcome.
+   */
+  async submit(req: GateRequest): Promise<OperationSnapshot> {
+    const id = req.operationId ?? this.deps.newId?.() ?? randomUUID();
+    const existing = this.ops.get(id);
+    if (existing) return this.snapshot(existing); // idempotency: never a second call for one id
+
+    const now = this.clock.now();
+    const origin: RequestOrigin = {
+      source: req.source,
+      conversationId: req.conversationId ?? null,
+      round: req.round ?? null,
+      batchId: req.batchId ?? null,
+    };
+    const tool = this.deps.registry.getTool(req.serverId, req.accountId, req.toolName);
+    const identity: ToolIdentity = {
+      serverId: req.serverId,
+      accountId: req.accountId,
+      toolName: req.toolName,
+      endpointHash: tool?.endpointHash ?? '',
+      contractHash: tool?.contractHash ?? '',
+    };
+
+    // Deep copy + freeze, and canonicalize; any non-JSON input fails validation.
+    let args: Readonly<Record<string, unknown>> = Object.freeze({});
+    let canonicalArguments = '{}';
+    let copyError: string | null = null;
+    try {
+      if (req.arguments === undefined || req.arguments === null) {
+        args = Object.freeze({});
+      } else if (typeof req.arguments !== 'object' || Array.isArray(req.arguments)) {
+        copyError = 'arguments: must be an object';
+      } else {
+        args = deepFreezeCopy(req.arguments as Record<string, unknown>);
+        canonicalArguments = canonicalJson(args);
+        if (canonicalArguments.length > MAX_ARGUMENTS_BYTES) copyError = `arguments: ${canonicalArguments.length} bytes exceeds the ${MAX_ARGUMENTS_BYTES}-byte limit`;
+      }
+    } catch (error) {
+      copyError = error instanceof Error ? error.message : String(error);
+    }
+
+    const op: Operation = this.newOperation(id, origin, identity, args, canonicalArguments, now, tool);
+    this.ops.set(id, op);
+    const entries: JournalEntry[] = [
+      journalEntry('op.proposed', {
+        operationId: id,
+        origin,
+        identity,
+        arguments: args as Record<string, unknown>,
+        canonicalArguments,
+        fingerprint: op.fingerprint,
+        requestedAt: now,
+        expiresAt: null,
+      }),
+    ];
+
+    if (copyError) {
+      entries.push(this.transition(op, 'validation_failed', `Invalid arguments: ${copyError}`, { error: { code: 'VALIDATION_FAILED', message: copyError } }));
+      await this.append(entries);
+      return this.snapshot(op);
+    }
+
+    // Not listed → deny (before validation: there is no schema to validate against).
+    if (tool) {
+      const invalid = this.validate(tool, args);
+      if (invalid) {
+        entries.push(this.transition(op, 'validation_failed', `Invalid arguments: ${invalid}`, { error: { code: 'VALIDATION_FAILED', message: invalid } }));
+        await this.append(entries);
+        return this.snapshot(op);
+      }
+    }
+
+    const decision = this.decideNow(op, tool);
+    op.decision = decision;
+    if (decision.decision === 'deny') {
+      entries.push(this.transition(op, 'denied', decision.reason, { decision, actor: 'policy' }));
+      await this.append(entries);
+      return this.snapshot(op);
+    }
+    if (decision.decision === 'ask') {
+      op.expiresAt = now + this.ttl;
+      entries[0]!.payload.expiresAt = op.expiresAt;
+      entries.push(this.transition(op, 'awaiting_approval', decision.reason, { decision, actor: 'policy', expiresAt: op.expiresAt }));
+      this.scheduleExpiry(op);
+      await this.append(entries);
+      return this.snapshot(op);
+    }
+    // Always Allow: approved + executing go to the journal in ONE durable append.
+    entries.push(this.transition(op, 'approved', decision.reason, { decision, actor: 'policy', fingerprint: op.fingerprint }));
+    return this.beginExecuting(op, entries);
+  }
+
+  /**
+   * Approves a pending operation. Internal to the core: reached only through the trusted
+   * `ApprovalPrompter` (the renderer has no approve channel).
+   *
+   * Re-runs the policy and recomputes the fingerprint from current state; a mismatch invalidates,
+   * a policy now `deny` denies. Single-use: approving anything not awaiting approval throws
+   * CONFLICT and sends nothing.
+   */
+  async approve(operationId: string): Promise<OperationSnapshot> {
+    const op = this.mustGet(operationId);
+    if (op.state !== 'awaiting_approval') {
+      throw new WardenError('CONFLICT', `Operation ${operationId} cannot be approved: it is ${op.state}${op.approvedByUser ? ' (approval is single-use)' : ''}`);
+    }
+    if (op.expiresAt !== null && this.clock.now() >= op.expiresAt) {
+      await this.append([this.transition(op, 'expired', 'The approval request expired before it was approved', { actor: 'gate' })]);
+      return this.snapshot(op);
+    }
+    const check = this.recheck(op);
+    if (check.kind === 'invalidated') {
+      await this.append([this.transition(op, 'invalidated', check.reason, { actor: 'gate', fingerprint: check.fingerprint, decision: check.decision })]);
+      return this.snapshot(op);
+    }
+    op.decision = check.decision;
+    if (check.decision.decision === 'deny') {
+      await this.append([this.transition(op, 'denied', check.decision.reason, { decision: check.decision, actor: 'policy' })]);
+      return this.snapshot(op);
+    }
+    op.approvedByUser = true;
+    const entries = [this.transition(op, 'approved', 'Approved by you', { actor: 'user', decision: check.decision, fingerprint: check.fingerprint })];
+    return this.beginExecuting(op, entries);
+  }
+
+  /** Rejects a pending operation; nothing is sent. Why: the person (or a renderer) said no. */
+  async reject(operationId: string, reason = 'Rejected by you'): Promise<OperationSnapshot> {
+    const op = this.mustGet(operationId);
+    if (op.state !== 'awaiting_approval') throw new WardenError('CONFLICT', `Operation ${operationId} cannot be rejected: it is ${op.state}`);
+    await this.append([this.transition(op, 'rejected', reason, { actor: 'user' })]);
+    return this.snapshot(op);
+  }
+
+  /**
+   * Cancels an operation: pending or approved-not-yet-executing ones are cancelled; an executing
+   * one has its call aborted (it ends `outcome_unknown`, since the server may have acted).
+   */
+  async cancel(operationId: string, reason = 'Cancelled by you'): Promise<OperationSnapshot> {
+    const op = this.mustGet(operationId);
+    if (op.state === 'awaiting_approval' || op.state === 'approved') {
+      await this.append([this.transition(op, 'cancelled', reason, { actor: 'user' })]);
+    } else if (op.state === 'executing') {
+      op.abort?.abort(new WardenError('CANCELLED', reason));
+    } else {
+      throw new WardenError('CONFLICT', `Operation ${operationId} cannot be cancelled: it is ${op.state}`);
+    }
+    return this.snapshot(op);
+  }
+
+  /**
+   * Re-validates everything not yet executing against current policy and identities, and aborts
+   * in-flight calls whose permission is gone.
+   *
+   * Why: revocation (Always Allow → Disabled, endpoint/contract change, account switch) must stop
+   * every queued call, not only future ones. Call after any policy or registry change.
+   */
+  async revalidate(cause: string): Promise<void> {
+    const entries: JournalEntry[] = [];
+    for (const op of this.ops.values()) {
+      if (op.state === 'awaiting_approval') {
+        const check = this.recheck(op);
+        if (check.kind === 'invalidated') entries.push(this.transition(op, 'invalidated', `${check.reason} (${cause})`, { actor: 'gate', fingerprint: check.fingerprint, decision: check.decision }));
+        else if (check.decision.decision === 'deny') entries.push(this.transition(op, 'denied', `${check.decision.reason} (${cause})`, { actor: 'policy', decision: check.decision }));
+      } else if (op.state === 'executing' && op.abort && !op.abort.signal.aborted) {
+        const check = this.recheck(op);
+        if (check.kind === 'invalidated' || check.decision.decision === 'deny' || (check.decision.decision === 'ask' && !op.approvedByUser)) {
+          const why = check.kind === 'invalidated' ? check.reason : check.decision.reason;
+          op.abort.abort(new WardenError('CANCELLED', `Permission revoked while running: ${why} (${cause})`));
+        }
+      }
+    }
+    if (entries.length) await this.append(entries);
+  }
+
+  /**
+   * Makes `accountId` the active account of a server (for one conversation, or all when null).
+   *
+   * Why: pending approvals and in-flight calls for another account of that server must stop; a
+   * grant for one account never carries over to another.
+   */
+  async switchAccount(input: { serverId: string; accountId: string; conversationId?: string | null; source?: 'user' | 'system' }): Promise<void> {
+    const k = accountKey(input.serverId, input.conversationId ?? null);
+    const from = this.activeAccounts.get(k) ?? null;
+    this.activeAccounts.set(k, input.accountId);
+    await this.append([
+      journalEntry('account.switched', {
+        serverId: input.serverId,
+        conversationId: input.conversationId ?? null,
+        from,
+        to: input.accountId,
+        source: input.source ?? 'user',
+        at: this.clock.now(),
+      }),
+    ]);
+    await this.revalidate(`account switched to ${input.accountId}`);
+  }
+
+  /** Expires every pending approval whose time is up. Why: stale approvals must not linger. */
+  async sweepExpired(): Promise<void> {
+    const now = this.clock.now();
+    const entries: JournalEntry[] = [];
+    for (const op of this.ops.values()) {
+      if (op.state === 'awaiting_approval' && op.expiresAt !== null && now >= op.expiresAt) {
+        entries.push(this.transition(op, 'expired', 'The approval request expired', { actor: 'gate' }));
+      }
+    }
+    if (entries.length) await this.append(entries);
+  }
+
+  /**
+   * Rebuilds operations recovered from the journal (see `replayOperations`).
+   *
+   * Why: after a restart the gate must know every operation id (idempotency) and every pending
+   * approval. Anything still `executing` becomes `outcome_unknown` (never re-sent); pending
+   * approvals are re-validated against current policy.
+   */
+  async restore(operations: readonly RestoredOperation[]): Promise<void> {
+    const entries: JournalEntry[] = [];
+    for (const r of operations) {
+      if (this.ops.has(r.proposed.operationId)) continue;
+      const p = r.proposed;
+      const op = this.newOperation(p.operationId, p.origin, p.identity, deepFreezeCopy(p.arguments), p.canonicalArguments, p.requestedAt, undefined);
+      op.fingerprint = p.fingerprint;
+      op.state = r.state;
+      op.reason = r.reason;
+      op.decision = r.decision;
+      op.approvedByUser = r.approvedByUser;
+      op.result = r.result;
+      op.error = r.error;
+      op.history = structuredClone(r.history);
+      op.expiresAt = p.expiresAt ?? null;
+      this.ops.set(op.id, op);
+      if (op.state === 'executing' || op.state === 'approved') {
+        const reason = op.state === 'executing' ? 'Recovered after a restart while executing: the server may or may not have acted' : 'Recovered after a restart before executing: not sent';
+        entries.push(
+          op.state === 'executing'
+            ? this.transition(op, 'outcome_unknown', reason, { actor: 'recovery', error: { code: 'OUTCOME_UNKNOWN', message: reason } })
+            : this.transition(op, 'cancelled', reason, { actor: 'recovery' }),
+        );
+      } else if (op.state === 'proposed') {
+        entries.push(this.transition(op, 'denied', 'Recovered after a restart before a decision: submit it again', { actor: 'recovery' }));
+      } else if (TERMINAL_STATES.has(op.state)) {
+        op.resolveSettled();
+      } else if (op.state === 'awaiting_approval') {
+        this.scheduleExpiry(op);
+      }
+    }
+    if (entries.length) await this.append(entries);
+    await this.sweepExpired();
+    await this.revalidate('restored after restart');
+  }
+
+  // ---- reads -------------------------------------------------------------------------------
+
+  /** A copy of one operation, or undefined. */
+  get(operationId: string): OperationSnapshot | undefined {
+    const op = this.ops.get(operationId);
+    return op ? this.snapshot(op) : undefined;
+  }
+
+  /** Copies of operations, newest first, optionally filtered. */
+  list(filter: { state?: OperationState; conversationId?: string } = {}): OperationSnapshot[] {
+    const out: OperationSnapshot[] = [];
+    for (const op of this.ops.values()) {
+      if (filter.state && op.state !== filter.state) continue;
+      if (filter.conversationId && op.origin.conversationId !== filter.conversationId) continue;
+      out.push(this.snapshot(op));
+    }
+    return out.sort((a, b) => b.requestedAt - a.requestedAt || (a.operationId < b.operationId ? -1 : 1));
+  }
+
+  /** Pending approvals (copies). */
+  pending(): OperationSnapshot[] {
+    return this.list({ state: 'awaiting_approval' });
+  }
+
+  /** Resolves with the operation once it reaches a terminal state (a copy). */
+  async settled(operationId: string): Promise<OperationSnapshot> {
+    const op = this.mustGet(operationId);
+    await op.settled;
+    return this.snapshot(op);
+  }
+
+  /**
+   * The trusted approval preview of a pending operation: written by this code from the tool
+   * identity and the validated, stored arguments, never by the model or the server.
+   */
+  preview(operationId: string): ApprovalPreview {
+    const op = this.mustGet(operationId);
+    if (op.state !== 'awaiting_approval') throw new WardenError('CONFLICT', `Operation ${operationId} is not awaiting approval (it is ${op.state})`);
+    const args = JSON.stringify(JSON.parse(op.canonicalArguments), null, 2);
+    const descr = op.labels.toolDescription ? `\n\nThe server describes this tool as (unverified): ${op.labels.toolDescription.slice(0, 500)}` : '';
+    return {
+      operationId: op.id,
+      title: `Run "${op.identity.toolName}" on ${op.labels.server} (${op.labels.account})?`,
+      detail: `${op.decision?.reason ?? 'Approval required'}.\nRequested by: ${op.origin.source}${op.origin.conversationId ? ` in conversation ${op.origin.conversationId}` : ''}.\nFingerprint: ${op.fingerprint.slice(0, 16)}…${descr}`,
+      argumentsJson: args,
+      serverLabel: op.labels.server,
+      accountLabel: op.labels.account,
+      toolName: op.identity.toolName,
+    };
+  }
+
+  /** The active account of a server for a conversation (or the global one), if set. */
+  activeAccount(serverId: string, conversationId: string | null): string | undefined {
+    return this.activeAccounts.get(accountKey(serverId, conversationId)) ?? this.activeAccounts.get(accountKey(serverId, null));
+  }
+
+  /** Subscribes to every operation change (a copy per transition). Returns an unsubscribe function. */
+  onChange(listener: Listener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Stops timers and the registry subscription. In-flight calls are left to their executor. */
+  close(): void {
+    for (const t of this.timers.values()) clearTimeout(t);
+    this.timers.clear();
+    this.unsubscribeRegistry?.();
+  }
+
+  // ---- internals ---------------------------------------------------------------------------
+
+  private newOperation(
+    id: string,
+    origin: RequestOrigin,
+    identity: ToolIdentity,
+    args: Readonly<Record<string, unknown>>,
+    canonicalArguments: string,
+    now: number,
+    tool: ToolDescriptor | undefined,
+  ): Operation {
+    let resolveSettled!: () => void;
+    const settled = new Promise<void>((r) => (resolveSettled = r));
+    return {
+      id,
+      state: 'proposed',
+      origin,
+      identity,
+      args,
+      canonicalArguments,
+      fingerprint: computeFingerprint({ ...identity, canonicalArguments }),
+      requestedAt: now,
+      expiresAt: null,
+      decision: null,
+      reason: 'Proposed',
+      approvedByUser: false,
+      result: null,
+      error: null,
+      history: [],
+      labels: {
+        server: tool?.serverLabel ?? identity.serverId,
+        account: tool?.accountLabel ?? identity.accountId,
+        toolTitle: tool?.title ?? null,
+        toolDescription: tool?.description ?? null,
+      },
+      abort: null,
+      settled,
+      resolveSettled,
+    };
+  }
+
+  private mustGet(operationId: string): Operation {
+    const op = this.ops.get(operationId);
+    if (!op) throw new WardenError('NOT_FOUND', `No operation with id ${JSON.stringify(operationId)}`);
+    return op;
+  }
+
+  private validate(tool: ToolDescriptor, args: Readonly<Record<string, unknown>>): string | null {
+    let validator = this.validators.get(tool.contractHash);
+    if (!validator) {
+      try {
+        validator = this.ajv.compile(tool.inputSchema ?? { type: 'object' });
+      } catch (error) {
+        return `the tool's inputSchema is not a valid JSON Schema (${error instanceof Error ? error.message : String(error)})`;
+      }
+      this.validators.set(tool.contractHash, validator);
+    }
+    if (validator(args)) return null;
+    const e = validator.errors?.[0];
+    if (!e) return 'arguments do not match the tool schema';
+    const at = e.instancePath ? 'arguments' + e.instancePath.replace(/\//g, '.') : 'arguments';
+    const missing = (e.params as { missingProperty?: string }).missingProperty;
+    const extra = (e.params as { additionalProperty?: string }).additionalProperty;
+    if (missing) return `${at}.${missing}: required`;
+    if (extra) return `${at}.${extra}: not allowed by the tool schema`;
+    return `${at}: ${e.message ?? 'invalid'}`;
+  }
+
+  /** The policy decision for an operation under current state (request, approval, pre-execute). */
+  private decideNow(op: Operation, tool: ToolDescriptor | undefined): PolicyDecision {
+    const active = this.activeAccount(op.identity.serverId, op.origin.conversationId);
+    if (active !== undefined && active !== op.identity.accountId) {
+      return {
+        decision: 'deny',
+        reason: `Not the active account: ${op.identity.serverId} is using account ${active}`,
+        layer: 'availability',
+        ruleId: null,
+        pin: 'none',
+        configErrors: [],
+      };
+    }
+    const state = this.deps.policy.current();
+    const paths = this.deps.paths ?? { semantics: process.platform === 'win32' ? 'win32' : 'posix', fs: null };
+    const normalized = normalizeArgumentsForPolicy(op.args, {
+      semantics: paths.semantics,
+      fs: paths.fs,
+      pathFields: paths.fs ? pathFieldsFor(state, op.identity.serverId, op.identity.toolName) : [],
+    });
+    return decide(
+      { serverId: op.identity.serverId, accountId: op.identity.accountId, toolName: op.identity.toolName, conversationId: op.origin.conversationId, arguments: normalized },
+      state,
+      {
+        tool: tool ? { contractHash: tool.contractHash, endpointHash: tool.endpointHash, annotations: tool.annotations } : undefined,
+        paths: paths.semantics,
+        labels: { server: tool?.serverLabel ?? op.labels.server, account: tool?.accountLabel ?? op.labels.account },
+      },
+    );
+  }
+
+  /** Recomputes the fingerprint from current state, then re-decides. */
+  private recheck(op: Operation): { kind: 'invalidated'; reason: string; fingerprint: string; decision?: PolicyDecision } | { kind: 'ok'; fingerprint: string; decision: PolicyDecision } {
+    const tool = this.deps.registry.getTool(op.identity.serverId, op.identity.accountId, op.identity.toolName);
+    if (!tool) {
+      return { kind: 'invalidated', reason: `${op.identity.toolName} is no longer offered by ${op.labels.server}`, fingerprint: '' };
+    }
+    const fp = computeFingerprint({ ...op.identity, endpointHash: tool.endpointHash, contractHash: tool.contractHash, canonicalArguments: op.canonicalArguments });
+    if (fp !== op.fingerprint) {
+      const why = tool.endpointHash !== op.identity.endpointHash ? 'server endpoint changed since the request' : 'tool changed since the request';
+      return { kind: 'invalidated', reason: `Invalidated: ${why}`, fingerprint: fp };
+    }
+    const decision = this.decideNow(op, tool);
+    if (decision.decision === 'deny' && decision.layer === 'availability' && decision.reason.startsWith('Not the active account')) {
+      return { kind: 'invalidated', reason: `Invalidated: ${decision.reason}`, fingerprint: fp, decision };
+    }
+    return { kind: 'ok', fingerprint: fp, decision };
+  }
+
+  /**
+   * Pre-execute check, then `executing` durably journaled (with any preceding entries, in one
+   * append), then — only after that resolves — the call leaves.
+   */
+  private async beginExecuting(op: Operation, entries: JournalEntry[]): Promise<OperationSnapshot> {
+    // Policy checked again immediately before executing (same tick as the transition).
+    const check = this.recheck(op);
+    if (check.kind === 'invalidated') {
+      entries.push(this.transition(op, 'invalidated', check.reason, { actor: 'gate', fingerprint: check.fingerprint }));
+      await this.append(entries);
+      return this.snapshot(op);
+    }
+    if (check.decision.decision === 'deny' || (check.decision.decision === 'ask' && !op.approvedByUser)) {
+      const to = check.decision.decision === 'deny' ? 'denied' : 'invalidated';
+      entries.push(this.transition(op, to, `${check.decision.reason} (re-checked before sending)`, { actor: 'policy', decision: check.decision }));
+      await this.append(entries);
+      return this.snapshot(op);
+    }
+    op.abort = new AbortController();
+    entries.push(this.transition(op, 'executing', 'Sending the request to the server', { fingerprint: check.fingerprint }));
+    await this.append(entries, true);
+    // From here on the ledger says "executing": a crash now yields outcome_unknown, never a resend.
+    void this.runCall(op);
+    return this.snapshot(op);
+  }
+
+  private async runCall(op: Operation): Promise<void> {
+    const signal = op.abort!.signal;
+    if (signal.aborted) {
+      const why = reasonOf(signal.reason);
+      await this.append([this.transition(op, 'failed', `Not sent: ${why}`, { error: { code: 'CANCELLED', message: why } })]);
+      return;
+    }
+    try {
+      const raw = await this.deps.executor.call(
+        { serverId: op.identity.serverId, accountId: op.identity.accountId, toolName: op.identity.toolName },
+        op.args,
+        { signal, operationId: op.id },
+      );
+      const result = toResultRecord(raw);
+      const to = result.isError ? 'failed' : 'succeeded';
+      await this.append([this.transition(op, to, result.isError ? 'The tool reported an error' : 'The tool call succeeded', { result })]);
+    } catch (error) {
+      const message = signal.aborted ? reasonOf(signal.reason) : error instanceof Error ? error.message : String(error);
+      if (isCallNotSent(error)) {
+        await this.append([this.transition(op, 'failed', `Not sent: ${message}`, { error: { code: 'NOT_SENT', message } })]);
+      } else {
+        await this.append([
+          this.transition(op, 'outcome_unknown', `${signal.aborted ? 'Cancelled while running' : 'The call failed after it was sent'}: the server may have acted (${message})`, {
+            error: { code: signal.aborted ? 'CANCELLED' : 'OUTCOME_UNKNOWN', message },
+          }),
+        ]);
+      }
+    } finally {
+      op.abort = null;
+    }
+  }
+
+  /** Applies a transition in memory (synchronously) and returns its journal entry. */
+  private transition(op: Operation, to: OperationState, reason: string, extra: Partial<Omit<OpTransition, 'operationId' | 'from' | 'to' | 'reason'>> = {}): JournalEntry {
+    const from = op.state;
+    if (!TRANSITIONS[from].includes(to)) throw new WardenError('INTERNAL', `Illegal operation transition ${from} → ${to} for ${op.id}`);
+    const at = this.clock.now();
+    op.state = to;
+    op.reason = reason;
+    if (extra.result) op.result = extra.result;
+    if (extra.error) op.error = extra.error;
+    if (extra.decision) op.decision = extra.decision;
+    op.history.push({ from, to, reason, at });
+    if (to !== 'awaiting_approval') this.clearExpiry(op);
+    const entry = journalEntry('op.transition', { operationId: op.id, from, to, reason, ...extra });
+    if (TERMINAL_STATES.has(to)) op.resolveSettled();
+    if (this.listeners.size) {
+      const snap = this.snapshot(op);
+      queueMicrotask(() => {
+        for (const l of this.listeners) l(snap);
+      });
+    }
+    return entry;
+  }
+
+  /** Appends in decision order; `durable` waits for stable storage. */
+  private append(entries: JournalEntry[], durable = false): Promise<unknown> {
+    const next = this.journalTail.then(() => this.deps.journal.append(entries, durable ? { durable: true } : undefined));
+    this.journalTail = next.catch(() => undefined);
+    return next;
+  }
+
+  private scheduleExpiry(op: Operation): void {
+    if (this.deps.scheduleExpiry === false || op.expiresAt === null) return;
+    const delay = Math.max(0, op.expiresAt - this.clock.now());
+    const timer = setTimeout(() => {
+      this.timers.delete(op.id);
+      void this.sweepExpired();
+    }, Math.min(delay, 2 ** 31 - 1));
+    timer.unref?.();
+    this.timers.set(op.id, timer);
+  }
+
+  private clearExpiry(op: Operation): void {
+    const t = this.timers.get(op.id);
+    if (t) {
+      clearTimeout(t);
+      this.timers.delete(op.id);
+    }
+  }
+
+  private onRegistryChange(change: RegistryChange): void {
+    void this.revalidate(change.kind === 'endpoint-changed' ? 'server endpoint changed' : change.kind === 'disconnected' ? 'server disconnected' : 'tool list changed');
+  }
+
+  private snapshot(op: Operation): OperationSnapshot {
+    return structuredClone({
+      operationId: op.id,
+      state: op.state,
+      origin: op.origin,
+      identity: op.identity,
+      arguments: op.args as Record<string, unknown>,
+      canonicalArguments: op.canonicalArguments,
+      fingerprint: op.fingerprint,
+      requestedAt: op.requestedAt,
+      expiresAt: op.expiresAt,
+      decision: op.decision,
+      reason: op.reason,
+      approvedByUser: op.approvedByUser,
+      result: op.result,
+      error: op.error,
+      history: op.history,
+      labels: op.labels,
+    });
+  }
+}
+
+function accountKey(serverId: string, conversationId: string | null): string {
+  return `${serverId}\u0000${conversationId ?? ''}`;
+}
+
+function reasonOf(reason: unknown): string {
+  return reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : 'aborted';
+}
+
+function toResultRecord(raw: unknown): ToolResultRecord {
+  const r = (raw ?? {}) as { content?: unknown; structuredContent?: unknown; isError?: unknown };
+  const content = Array.isArray(r.content) ? (JSON.parse(JSON.stringify(r.content)) as Array<Record<string, unknown>>) : [];
+  const out: ToolResultRecord = { isError: r.isError === true, content };
+  if (r.structuredContent && typeof r.structuredContent === 'object') out.structuredContent = JSON.parse(JSON.stringify(r.structuredContent));
+  return out;
+}
