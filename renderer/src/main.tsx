@@ -6,7 +6,6 @@ import { createRoot } from 'react-dom/client';
 import { getWardenApi } from './api';
 import { App } from './App';
 import { AppStoreContext, createAppStore } from './store';
-import './styles.css';
 
 const store = createAppStore({ api: getWardenApi });
 const root = document.getElementById('root');
