@@ -133,6 +133,8 @@ describe('renderer shell in a real browser against the real core', () => {
     expect(labels.map((l) => l.trim())).toEqual(['Chat', 'Servers', 'Permissions', 'Approvals', 'Activity', 'Recovery']);
     expect(await page.getByTestId('view-chat').isVisible()).toBe(true);
     expect(await page.getByTestId('nav-chat').getAttribute('aria-current')).toBe('page');
+    // The stylesheet loaded under style-src 'self' (the sidebar has its dark background from styles.css).
+    expect(await page.evaluate(`getComputedStyle(document.querySelector('.sidebar')).backgroundColor`)).toBe('rgb(22, 32, 44)');
   });
 
   it('navigates between every view and shows exactly one view at a time', async () => {
