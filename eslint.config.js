@@ -3,8 +3,14 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
+import { builtinModules } from 'node:module';
 
-const nodeBuiltins = ['node:*', 'fs', 'path', 'os', 'child_process', 'crypto', 'net', 'http', 'https', 'url'];
+// Every Node builtin as a bare specifier, with or without `node:`, with subpaths (`fs/promises`).
+// A regex, anchored, so a relative `../domain/x` is not mistaken for Node's `domain` module.
+const nodeBuiltins = `^(node:.+|(${builtinModules.filter((m) => !m.startsWith('_')).join('|')})(/.*)?)$`;
+// Relative specifiers that climb out of electron/<layer>/ into a sibling layer folder. Lint sees
+// only the specifier; test/unit/boundaries.test.ts resolves real paths and is the authority.
+const climbsInto = (...folders) => `^(\\.\\./)+(${folders.join('|')})(/|$)`;
 
 export default tseslint.config(
   { ignores: ['out/**', 'dist/**', 'node_modules/**', 'test-results/**', 'coverage/**'] },
@@ -31,7 +37,7 @@ export default tseslint.config(
         {
           patterns: [
             { group: ['**/electron/**', 'electron', 'electron/*'], message: 'Bad layering: the renderer never imports main-process code.' },
-            { group: nodeBuiltins, message: 'Bad layering: the renderer has no Node APIs.' },
+            { regex: nodeBuiltins, message: 'Bad layering: the renderer has no Node APIs.' },
             { group: ['keytar'], message: 'Bad layering: the renderer holds no secrets.' },
           ],
         },
@@ -46,10 +52,34 @@ export default tseslint.config(
         {
           patterns: [
             { group: ['electron', 'electron/*', '**/electron/**'], message: 'Bad layering: shared/ is pure.' },
-            { group: nodeBuiltins, message: 'Bad layering: shared/ imports no Node APIs.' },
+            { regex: nodeBuiltins, message: 'Bad layering: shared/ imports no Node APIs.' },
             { group: ['react', 'react-dom', 'react/*', 'react-dom/*', '**/renderer/**'], message: 'Bad layering: shared/ imports no UI code.' },
           ],
         },
+      ],
+    },
+  },
+  {
+    files: ['electron/preload/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { regex: nodeBuiltins, message: 'Bad layering: a sandboxed preload has no Node builtins.' },
+            { group: ['**/electron/core/**', '**/electron/main/**', '**/renderer/**'], message: 'Bad layering: the preload never bundles main-process or renderer code.' },
+            { regex: climbsInto('core', 'main', 'renderer'), message: 'Bad layering: the preload never bundles main-process or renderer code.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['electron/main/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/renderer/**'], message: 'Bad layering: main never imports the renderer.' }] },
       ],
     },
   },
@@ -62,6 +92,7 @@ export default tseslint.config(
           paths: [{ name: 'electron', message: 'Bad layering: electron/core runs in plain Node and never imports electron.' }],
           patterns: [
             { group: ['electron/*', '**/electron/main/**', '**/electron/preload/**', '**/renderer/**'], message: 'Bad layering: electron/core never imports the Electron shell or the renderer.' },
+            { regex: climbsInto('main', 'preload', 'renderer'), message: 'Bad layering: electron/core never imports the Electron shell or the renderer.' },
           ],
         },
       ],
