@@ -22,6 +22,8 @@ export const ErrorCode = z.enum([
   'TIMEOUT',
   'CANCELLED',
   'UNSUPPORTED',
+  'AUTH_REQUIRED',
+  'AUTH_FAILED',
   'INTERNAL',
 ]);
 export type ErrorCode = z.infer<typeof ErrorCode>;
