@@ -10,15 +10,18 @@ import type { z } from 'zod';
 import { channelPath, eventPath, type ChannelSpec, type EventSpec } from './contract-kit';
 import type { Result } from './result';
 import { coreChannels, coreEvents } from './contract/core';
+import { serversChannels, serversEvents } from './contract/servers';
 
 /** Every request/response channel. */
 export const channels = {
   ...coreChannels,
+  ...serversChannels,
 } as const satisfies Record<string, ChannelSpec>;
 
 /** Every main→renderer event. */
 export const events = {
   ...coreEvents,
+  ...serversEvents,
 } as const satisfies Record<string, EventSpec>;
 
 export type Channels = typeof channels;

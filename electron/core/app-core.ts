@@ -7,6 +7,8 @@ import type { Handlers } from './dispatch';
 import { CoreEvents } from './events';
 import { systemClock, type Clock, type Journal } from './ports';
 import { MemoryJournal } from './memory-journal';
+import { createServersModule, type ServersModuleOptions } from './settings/servers-module';
+import type { ServerService } from './settings/server-service';
 
 /** What the core needs from its host. */
 export interface CoreDeps {
@@ -14,12 +16,16 @@ export interface CoreDeps {
   platform?: string;
   clock?: Clock;
   journal?: Journal;
+  /** Settings store, keychain and import locations for servers/accounts (defaults: memory, keytar). */
+  servers?: ServersModuleOptions;
 }
 
 /** The running core: contract handlers, outgoing events, and shutdown. */
 export interface WardenCore {
   readonly handlers: Handlers;
   readonly events: CoreEvents;
+  /** Server definitions, accounts and their secrets (the connection layer reads these). */
+  readonly servers: ServerService;
   status(): CoreStatus;
   close(): Promise<void>;
 }
@@ -30,13 +36,14 @@ export function createCore(deps: CoreDeps): WardenCore {
   const journal = deps.journal ?? new MemoryJournal(clock);
   const events = new CoreEvents();
   const startedAt = new Date(clock.now()).toISOString();
+  const serversModule = createServersModule({ ...deps.servers, clock, journal, events });
 
   const status = (): CoreStatus => ({
     version: deps.version,
     startedAt,
     platform: deps.platform ?? process.platform,
     journal: { kind: journal.kind, records: journal.size() },
-    servers: { configured: 0, connected: 0 },
+    servers: { configured: serversModule.service.definitions().length, connected: 0 },
     pendingApprovals: 0,
     safeMode: false,
   });
@@ -44,11 +51,13 @@ export function createCore(deps: CoreDeps): WardenCore {
   const handlers: Handlers = {
     'core:status': () => status(),
     'core:ping': ({ nonce }) => ({ nonce, receivedAt: new Date(clock.now()).toISOString() }),
+    ...serversModule.handlers,
   };
 
   return {
     handlers,
     events,
+    servers: serversModule.service,
     status,
     close: () => journal.close(),
   };

@@ -225,6 +225,20 @@ export function secretKey(serverId: string, accountId: string, name: string, iss
   return issuer === undefined ? base : `${base}@${encodeURIComponent(issuer)}`;
 }
 
+/** Splits a key made by `secretKey` back into its parts; null for anything else. */
+export function parseSecretKey(key: string): { serverId: string; accountId: string; name: string; issuer?: string } | null {
+  const m = /^([a-z0-9-]+)\/([a-z0-9-]+)\/([^/@]+)(?:@([^/@]+))?$/.exec(key);
+  if (!m) return null;
+  try {
+    const name = decodeURIComponent(m[3]!);
+    return m[4] === undefined
+      ? { serverId: m[1]!, accountId: m[2]!, name }
+      : { serverId: m[1]!, accountId: m[2]!, name, issuer: decodeURIComponent(m[4]) };
+  } catch {
+    return null;
+  }
+}
+
 /** The key prefix shared by every secret of a server (or of one of its accounts). */
 export function secretKeyPrefix(serverId: string, accountId?: string): string {
   return accountId === undefined ? `${serverId}/` : `${serverId}/${accountId}/`;

@@ -1,0 +1,252 @@
+/**
+ * Import of server lists from Claude Desktop, VS Code and Cursor (issue 5 §7).
+ *
+ * Two steps, so nothing is imported that the person has not seen: `preview` reads and parses the
+ * file, lists secret-looking values (by name and reason, never by value) and shows the exact,
+ * untruncated command that each local server would run; the parsed values stay in main under a
+ * preview id. `import` then uses exactly those values — the renderer cannot substitute others —
+ * and moves a detected secret into the keychain only when the caller confirmed that value.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import type { ImportEntry, ImportPreview, ImportSource, SecretDecision } from '../../../shared/contract/servers';
+import {
+  ServerDraft,
+  displayCommandLine,
+  envSecretName,
+  headerSecretName,
+  serverUrlProblem,
+  type ServerView,
+} from '../../../shared/domain/servers';
+import { WardenError } from '../../../shared/result';
+import { describeIssues } from '../dispatch';
+import { systemClock, type Clock } from '../ports';
+import type { SecretValue, ServerService } from '../settings/server-service';
+import { ConfigFormatError, parseConfig, type RawServerEntry } from './config-formats';
+import { defaultConfigPath, type LocationContext } from './config-locations';
+import { isVariableReference, secretReasons } from './secret-detection';
+
+interface HeldSecret {
+  valueId: string;
+  field: 'env' | 'header';
+  name: string;
+  value: string;
+}
+
+interface HeldEntry {
+  view: ImportEntry;
+  /** The draft as shown, with detected secrets as `secret: true` markers. */
+  draft: ServerDraft | null;
+  secrets: HeldSecret[];
+}
+
+interface HeldPreview {
+  preview: ImportPreview;
+  entries: Map<string, HeldEntry>;
+  expiresAt: number;
+}
+
+export interface ImportServiceDeps {
+  servers: ServerService;
+  location: Omit<LocationContext, 'workspaceFolder'>;
+  clock?: Clock;
+  /** How long a preview can be imported (default 30 min). */
+  previewTtlMs?: number;
+  readText?: (path: string) => Promise<string>;
+}
+
+const MAX_CONFIG_BYTES = 2 * 1024 * 1024;
+
+export class ImportService {
+  private readonly previews = new Map<string, HeldPreview>();
+  private readonly clock: Clock;
+
+  constructor(private readonly deps: ImportServiceDeps) {
+    this.clock = deps.clock ?? systemClock;
+  }
+
+  /** Reads and parses a config file and returns what importing it would do. Nothing is stored. */
+  async preview(request: { source: ImportSource; path?: string; workspaceFolder?: string }): Promise<ImportPreview> {
+    this.sweep();
+    let path: string;
+    if (request.source === 'file') {
+      if (!request.path) throw new WardenError('VALIDATION_FAILED', 'path: required when source is "file"');
+      path = request.path;
+    } else {
+      path = request.path ?? defaultConfigPath(request.source, { ...this.deps.location, workspaceFolder: request.workspaceFolder });
+    }
+    const text = await this.read(path);
+    const formatFor: Record<ImportSource, 'claude-desktop' | 'vscode' | 'cursor' | null> = {
+      'claude-desktop': 'claude-desktop',
+      'vscode-user': 'vscode',
+      'vscode-workspace': 'vscode',
+      cursor: 'cursor',
+      file: null,
+    };
+    let parsed;
+    try {
+      parsed = parseConfig(text, formatFor[request.source], /[\\/]\.cursor[\\/]/.test(path) ? 'cursor' : 'claude-desktop');
+    } catch (error) {
+      if (error instanceof ConfigFormatError) throw new WardenError('VALIDATION_FAILED', `path: ${path} is ${error.message}`);
+      throw error;
+    }
+    const previewId = randomUUID();
+    const entries = new Map<string, HeldEntry>();
+    parsed.entries.forEach((raw, i) => {
+      const held = buildEntry(`e${i}`, raw, parsed.passwordInputs);
+      entries.set(held.view.entryId, held);
+    });
+    const preview: ImportPreview = {
+      previewId,
+      source: request.source,
+      format: parsed.format,
+      path,
+      entries: [...entries.values()].map((e) => e.view),
+    };
+    this.previews.set(previewId, { preview, entries, expiresAt: this.clock.now() + (this.deps.previewTtlMs ?? 30 * 60_000) });
+    return preview;
+  }
+
+  /**
+   * Imports the chosen entries of a preview as one change. Every detected secret of a chosen
+   * entry needs an explicit decision (keychain / plain / omit); only `keychain` values are
+   * written, and only to the keychain. A preview can be imported once.
+   */
+  async import(request: { previewId: string; entryIds: string[]; decisions: SecretDecision[] }): Promise<ServerView[]> {
+    this.sweep();
+    const held = this.previews.get(request.previewId);
+    if (!held) throw new WardenError('NOT_FOUND', 'previewId: no such preview (it expired or was already imported); preview the file again');
+    const decisions = new Map<string, SecretDecision['action']>();
+    request.decisions.forEach((d, i) => {
+      if (decisions.has(d.valueId)) throw new WardenError('VALIDATION_FAILED', `decisions.${i}.valueId: "${d.valueId}" decided twice`);
+      decisions.set(d.valueId, d.action);
+    });
+    const chosen = request.entryIds.map((id, i) => {
+      const e = held.entries.get(id);
+      if (!e) throw new WardenError('VALIDATION_FAILED', `entryIds.${i}: no entry "${id}" in this preview`);
+      if (e.view.problem || !e.draft) throw new WardenError('VALIDATION_FAILED', `entryIds.${i}: "${e.view.sourceName}" cannot be imported: ${e.view.problem}`);
+      return e;
+    });
+    if (new Set(request.entryIds).size !== request.entryIds.length) throw new WardenError('VALIDATION_FAILED', 'entryIds: an entry is listed twice');
+    const relevant = new Set(chosen.flatMap((e) => e.secrets.map((s) => s.valueId)));
+    for (const id of decisions.keys()) {
+      if (!relevant.has(id)) throw new WardenError('VALIDATION_FAILED', `decisions: "${id}" is not a detected secret of the chosen entries`);
+    }
+    const items = chosen.map((e) => {
+      const draft = structuredClone(e.draft!);
+      const secrets: SecretValue[] = [];
+      for (const s of e.secrets) {
+        const action = decisions.get(s.valueId);
+        if (!action) {
+          throw new WardenError(
+            'VALIDATION_FAILED',
+            `decisions: no decision for ${s.field} "${s.name}" of "${e.view.sourceName}" (valueId ${s.valueId}); choose keychain, plain or omit`,
+          );
+        }
+        const list = draft.transport === 'stdio' ? (s.field === 'env' ? draft.env : []) : s.field === 'header' ? draft.headers : [];
+        const slot = list.find((x) => x.name === s.name)!;
+        if (action === 'plain') {
+          slot.secret = undefined;
+          slot.value = s.value;
+        } else if (action === 'keychain') {
+          secrets.push({ name: s.field === 'env' ? envSecretName(s.name) : headerSecretName(s.name), value: s.value });
+        }
+      }
+      clean(draft);
+      return { definition: draft, secrets };
+    });
+    const views = await this.deps.servers.addServersAtomically(items);
+    this.previews.delete(request.previewId);
+    return views;
+  }
+
+  private async read(path: string): Promise<string> {
+    try {
+      const text = await (this.deps.readText ?? ((p) => readFile(p, 'utf8')))(path);
+      if (text.length > MAX_CONFIG_BYTES) throw new WardenError('VALIDATION_FAILED', `path: ${path} is larger than ${MAX_CONFIG_BYTES} bytes`);
+      return text;
+    } catch (error) {
+      if (error instanceof WardenError) throw error;
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') throw new WardenError('NOT_FOUND', `path: no config file at ${path}`);
+      throw new WardenError('VALIDATION_FAILED', `path: ${path} could not be read (${code ?? String(error)})`);
+    }
+  }
+
+  private sweep(): void {
+    const now = this.clock.now();
+    for (const [id, p] of this.previews) if (p.expiresAt <= now) this.previews.delete(id);
+  }
+}
+
+/** Drops `secret: undefined` / `value: undefined` keys so the strict schema sees clean entries. */
+function clean(draft: ServerDraft): void {
+  const list = draft.transport === 'stdio' ? draft.env : draft.headers;
+  for (const e of list) {
+    if (e.secret === undefined) delete e.secret;
+    if (e.value === undefined) delete e.value;
+  }
+}
+
+function buildEntry(entryId: string, raw: RawServerEntry, passwordInputs: ReadonlySet<string>): HeldEntry {
+  const notes = [...raw.notes];
+  const secrets: HeldSecret[] = [];
+  let problem = raw.problem;
+  const mark = (field: 'env' | 'header', list: Array<{ name: string; value: string }>) =>
+    list.map(({ name, value }) => {
+      const ref = /\$\{input:([^}]+)\}/.exec(value);
+      if (ref) {
+        const pw = passwordInputs.has(ref[1]!);
+        notes.push(`${field} "${name}" comes from the VS Code input "${ref[1]}"${pw ? ' (a password)' : ''}; set its value in Warden after importing.`);
+        return { name, secret: true as const };
+      }
+      if (isVariableReference(value)) notes.push(`${field} "${name}" refers to ${value}, which Warden does not expand; it is imported as literal text.`);
+      const reasons = secretReasons(name, value);
+      if (reasons.length === 0) return { name, value };
+      secrets.push({ valueId: `${entryId}.${field}.${secrets.length}`, field, name, value });
+      return { name, secret: true as const, reasons, length: value.length };
+    });
+
+  let draft: ServerDraft | null = null;
+  const name = raw.sourceName.trim().slice(0, 100) || 'Imported server';
+  if (!problem && raw.transport === 'stdio') {
+    raw.args.forEach((a, i) => {
+      const r = secretReasons('', a);
+      if (r.length) notes.push(`Argument ${i + 1} looks like a secret (${r.join('; ')}); arguments are stored in plain settings — consider passing it as an env var instead.`);
+    });
+    const env = mark('env', raw.env);
+    draft = { name, transport: 'stdio', command: raw.command!, args: raw.args, env: env.map(({ name, value, secret }) => (secret ? { name, secret } : { name, value })), ...(raw.cwd ? { cwd: raw.cwd } : {}) };
+  } else if (!problem && raw.transport === 'http') {
+    const urlProblem = serverUrlProblem(raw.url!);
+    if (urlProblem) problem = `url: ${urlProblem}`;
+    const headers = mark('header', raw.headers);
+    draft = {
+      name,
+      transport: 'http',
+      url: raw.url!,
+      headers: headers.map(({ name, value, secret }) => (secret ? { name, secret } : { name, value })),
+      auth: { kind: 'none' },
+    };
+  }
+  if (draft && !problem) {
+    const r = ServerDraft.safeParse(draft);
+    if (!r.success) problem = describeIssues(r.error.issues);
+    else draft = r.data;
+  }
+  const view: ImportEntry = {
+    entryId,
+    sourceName: raw.sourceName,
+    draft: problem ? null : draft,
+    commandLine: raw.transport === 'stdio' && raw.command ? displayCommandLine(raw.command, raw.args) : null,
+    detectedSecrets: secrets.map((s) => ({
+      valueId: s.valueId,
+      field: s.field,
+      name: s.name,
+      reasons: secretReasons(s.name, s.value),
+      length: s.value.length,
+    })),
+    notes,
+    problem,
+  };
+  return { view, draft: problem ? null : draft, secrets };
+}

@@ -1,0 +1,65 @@
+/**
+ * The servers:*, accounts:*, secrets:* contract handlers, and the events they push.
+ * Thin: every rule lives in ServerService / ImportService; this maps requests to calls.
+ */
+import type { Handlers } from '../dispatch';
+import type { CoreEvents } from '../events';
+import type { ImportService } from '../import/import-service';
+import type { ServerService } from './server-service';
+
+type ServersChannel =
+  | 'servers:list'
+  | 'servers:add'
+  | 'servers:edit'
+  | 'servers:remove'
+  | 'servers:import-preview'
+  | 'servers:import'
+  | 'accounts:list'
+  | 'accounts:add'
+  | 'accounts:rename'
+  | 'accounts:remove'
+  | 'accounts:switch'
+  | 'secrets:set'
+  | 'secrets:clear';
+
+/**
+ * Handlers for the server/account/secret/import channels, and forwarding of their changes to
+ * the `servers:changed` / `accounts:switched` events. Returns the handlers and an unsubscribe.
+ */
+export function createServerHandlers(
+  servers: ServerService,
+  importer: ImportService,
+  events: CoreEvents,
+): { handlers: Pick<Handlers, ServersChannel>; dispose: () => void } {
+  const offChange = servers.onChange((c) => events.emit('servers:changed', { serverId: c.serverId, reason: c.reason }));
+  const offSwitch = servers.onAccountSwitched((s) =>
+    events.emit('accounts:switched', {
+      conversationId: s.conversationId ?? '',
+      serverId: s.serverId,
+      accountId: s.to,
+      previousAccountId: s.from,
+    }),
+  );
+  const handlers: Pick<Handlers, ServersChannel> = {
+    'servers:list': () => servers.listServers(),
+    'servers:add': (r) => servers.addServer(r),
+    'servers:edit': (r) => servers.editServer(r),
+    'servers:remove': (r) => servers.removeServer(r.serverId),
+    'servers:import-preview': (r) => importer.preview(r),
+    'servers:import': async (r) => ({ servers: await importer.import(r) }),
+    'accounts:list': async (r) => ({ accounts: await servers.listAccounts(r.serverId) }),
+    'accounts:add': (r) => servers.addAccount(r),
+    'accounts:rename': (r) => servers.renameAccount(r.accountId, r.label),
+    'accounts:remove': (r) => servers.removeAccount(r.accountId),
+    'accounts:switch': (r) => servers.switchAccount(r),
+    'secrets:set': (r) => servers.setSecret(r),
+    'secrets:clear': (r) => servers.clearSecret(r),
+  };
+  return {
+    handlers,
+    dispose: () => {
+      offChange();
+      offSwitch();
+    },
+  };
+}

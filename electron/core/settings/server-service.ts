@@ -1,0 +1,478 @@
+/**
+ * Server and account management (issue 5 §1, §2): the behaviour behind the servers:*, accounts:*
+ * and secrets:* channels.
+ *
+ * Two stores, one rule — nothing half-written. Settings (servers, accounts) go through the
+ * SettingsRepository; secret values go only to the keychain. Every change is validated in full
+ * before either store is touched, keychain writes happen first and are rolled back if anything
+ * later fails, so a failed keychain write leaves the settings exactly as they were.
+ */
+import type { AccountSwitched, ServerEndpointChanged } from '../../../shared/domain/journal-events';
+import {
+  ServerDefinition,
+  displayCommandLine,
+  parseSecretKey,
+  requiredSecretNames,
+  secretKey,
+  secretKeyPrefix,
+  type Account,
+  type AccountView,
+  type ServerDraft,
+  type ServerView,
+} from '../../../shared/domain/servers';
+import { WardenError } from '../../../shared/result';
+import { describeIssues } from '../dispatch';
+import { systemClock, type Clock, type Journal } from '../ports';
+import type { ListableSecretStore } from '../secrets/keytar-secret-store';
+import { endpointHash, newEntityId } from './identity';
+import { SettingsDocument } from './settings-document';
+import type { SettingsRepository } from './settings-repository';
+
+/** One secret value to store: `name` in the keying convention (`env:API_KEY`, `header:x-api-key`, `bearer`). */
+export interface SecretValue {
+  name: string;
+  value: string;
+}
+
+/** What changed, for the `servers:changed` event and for the connection layer. */
+export interface ServerChange {
+  serverId: string | null;
+  reason: 'added' | 'edited' | 'removed' | 'account-added' | 'account-renamed' | 'account-removed' | 'secret-set' | 'secret-cleared' | 'imported';
+}
+
+export interface ServerServiceDeps {
+  settings: SettingsRepository;
+  secrets: ListableSecretStore;
+  clock?: Clock;
+  /** Id generator (slug + random suffix by default). */
+  newId?: (name: string) => string;
+  /** If given, `account.switched` and `server.endpoint-changed` are appended to it. */
+  journal?: Journal;
+}
+
+type Listener<T> = (event: T) => void;
+
+export class ServerService {
+  private readonly settings: SettingsRepository;
+  private readonly secrets: ListableSecretStore;
+  private readonly clock: Clock;
+  private readonly newId: (name: string) => string;
+  /** conversationId → serverId → active accountId. In memory: a conversation's choice, not a setting. */
+  private readonly active = new Map<string, Map<string, string>>();
+  private readonly changeListeners = new Set<Listener<ServerChange>>();
+  private readonly switchListeners = new Set<Listener<AccountSwitched>>();
+  private readonly endpointListeners = new Set<Listener<ServerEndpointChanged>>();
+
+  constructor(private readonly deps: ServerServiceDeps) {
+    this.settings = deps.settings;
+    this.secrets = deps.secrets;
+    this.clock = deps.clock ?? systemClock;
+    this.newId = deps.newId ?? ((name) => newEntityId(name));
+  }
+
+  // ---- subscriptions ---------------------------------------------------------------------
+
+  /** Subscribes to server/account/secret changes (the `servers:changed` event). */
+  onChange(listener: Listener<ServerChange>): () => void {
+    this.changeListeners.add(listener);
+    return () => this.changeListeners.delete(listener);
+  }
+
+  /**
+   * Subscribes to account switches. The integrator connects the gate here so pending approvals
+   * for the previous account of that (conversation, server) are invalidated.
+   */
+  onAccountSwitched(listener: Listener<AccountSwitched>): () => void {
+    this.switchListeners.add(listener);
+    return () => this.switchListeners.delete(listener);
+  }
+
+  /** Subscribes to endpoint changes (what a server runs/contacts changed): grants pinned to the old hash fall back to ask. */
+  onEndpointChanged(listener: Listener<ServerEndpointChanged>): () => void {
+    this.endpointListeners.add(listener);
+    return () => this.endpointListeners.delete(listener);
+  }
+
+  // ---- reads -------------------------------------------------------------------------------
+
+  /** The stored definition of one server, or undefined. */
+  getServer(serverId: string): ServerDefinition | undefined {
+    return this.settings.get().servers.find((s) => s.id === serverId);
+  }
+
+  /** Every stored definition (the connection layer reads these). */
+  definitions(): readonly ServerDefinition[] {
+    return this.settings.get().servers;
+  }
+
+  /** Accounts of a server, in creation order. */
+  accountsOf(serverId: string): readonly Account[] {
+    return this.settings.get().accounts.filter((a) => a.serverId === serverId);
+  }
+
+  /** Every server as the renderer may see it; hasSecret flags come from one keychain listing. */
+  async listServers(): Promise<{ servers: ServerView[]; keychainProblem: string | null }> {
+    const { keys, problem } = await this.keychainKeys('');
+    const doc = this.settings.get();
+    return { servers: doc.servers.map((s) => this.view(s, keys)), keychainProblem: problem };
+  }
+
+  /** Accounts (optionally of one server) with hasSecret flags. */
+  async listAccounts(serverId?: string): Promise<AccountView[]> {
+    if (serverId !== undefined) this.requireServer(serverId);
+    const { keys } = await this.keychainKeys(serverId === undefined ? '' : secretKeyPrefix(serverId));
+    const doc = this.settings.get();
+    return doc.servers
+      .filter((s) => serverId === undefined || s.id === serverId)
+      .flatMap((s) => this.view(s, keys).accounts);
+  }
+
+  /** One server's view. */
+  async serverView(serverId: string): Promise<ServerView> {
+    const def = this.requireServer(serverId);
+    const { keys } = await this.keychainKeys(secretKeyPrefix(serverId));
+    return this.view(def, keys);
+  }
+
+  // ---- servers -----------------------------------------------------------------------------
+
+  /**
+   * Adds a server with a first account. Secrets are stored before the settings are written and
+   * removed again if that write fails, so no half-added server is left behind either way.
+   */
+  async addServer(input: { definition: ServerDraft; accountLabel?: string; secrets?: SecretValue[] }): Promise<ServerView> {
+    const id = this.newId(input.definition.name);
+    const def = parseDefinition({ ...input.definition, id }, 'definition');
+    const account: Account = { id: this.newId(input.accountLabel ?? 'default'), serverId: id, label: input.accountLabel ?? 'Default' };
+    const writes = this.secretWrites(def, account.id, input.secrets ?? []);
+    this.dryRun((d) => {
+      d.servers.push(def);
+      d.accounts.push(account);
+    });
+    await this.transact(writes, [], () =>
+      this.settings.update((d) => {
+        d.servers.push(def);
+        d.accounts.push(account);
+      }),
+    );
+    this.emit({ serverId: id, reason: 'added' });
+    return this.serverView(id);
+  }
+
+  /**
+   * Replaces a server's definition, keeping its id. Secrets the new definition no longer declares
+   * are deleted from the keychain (for every account); an endpoint change is announced so grants
+   * pinned to the old endpoint fall back to ask.
+   */
+  async editServer(input: { serverId: string; definition: ServerDraft; accountId?: string; secrets?: SecretValue[] }): Promise<ServerView> {
+    const old = this.requireServer(input.serverId);
+    const def = parseDefinition({ ...input.definition, id: old.id }, 'definition');
+    const accounts = this.accountsOf(old.id);
+    const accountId = input.accountId ?? accounts[0]!.id;
+    if (!accounts.some((a) => a.id === accountId)) throw new WardenError('NOT_FOUND', `accountId: no account "${accountId}" on server "${old.id}"`);
+    const writes = this.secretWrites(def, accountId, input.secrets ?? []);
+    const stillDeclared = new Set(requiredSecretNames(def));
+    const keepOauth = def.transport === 'http' && def.auth.kind === 'oauth';
+    const existing = await this.keysOrThrow(secretKeyPrefix(old.id));
+    const orphans = existing.filter((k) => {
+      const p = parseSecretKey(k);
+      if (!p) return false;
+      if (keepOauth && p.name.startsWith('oauth')) return false;
+      return !stillDeclared.has(p.name);
+    });
+    this.dryRun((d) => replaceServer(d, def));
+    await this.transact(writes, orphans, () => this.settings.update((d) => replaceServer(d, def)));
+    const before = endpointHash(old);
+    const after = endpointHash(def);
+    if (before !== after) {
+      const event: ServerEndpointChanged = { serverId: def.id, oldEndpointHash: before, newEndpointHash: after, at: this.clock.now() };
+      await this.deps.journal?.append([{ type: 'server.endpoint-changed', payload: { ...event } }]);
+      for (const l of this.endpointListeners) l(event);
+    }
+    this.emit({ serverId: def.id, reason: 'edited' });
+    return this.serverView(def.id);
+  }
+
+  /**
+   * Removes a server, its accounts and every keychain entry under its prefix (including OAuth
+   * tokens). Keychain entries go first: if the keychain cannot delete them, the server stays
+   * configured so the secrets are not orphaned out of sight.
+   */
+  async removeServer(serverId: string): Promise<{ serverId: string; deletedSecrets: number }> {
+    this.requireServer(serverId);
+    const keys = await this.keysOrThrow(secretKeyPrefix(serverId));
+    for (const k of keys) await this.secrets.delete(k);
+    this.settings.update((d) => {
+      d.servers = d.servers.filter((s) => s.id !== serverId);
+      d.accounts = d.accounts.filter((a) => a.serverId !== serverId);
+    });
+    for (const m of this.active.values()) m.delete(serverId);
+    this.emit({ serverId, reason: 'removed' });
+    return { serverId, deletedSecrets: keys.length };
+  }
+
+  // ---- accounts ----------------------------------------------------------------------------
+
+  /** Adds an account (credential profile) to a server, with optional secret values. */
+  async addAccount(input: { serverId: string; label: string; secrets?: SecretValue[] }): Promise<AccountView> {
+    const def = this.requireServer(input.serverId);
+    const account: Account = { id: this.newId(input.label), serverId: def.id, label: input.label };
+    const writes = this.secretWrites(def, account.id, input.secrets ?? []);
+    this.dryRun((d) => void d.accounts.push(account));
+    await this.transact(writes, [], () => this.settings.update((d) => void d.accounts.push(account)));
+    this.emit({ serverId: def.id, reason: 'account-added' });
+    return this.accountView(account.id);
+  }
+
+  /** Renames an account; its id, secrets and permissions stay. */
+  async renameAccount(accountId: string, label: string): Promise<AccountView> {
+    this.requireAccount(accountId);
+    this.settings.update((d) => {
+      const a = d.accounts.find((x) => x.id === accountId)!;
+      a.label = label;
+    });
+    this.emit({ serverId: this.requireAccount(accountId).serverId, reason: 'account-renamed' });
+    return this.accountView(accountId);
+  }
+
+  /** Removes an account and its keychain entries; a server always keeps at least one account. */
+  async removeAccount(accountId: string): Promise<{ accountId: string; deletedSecrets: number }> {
+    const account = this.requireAccount(accountId);
+    if (this.accountsOf(account.serverId).length <= 1) {
+      throw new WardenError('CONFLICT', `accountId: "${accountId}" is the only account of server "${account.serverId}"; remove the server instead`);
+    }
+    const keys = await this.keysOrThrow(secretKeyPrefix(account.serverId, accountId));
+    for (const k of keys) await this.secrets.delete(k);
+    this.settings.update((d) => {
+      d.accounts = d.accounts.filter((a) => a.id !== accountId);
+    });
+    for (const m of this.active.values()) if (m.get(account.serverId) === accountId) m.delete(account.serverId);
+    this.emit({ serverId: account.serverId, reason: 'account-removed' });
+    return { accountId, deletedSecrets: keys.length };
+  }
+
+  /** The active account of a server in a conversation: the one switched to, else the server's first. */
+  activeAccount(conversationId: string, serverId: string): string {
+    const chosen = this.active.get(conversationId)?.get(serverId);
+    if (chosen) return chosen;
+    const first = this.accountsOf(serverId)[0];
+    if (!first) throw new WardenError('NOT_FOUND', `serverId: no server "${serverId}"`);
+    return first.id;
+  }
+
+  /**
+   * Switches the active account of a server in one conversation.
+   *
+   * Announced (journal + listeners) even when nothing else changes, so the gate can invalidate
+   * pending approvals that were made for the previous account.
+   */
+  async switchAccount(input: { conversationId: string; serverId: string; accountId: string }): Promise<{
+    conversationId: string;
+    serverId: string;
+    accountId: string;
+    previousAccountId: string | null;
+  }> {
+    this.requireServer(input.serverId);
+    const account = this.requireAccount(input.accountId);
+    if (account.serverId !== input.serverId) {
+      throw new WardenError('VALIDATION_FAILED', `accountId: account "${input.accountId}" belongs to server "${account.serverId}", not "${input.serverId}"`);
+    }
+    const previous = this.activeAccount(input.conversationId, input.serverId);
+    let perConversation = this.active.get(input.conversationId);
+    if (!perConversation) this.active.set(input.conversationId, (perConversation = new Map()));
+    perConversation.set(input.serverId, input.accountId);
+    const event: AccountSwitched = {
+      serverId: input.serverId,
+      conversationId: input.conversationId,
+      from: previous,
+      to: input.accountId,
+      source: 'user',
+      at: this.clock.now(),
+    };
+    await this.deps.journal?.append([{ type: 'account.switched', payload: { ...event } }]);
+    for (const l of this.switchListeners) l(event);
+    return { conversationId: input.conversationId, serverId: input.serverId, accountId: input.accountId, previousAccountId: previous };
+  }
+
+  // ---- secrets -----------------------------------------------------------------------------
+
+  /** Stores one declared secret of an account in the keychain. The answer only says it is set. */
+  async setSecret(input: { serverId: string; accountId: string; name: string; value: string }): Promise<{ serverId: string; accountId: string; name: string; hasSecret: true }> {
+    const def = this.requireServer(input.serverId);
+    this.requireAccountOf(def.id, input.accountId);
+    const [write] = this.secretWrites(def, input.accountId, [{ name: input.name, value: input.value }], 'name');
+    await this.secrets.set(write!.key, write!.value);
+    this.emit({ serverId: def.id, reason: 'secret-set' });
+    return { serverId: def.id, accountId: input.accountId, name: input.name, hasSecret: true };
+  }
+
+  /** Deletes one secret of an account from the keychain. */
+  async clearSecret(input: { serverId: string; accountId: string; name: string }): Promise<{ serverId: string; accountId: string; name: string; hasSecret: false }> {
+    const def = this.requireServer(input.serverId);
+    this.requireAccountOf(def.id, input.accountId);
+    await this.secrets.delete(secretKey(def.id, input.accountId, input.name));
+    this.emit({ serverId: def.id, reason: 'secret-cleared' });
+    return { serverId: def.id, accountId: input.accountId, name: input.name, hasSecret: false };
+  }
+
+  /**
+   * The secret values one (server, account) connection needs, read from the keychain, by name.
+   * For the connection layer (env vars, headers, bearer token); never sent to the renderer.
+   */
+  async resolveSecrets(serverId: string, accountId: string): Promise<Map<string, string>> {
+    const def = this.requireServer(serverId);
+    this.requireAccountOf(serverId, accountId);
+    const out = new Map<string, string>();
+    for (const name of requiredSecretNames(def)) {
+      const v = await this.secrets.get(secretKey(serverId, accountId, name));
+      if (v !== null) out.set(name, v);
+    }
+    return out;
+  }
+
+  // ---- import support ------------------------------------------------------------------------
+
+  /**
+   * Adds several servers (each with a Default account and its secrets) as one change: every
+   * secret is stored first; if any keychain write or the settings write fails, all secrets
+   * written are removed and no server is added. Used by the importer.
+   */
+  async addServersAtomically(items: Array<{ definition: ServerDraft; secrets: SecretValue[] }>): Promise<ServerView[]> {
+    const prepared = items.map((item, i) => {
+      const id = this.newId(item.definition.name);
+      const def = parseDefinition({ ...item.definition, id }, `servers.${i}`);
+      const account: Account = { id: this.newId('default'), serverId: id, label: 'Default' };
+      return { def, account, writes: this.secretWrites(def, account.id, item.secrets) };
+    });
+    const apply = (d: { servers: ServerDefinition[]; accounts: Account[] }) => {
+      for (const p of prepared) {
+        d.servers.push(p.def);
+        d.accounts.push(p.account);
+      }
+    };
+    this.dryRun(apply);
+    await this.transact(prepared.flatMap((p) => p.writes), [], () => this.settings.update(apply));
+    this.emit({ serverId: null, reason: 'imported' });
+    return Promise.all(prepared.map((p) => this.serverView(p.def.id)));
+  }
+
+  // ---- internals -----------------------------------------------------------------------------
+
+  private view(def: ServerDefinition, keys: ReadonlySet<string>): ServerView {
+    const names = requiredSecretNames(def);
+    return {
+      definition: def,
+      commandLine: def.transport === 'stdio' ? displayCommandLine(def.command, def.args) : null,
+      accounts: this.accountsOf(def.id).map((a) => ({
+        ...a,
+        secrets: names.map((name) => ({ name, hasSecret: keys.has(secretKey(def.id, a.id, name)) })),
+      })),
+    };
+  }
+
+  private async accountView(accountId: string): Promise<AccountView> {
+    const a = this.requireAccount(accountId);
+    return (await this.serverView(a.serverId)).accounts.find((x) => x.id === accountId)!;
+  }
+
+  private async keychainKeys(prefix: string): Promise<{ keys: Set<string>; problem: string | null }> {
+    try {
+      return { keys: new Set(await this.secrets.keys(prefix)), problem: null };
+    } catch (error) {
+      if (error instanceof WardenError && error.code === 'KEYCHAIN_UNAVAILABLE') return { keys: new Set(), problem: error.message };
+      throw error;
+    }
+  }
+
+  private keysOrThrow(prefix: string): Promise<string[]> {
+    return this.secrets.keys(prefix);
+  }
+
+  /** Checks secret inputs against what the definition declares; returns keychain writes. */
+  private secretWrites(def: ServerDefinition, accountId: string, secrets: SecretValue[], field = 'secrets'): Array<{ key: string; value: string }> {
+    const declared = requiredSecretNames(def);
+    const seen = new Set<string>();
+    return secrets.map((s, i) => {
+      const where = field === 'secrets' ? `secrets.${i}.name` : field;
+      if (!declared.includes(s.name)) {
+        throw new WardenError(
+          'VALIDATION_FAILED',
+          `${where}: "${s.name}" is not a secret server "${def.name}" declares (declared: ${declared.join(', ') || 'none'}; mark the env var or header as secret first)`,
+        );
+      }
+      if (seen.has(s.name)) throw new WardenError('VALIDATION_FAILED', `${where}: "${s.name}" given twice`);
+      seen.add(s.name);
+      if (typeof s.value !== 'string' || s.value.length === 0) {
+        throw new WardenError('VALIDATION_FAILED', `${field === 'secrets' ? `secrets.${i}.value` : 'value'}: must not be empty`);
+      }
+      return { key: secretKey(def.id, accountId, s.name), value: s.value };
+    });
+  }
+
+  /** Validates a settings change without writing it, so bad input fails before the keychain is touched. */
+  private dryRun(change: (d: { servers: ServerDefinition[]; accounts: Account[] }) => void): void {
+    if (this.settings.problem) throw new WardenError('CONFLICT', `${this.settings.problem.message} Changes are refused until it is fixed or reset.`);
+    const draft = structuredClone(this.settings.get()) as SettingsDocument;
+    change(draft);
+    const r = SettingsDocument.safeParse(draft);
+    if (!r.success) throw new WardenError('VALIDATION_FAILED', describeIssues(r.error.issues));
+  }
+
+  /**
+   * Keychain writes and deletes, then the settings commit; on any failure the keychain is put
+   * back as it was (previous values restored, new ones removed) and the error is rethrown.
+   */
+  private async transact(writes: Array<{ key: string; value: string }>, deletes: string[], commit: () => void): Promise<void> {
+    const undo: Array<() => Promise<unknown>> = [];
+    try {
+      for (const w of writes) {
+        const previous = await this.secrets.get(w.key);
+        await this.secrets.set(w.key, w.value);
+        undo.push(() => (previous === null ? this.secrets.delete(w.key) : this.secrets.set(w.key, previous)));
+      }
+      for (const k of deletes) {
+        const previous = await this.secrets.get(k);
+        await this.secrets.delete(k);
+        if (previous !== null) undo.push(() => this.secrets.set(k, previous));
+      }
+      commit();
+    } catch (error) {
+      for (const u of undo.reverse()) await u().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  private emit(change: ServerChange): void {
+    for (const l of this.changeListeners) l(change);
+  }
+
+  private requireServer(serverId: string): ServerDefinition {
+    const def = this.getServer(serverId);
+    if (!def) throw new WardenError('NOT_FOUND', `serverId: no server "${serverId}"`);
+    return def;
+  }
+
+  private requireAccount(accountId: string): Account {
+    const a = this.settings.get().accounts.find((x) => x.id === accountId);
+    if (!a) throw new WardenError('NOT_FOUND', `accountId: no account "${accountId}"`);
+    return a;
+  }
+
+  private requireAccountOf(serverId: string, accountId: string): Account {
+    const a = this.requireAccount(accountId);
+    if (a.serverId !== serverId) throw new WardenError('VALIDATION_FAILED', `accountId: account "${accountId}" belongs to server "${a.serverId}", not "${serverId}"`);
+    return a;
+  }
+}
+
+function parseDefinition(value: unknown, field: string): ServerDefinition {
+  const r = ServerDefinition.safeParse(value);
+  if (!r.success) {
+    throw new WardenError('VALIDATION_FAILED', describeIssues(r.error.issues.map((i) => ({ ...i, path: [field, ...i.path] }))));
+  }
+  return r.data;
+}
+
+function replaceServer(d: { servers: ServerDefinition[] }, def: ServerDefinition): void {
+  d.servers = d.servers.map((s) => (s.id === def.id ? def : s));
+}

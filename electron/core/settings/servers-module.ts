@@ -1,0 +1,41 @@
+/**
+ * Assembles the servers/accounts/secrets/import part of the core from its ports, so app-core
+ * wires it with a few lines.
+ */
+import { homedir } from 'node:os';
+import type { CoreEvents } from '../events';
+import { ImportService } from '../import/import-service';
+import type { LocationContext } from '../import/config-locations';
+import type { Clock, Journal } from '../ports';
+import { KeytarSecretStore, type ListableSecretStore } from '../secrets/keytar-secret-store';
+import { memorySettingsStore } from './memory-settings-store';
+import { createServerHandlers } from './server-handlers';
+import { ServerService } from './server-service';
+import { SettingsRepository } from './settings-repository';
+import type { SettingsStore } from './settings-store';
+
+/** What a host may pass in; everything has a safe default. */
+export interface ServersModuleOptions {
+  /** Where settings live (electron-store in the app, conf in tests). Default: in memory. */
+  settingsStore?: SettingsStore;
+  /** The keychain. Default: keytar under service "Warden" (never a plaintext fallback). */
+  secrets?: ListableSecretStore;
+  /** Platform/env/home for default import locations. Default: this process's. */
+  importLocation?: Omit<LocationContext, 'workspaceFolder'>;
+  /** Told every secret value read or written (the ledger redactor). Only used for the default keytar store. */
+  onSecretValue?: (value: string) => void;
+}
+
+/** Builds the settings repository, server service, importer and their contract handlers. */
+export function createServersModule(options: ServersModuleOptions & { clock: Clock; journal: Journal; events: CoreEvents }) {
+  const settings = SettingsRepository.open(options.settingsStore ?? memorySettingsStore());
+  const secrets = options.secrets ?? new KeytarSecretStore({ onSecretValue: options.onSecretValue });
+  const service = new ServerService({ settings, secrets, clock: options.clock, journal: options.journal });
+  const importer = new ImportService({
+    servers: service,
+    clock: options.clock,
+    location: options.importLocation ?? { platform: process.platform, env: process.env, home: homedir() },
+  });
+  const { handlers, dispose } = createServerHandlers(service, importer, options.events);
+  return { settings, secrets, service, importer, handlers, dispose };
+}

@@ -1,0 +1,218 @@
+/**
+ * Contract entries for servers, accounts, secrets and import (issue 5 §1, §2, §7, §8).
+ *
+ * Secret values travel only renderer → main, once, inside `secrets` / `value` fields of a
+ * request, and go straight to the OS keychain. No response or event ever carries a secret value:
+ * the renderer learns only `hasSecret` flags.
+ */
+import { z } from 'zod';
+import { defineChannels, defineEvents } from '../contract-kit';
+import { AccountView, DisplayName, EntityId, ServerDraft, ServerView, SecretStatus } from '../domain/servers';
+
+/** One secret value to store with a server or account: `name` in the keying convention (`env:API_KEY`). */
+export const SecretInput = z
+  .object({
+    name: z.string().min(1).max(300),
+    value: z.string().min(1, 'must not be empty').max(16_384),
+  })
+  .strict();
+export type SecretInput = z.infer<typeof SecretInput>;
+
+/** Where an import reads from. */
+export const ImportSource = z.enum(['claude-desktop', 'vscode-user', 'vscode-workspace', 'cursor', 'file']);
+export type ImportSource = z.infer<typeof ImportSource>;
+
+/** Which file format a config file is in. */
+export const ImportFormat = z.enum(['claude-desktop', 'vscode', 'cursor']);
+export type ImportFormat = z.infer<typeof ImportFormat>;
+
+/** A value in an imported entry that looks like a secret. Its value is never shown, only why it looks secret. */
+export const DetectedSecret = z
+  .object({
+    /** Stable id within the preview, used to confirm this value. */
+    valueId: z.string(),
+    field: z.enum(['env', 'header']),
+    name: z.string(),
+    /** Why it looks secret: "name ends with _TOKEN", "value looks like a GitHub token", … */
+    reasons: z.array(z.string()),
+    length: z.number().int().nonnegative(),
+  })
+  .strict();
+export type DetectedSecret = z.infer<typeof DetectedSecret>;
+
+/** One server found in a config file. */
+export const ImportEntry = z
+  .object({
+    /** Stable id within the preview. */
+    entryId: z.string(),
+    /** The key the file used for this server. */
+    sourceName: z.string(),
+    /** What would be imported (no secret values; detected secrets are shown as `secret: true`). */
+    draft: ServerDraft.nullable(),
+    /** The exact, untruncated command line that will run (stdio). */
+    commandLine: z.string().nullable(),
+    detectedSecrets: z.array(DetectedSecret),
+    /** Things the person should know: unresolved `${input:...}` references, ignored fields. */
+    notes: z.array(z.string()),
+    /** Why this entry cannot be imported, or null. */
+    problem: z.string().nullable(),
+  })
+  .strict();
+export type ImportEntry = z.infer<typeof ImportEntry>;
+
+/** A parsed config file, held by main under `previewId` so the import uses exactly what was shown. */
+export const ImportPreview = z
+  .object({
+    previewId: z.string(),
+    source: ImportSource,
+    format: ImportFormat,
+    path: z.string(),
+    entries: z.array(ImportEntry),
+  })
+  .strict();
+export type ImportPreview = z.infer<typeof ImportPreview>;
+
+/** What to do with one detected secret value: move it to the keychain, keep it as a plain setting, or drop it. */
+export const SecretDecision = z
+  .object({
+    valueId: z.string(),
+    action: z.enum(['keychain', 'plain', 'omit']),
+  })
+  .strict();
+export type SecretDecision = z.infer<typeof SecretDecision>;
+
+const Empty = z.object({}).strict();
+const SecretRef = z.object({ serverId: EntityId, accountId: EntityId, name: z.string().min(1).max(300) }).strict();
+
+export const serversChannels = defineChannels({
+  /** Every configured server with its exact command line and per-account hasSecret flags. */
+  'servers:list': {
+    doc: 'Every configured server (no secret values; hasSecret flags per account).',
+    request: Empty,
+    response: z
+      .object({
+        servers: z.array(ServerView),
+        /** Why hasSecret flags could not be read (keychain unavailable), or null. */
+        keychainProblem: z.string().nullable(),
+      })
+      .strict(),
+  },
+  /** Adds a server with a first account; its secrets go straight to the keychain. */
+  'servers:add': {
+    doc: 'Adds a server (id chosen by Warden) with a first account; secret values go to the keychain.',
+    request: z
+      .object({
+        definition: ServerDraft,
+        accountLabel: DisplayName.optional(),
+        secrets: z.array(SecretInput).max(300).optional(),
+      })
+      .strict(),
+    response: ServerView,
+  },
+  /** Replaces a server's definition (id kept); secrets no longer declared are deleted from the keychain. */
+  'servers:edit': {
+    doc: "Replaces a server's definition, keeping its id; optional secret values for its first account.",
+    request: z
+      .object({
+        serverId: EntityId,
+        definition: ServerDraft,
+        accountId: EntityId.optional(),
+        secrets: z.array(SecretInput).max(300).optional(),
+      })
+      .strict(),
+    response: ServerView,
+  },
+  /** Removes a server, its accounts and every keychain entry of it. */
+  'servers:remove': {
+    doc: 'Removes a server, its accounts and all of its keychain entries.',
+    request: z.object({ serverId: EntityId }).strict(),
+    response: z.object({ serverId: EntityId, deletedSecrets: z.number().int().nonnegative() }).strict(),
+  },
+  /** Reads a config file from Claude Desktop, VS Code or Cursor and shows what importing it would do. */
+  'servers:import-preview': {
+    doc: 'Parses a Claude Desktop / VS Code / Cursor config and previews the import (secret-looking values listed, never shown).',
+    request: z
+      .object({
+        source: ImportSource,
+        /** Required for `file`; overrides the default location for the others. */
+        path: z.string().min(1).max(4096).optional(),
+        /** For `vscode-workspace`: the workspace folder holding `.vscode/mcp.json`. */
+        workspaceFolder: z.string().min(1).max(4096).optional(),
+      })
+      .strict(),
+    response: ImportPreview,
+  },
+  /** Imports chosen entries of a preview; every detected secret needs an explicit decision. */
+  'servers:import': {
+    doc: 'Imports chosen entries of a preview; secret-looking values move to the keychain only when confirmed.',
+    request: z
+      .object({
+        previewId: z.string().min(1),
+        entryIds: z.array(z.string()).min(1, 'choose at least one server to import'),
+        decisions: z.array(SecretDecision).default([]),
+      })
+      .strict(),
+    response: z.object({ servers: z.array(ServerView) }).strict(),
+  },
+  /** Accounts of one server (or all). */
+  'accounts:list': {
+    doc: 'Accounts (credential profiles), optionally of one server, with hasSecret flags.',
+    request: z.object({ serverId: EntityId.optional() }).strict(),
+    response: z.object({ accounts: z.array(AccountView) }).strict(),
+  },
+  /** Adds an account (a credential profile) to a server. */
+  'accounts:add': {
+    doc: 'Adds an account to a server; its secret values go to the keychain.',
+    request: z
+      .object({ serverId: EntityId, label: DisplayName, secrets: z.array(SecretInput).max(300).optional() })
+      .strict(),
+    response: AccountView,
+  },
+  /** Renames an account (its id, secrets and permissions stay). */
+  'accounts:rename': {
+    doc: 'Renames an account; id, secrets and permissions stay.',
+    request: z.object({ accountId: EntityId, label: DisplayName }).strict(),
+    response: AccountView,
+  },
+  /** Removes an account and its keychain entries (a server keeps at least one account). */
+  'accounts:remove': {
+    doc: 'Removes an account and its keychain entries; the last account of a server cannot be removed.',
+    request: z.object({ accountId: EntityId }).strict(),
+    response: z.object({ accountId: EntityId, deletedSecrets: z.number().int().nonnegative() }).strict(),
+  },
+  /** Switches the active account of a server in a conversation; pending approvals for the other account are invalidated. */
+  'accounts:switch': {
+    doc: 'Switches the active account of a server in one conversation (pending approvals for the old one are invalidated).',
+    request: z.object({ conversationId: z.string().min(1).max(200), serverId: EntityId, accountId: EntityId }).strict(),
+    response: z
+      .object({ conversationId: z.string(), serverId: EntityId, accountId: EntityId, previousAccountId: EntityId.nullable() })
+      .strict(),
+  },
+  /** Stores one secret value in the keychain; the response only says it is set. */
+  'secrets:set': {
+    doc: 'Stores one secret in the OS keychain (fails with KEYCHAIN_UNAVAILABLE rather than store it elsewhere).',
+    request: SecretRef.extend({ value: z.string().min(1, 'must not be empty').max(16_384) }).strict(),
+    response: SecretStatus.extend({ serverId: EntityId, accountId: EntityId }).strict(),
+  },
+  /** Deletes one secret from the keychain. */
+  'secrets:clear': {
+    doc: 'Deletes one secret from the OS keychain.',
+    request: SecretRef,
+    response: SecretStatus.extend({ serverId: EntityId, accountId: EntityId }).strict(),
+  },
+});
+
+export const serversEvents = defineEvents({
+  /** The list of servers or accounts changed (added, edited, removed, secret set or cleared). */
+  'servers:changed': {
+    doc: 'Servers, accounts or secret flags changed; re-read servers:list.',
+    payload: z.object({ serverId: EntityId.nullable(), reason: z.string() }).strict(),
+  },
+  /** The active account of a server in a conversation changed. */
+  'accounts:switched': {
+    doc: 'The active account of a server in a conversation changed.',
+    payload: z
+      .object({ conversationId: z.string(), serverId: EntityId, accountId: EntityId, previousAccountId: EntityId.nullable() })
+      .strict(),
+  },
+});
