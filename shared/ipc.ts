@@ -10,11 +10,13 @@ import type { z } from 'zod';
 import { channelPath, eventPath, type ChannelSpec, type EventSpec } from './contract-kit';
 import type { Result } from './result';
 import { coreChannels, coreEvents } from './contract/core';
+import { activityChannels } from './contract/activity';
 import { serversChannels, serversEvents } from './contract/servers';
 
 /** Every request/response channel. */
 export const channels = {
   ...coreChannels,
+  ...activityChannels,
   ...serversChannels,
 } as const satisfies Record<string, ChannelSpec>;
 

@@ -7,6 +7,8 @@ import type { Handlers } from './dispatch';
 import { CoreEvents } from './events';
 import { systemClock, type Clock, type Journal } from './ports';
 import { MemoryJournal } from './memory-journal';
+import { activityHandlers } from './ledger/activity-handlers';
+import type { LedgerService } from './ledger/service';
 import { createServersModule, type ServersModuleOptions } from './settings/servers-module';
 import type { ServerService } from './settings/server-service';
 
@@ -16,6 +18,8 @@ export interface CoreDeps {
   platform?: string;
   clock?: Clock;
   journal?: Journal;
+  /** The durable ledger service (its ledger is then the journal); absent = in-memory journal. */
+  ledger?: LedgerService;
   /** Settings store, keychain and import locations for servers/accounts (defaults: memory, keytar). */
   servers?: ServersModuleOptions;
 }
@@ -33,7 +37,7 @@ export interface WardenCore {
 /** Assembles the core from its ports. */
 export function createCore(deps: CoreDeps): WardenCore {
   const clock = deps.clock ?? systemClock;
-  const journal = deps.journal ?? new MemoryJournal(clock);
+  const journal = deps.journal ?? deps.ledger?.ledger ?? new MemoryJournal(clock);
   const events = new CoreEvents();
   const startedAt = new Date(clock.now()).toISOString();
   const serversModule = createServersModule({ ...deps.servers, clock, journal, events });
@@ -45,12 +49,13 @@ export function createCore(deps: CoreDeps): WardenCore {
     journal: { kind: journal.kind, records: journal.size() },
     servers: { configured: serversModule.service.definitions().length, connected: 0 },
     pendingApprovals: 0,
-    safeMode: false,
+    safeMode: deps.ledger?.ledger.safeMode ?? false,
   });
 
   const handlers: Handlers = {
     'core:status': () => status(),
     'core:ping': ({ nonce }) => ({ nonce, receivedAt: new Date(clock.now()).toISOString() }),
+    ...activityHandlers({ service: deps.ledger ?? null, journal }),
     ...serversModule.handlers,
   };
 

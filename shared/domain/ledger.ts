@@ -74,3 +74,109 @@ export type LedgerVerifyResult = z.infer<typeof LedgerVerifyResult>;
 
 /** Record type written when a person acknowledges the chain breaks found by recovery. */
 export const SAFE_MODE_ACK_TYPE = 'ledger.safe_mode_acknowledged';
+
+/** Record type of a reconciliation of an `outcome_unknown` operation. */
+export const RECONCILED_TYPE = 'op.reconciled';
+
+/** `op.reconciled`: a person settled an `outcome_unknown` operation. */
+export const OpReconciled = z.object({
+  operationId: z.string().min(1),
+  /** What the person says happened, or that they retried it as a new operation. */
+  outcome: z.enum(['succeeded', 'failed', 'retried']),
+  /** Who reconciled it (the user, or a named system actor). */
+  by: z.string().min(1),
+  /** Why, in their words. */
+  reason: z.string(),
+  /** The new operation created for a retry (fresh decision), else null. */
+  retryOperationId: z.string().nullable(),
+  at: z.number(),
+});
+export type OpReconciled = z.infer<typeof OpReconciled>;
+
+/** Filters of the audit view; every field optional, all given ones must match. */
+export const AuditFilter = z
+  .object({
+    serverId: z.string().optional(),
+    accountId: z.string().optional(),
+    toolName: z.string().optional(),
+    decision: z.enum(['allow', 'ask', 'deny']).optional(),
+    operationId: z.string().optional(),
+    conversationId: z.string().optional(),
+    /** Only records at or after this time (ms since epoch). */
+    from: z.number().optional(),
+    /** Only records at or before this time (ms since epoch). */
+    to: z.number().optional(),
+    /** Only these record types (e.g. `op.transition`, `policy.changed`). */
+    types: z.array(z.string()).optional(),
+  })
+  .strict();
+export type AuditFilter = z.infer<typeof AuditFilter>;
+
+/** One row of the audit view: one ledger record, with the identity of what it is about. */
+export const AuditRow = z.object({
+  seq: z.number().int(),
+  time: z.number(),
+  type: z.string(),
+  operationId: z.string().nullable(),
+  serverId: z.string().nullable(),
+  accountId: z.string().nullable(),
+  toolName: z.string().nullable(),
+  conversationId: z.string().nullable(),
+  from: z.string().nullable(),
+  to: z.string().nullable(),
+  /** The policy decision this record carries, or the operation's decision in force at the time. */
+  decision: z.enum(['allow', 'ask', 'deny']).nullable(),
+  reason: z.string(),
+  actor: z.string().nullable(),
+  fingerprint: z.string().nullable(),
+  /** Canonical JSON of the operation's arguments, secrets replaced. */
+  arguments: z.string().nullable(),
+});
+export type AuditRow = z.infer<typeof AuditRow>;
+
+const DecisionView = z.object({
+  decision: z.enum(['allow', 'ask', 'deny']),
+  reason: z.string(),
+  layer: z.string(),
+  ruleId: z.string().nullable(),
+});
+
+/** One operation as the operations table shows it. */
+export const OperationView = z.object({
+  operationId: z.string(),
+  state: z.string(),
+  source: z.string(),
+  conversationId: z.string().nullable(),
+  serverId: z.string(),
+  accountId: z.string(),
+  toolName: z.string(),
+  fingerprint: z.string(),
+  requestedAt: z.number(),
+  updatedAt: z.number(),
+  expiresAt: z.number().nullable(),
+  decision: DecisionView.nullable(),
+  reason: z.string(),
+  approvedByUser: z.boolean(),
+  /** Whether the operation ever reached `executing` (the request may have left). */
+  reachedExecuting: z.boolean(),
+  resultIsError: z.boolean().nullable(),
+  error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  reconciled: OpReconciled.nullable(),
+  /** For a retry: the outcome_unknown operation it retries. */
+  retryOf: z.string().nullable(),
+});
+export type OperationView = z.infer<typeof OperationView>;
+
+/** "Why did this run?": the decision, approval, fingerprint and outcome of one operation. */
+export const OperationHistory = z.object({
+  operation: OperationView,
+  arguments: z.string().describe('canonical JSON of the arguments, secrets replaced'),
+  decisionAtRequest: DecisionView.nullable(),
+  approval: z
+    .object({ by: z.string(), reason: z.string(), at: z.number(), fingerprint: z.string().nullable(), decision: DecisionView.nullable() })
+    .nullable(),
+  executing: z.object({ at: z.number(), fingerprint: z.string().nullable() }).nullable(),
+  outcome: z.object({ state: z.string(), at: z.number(), reason: z.string(), resultIsError: z.boolean().nullable() }).nullable(),
+  events: z.array(AuditRow),
+});
+export type OperationHistory = z.infer<typeof OperationHistory>;

@@ -100,6 +100,7 @@ export class Ledger implements Journal {
   private nextSeq = 1;
   private snapshotProvider: (() => Record<string, unknown>) | undefined;
   private recoveryReport!: LedgerRecoveryReport;
+  private segmentList: string[] = [];
 
   private constructor(
     readonly dir: string,
@@ -144,6 +145,11 @@ export class Ledger implements Journal {
   /** True while a chain break found by recovery is unacknowledged: every tool must be at ask. */
   get safeMode(): boolean {
     return this.recoveryReport.safeMode;
+  }
+
+  /** Segments currently on disk, oldest first. */
+  segments(): string[] {
+    return [...this.segmentList];
   }
 
   /** Name of the segment currently appended to. */
@@ -399,6 +405,7 @@ export class Ledger implements Journal {
     this.fd = fd;
     this.position = checkpointLine.length;
     this.stats.rotations++;
+    this.segmentList.push(segmentName(n));
     await this.fs.close(old);
     await this.applyRetention();
   }
@@ -409,6 +416,7 @@ export class Ledger implements Journal {
     if (excess <= 0) return;
     for (const n of numbers.slice(0, excess)) await this.fs.unlink(inDir(this.dir, segmentName(n)));
     await this.fs.fsyncDir(this.dir);
+    this.segmentList = numbers.slice(excess).map(segmentName);
   }
 
   /** Reads every segment, checks the chain, repairs a torn tail, reports everything. */
@@ -490,8 +498,9 @@ export class Ledger implements Journal {
     }
     this.segmentBytes = this.position;
 
+    this.segmentList = numbers.length > 0 ? numbers.map(segmentName) : [segmentName(1)];
     this.recoveryReport = {
-      segments: numbers.length > 0 ? numbers.map(segmentName) : [segmentName(1)],
+      segments: [...this.segmentList],
       records: this.records.length,
       tornTail,
       breaks,

@@ -1,0 +1,424 @@
+/**
+ * Projections of the ledger (DESIGN.md §4): the operations table (by id, state, conversation),
+ * the pending-approval queue, the audit view and per-operation history, all rebuilt from records.
+ *
+ * A projection is a pure fold over records in sequence order: the same records always give the
+ * same projections (recovery is deterministic). It reads the gate's event schemas
+ * (shared/domain/journal-events.ts) and the ledger's own records (checkpoints, reconciliations,
+ * safe-mode acknowledgements). A record whose payload does not match its schema is counted and
+ * skipped, never guessed at.
+ */
+import {
+  parseJournalEvent,
+  type DecisionRecord,
+  type OpProposed,
+  type OpTransition,
+  type TypedJournalEntry,
+} from '../../../shared/domain/journal-events';
+import {
+  OpReconciled,
+  RECONCILED_TYPE,
+  SAFE_MODE_ACK_TYPE,
+  type AuditFilter,
+  type AuditRow,
+  type OperationHistory,
+  type OperationView,
+} from '../../../shared/domain/ledger';
+import { TERMINAL_STATES, type OperationState } from '../../../shared/domain/operations';
+import type { ErrorRecord, ToolResultRecord } from '../../../shared/domain/journal-events';
+import type { JournalRecord } from '../ports';
+import { CHECKPOINT_TYPE } from './format';
+
+/**
+ * An operation rebuilt from the ledger, in the shape the gate's `restore()` takes
+ * (structurally the gate's `RestoredOperation`).
+ */
+export interface RecoveredOperation {
+  proposed: OpProposed;
+  state: OperationState;
+  reason: string;
+  decision: DecisionRecord | null;
+  approvedByUser: boolean;
+  result: ToolResultRecord | null;
+  error: ErrorRecord | null;
+  history: Array<{ from: OperationState; to: OperationState; reason: string; at: number }>;
+}
+
+/** Everything the ledger knows about one operation. */
+interface OperationFacts {
+  proposed: OpProposed;
+  transitions: Array<{ seq: number; time: number; t: OpTransition }>;
+  reconciled: OpReconciled | null;
+  retryOf: string | null;
+  proposedSeq: number;
+  proposedTime: number;
+}
+
+/** The checkpoint form of the operations (written at rotation, read when older segments are gone). */
+interface CheckpointState {
+  version: 1;
+  operations: OperationFacts[];
+}
+
+/** The projections, kept current by `apply` (subscribe it to the ledger). */
+export class LedgerProjections {
+  private readonly ops = new Map<string, OperationFacts>();
+  private readonly byState = new Map<string, Set<string>>();
+  private readonly byConversation = new Map<string, Set<string>>();
+  private readonly rows: AuditRow[] = [];
+  /** Records skipped because their payload did not match the schema of their type. */
+  readonly skipped: Array<{ seq: number; type: string; why: string }> = [];
+
+  /** Builds projections from records in sequence order. */
+  static fromRecords(records: readonly JournalRecord[]): LedgerProjections {
+    const p = new LedgerProjections();
+    for (const r of records) p.apply(r);
+    return p;
+  }
+
+  /** Folds one record in. Call in sequence order. */
+  apply(record: JournalRecord): void {
+    if (record.type === CHECKPOINT_TYPE) return this.applyCheckpoint(record);
+    if (record.type === RECONCILED_TYPE) return this.applyReconciled(record);
+    let event: TypedJournalEntry | null = null;
+    try {
+      event = parseJournalEvent(record.type, record.payload);
+    } catch (error) {
+      this.skipped.push({ seq: record.seq, type: record.type, why: error instanceof Error ? error.message.slice(0, 300) : String(error) });
+      return;
+    }
+    if (!event) {
+      this.rows.push(this.genericRow(record));
+      return;
+    }
+    switch (event.type) {
+      case 'op.proposed': {
+        const p = event.payload;
+        if (this.ops.has(p.operationId)) {
+          this.skipped.push({ seq: record.seq, type: record.type, why: `duplicate operation id ${p.operationId}` });
+          return;
+        }
+        this.ops.set(p.operationId, { proposed: p, transitions: [], reconciled: null, retryOf: null, proposedSeq: record.seq, proposedTime: record.time });
+        this.index(p.operationId, null, 'proposed');
+        this.rows.push(this.opRow(record, p.operationId, null));
+        return;
+      }
+      case 'op.transition': {
+        const t = event.payload;
+        const facts = this.ops.get(t.operationId);
+        if (!facts) {
+          this.skipped.push({ seq: record.seq, type: record.type, why: `transition for unknown operation ${t.operationId}` });
+          return;
+        }
+        const before = this.stateOf(facts);
+        facts.transitions.push({ seq: record.seq, time: record.time, t });
+        this.index(t.operationId, before, this.stateOf(facts));
+        this.rows.push(this.opRow(record, t.operationId, t));
+        return;
+      }
+      case 'policy.changed': {
+        const p = event.payload;
+        this.rows.push({
+          ...this.genericRow(record),
+          serverId: p.scope.serverId,
+          accountId: p.scope.accountId,
+          toolName: p.scope.toolName,
+          conversationId: p.scope.conversationId,
+          actor: p.source,
+          reason: `Rule ${p.ruleId} ${p.old === null ? 'created' : p.new === null ? 'revoked' : 'changed'} (${p.scope.kind} scope)`,
+        });
+        return;
+      }
+      case 'account.switched': {
+        const p = event.payload;
+        this.rows.push({ ...this.genericRow(record), serverId: p.serverId, conversationId: p.conversationId, accountId: p.to, actor: p.source, from: p.from, to: p.to, reason: `Active account switched from ${p.from ?? '(none)'} to ${p.to}` });
+        return;
+      }
+      case 'server.endpoint-changed': {
+        const p = event.payload;
+        this.rows.push({ ...this.genericRow(record), serverId: p.serverId, reason: 'Server endpoint changed' });
+        return;
+      }
+      case 'tool.contract-changed': {
+        const p = event.payload;
+        const what = p.oldContractHash === null ? 'appeared' : p.newContractHash === null ? 'disappeared' : `changed (${p.changedFields.join(', ') || 'contract'})`;
+        this.rows.push({ ...this.genericRow(record), serverId: p.serverId, accountId: p.accountId, toolName: p.toolName, reason: `Tool ${what}` });
+        return;
+      }
+    }
+  }
+
+  // ---- reads -------------------------------------------------------------------------------
+
+  /** One operation, or undefined. */
+  operation(operationId: string): OperationView | undefined {
+    const facts = this.ops.get(operationId);
+    return facts ? this.view(facts) : undefined;
+  }
+
+  /** Operations, oldest first, optionally filtered by state and/or conversation. */
+  operations(filter: { state?: OperationState | 'reconciled'; conversationId?: string } = {}): OperationView[] {
+    let ids: Iterable<string> = this.ops.keys();
+    if (filter.state) ids = this.byState.get(filter.state) ?? [];
+    const out: OperationView[] = [];
+    for (const id of ids) {
+      const facts = this.ops.get(id)!;
+      if (filter.conversationId !== undefined && facts.proposed.origin.conversationId !== filter.conversationId) continue;
+      out.push(this.view(facts));
+    }
+    return out.sort((a, b) => a.requestedAt - b.requestedAt || (a.operationId < b.operationId ? -1 : 1));
+  }
+
+  /** Operation ids of one conversation. */
+  conversationOperations(conversationId: string): string[] {
+    return [...(this.byConversation.get(conversationId) ?? [])];
+  }
+
+  /** The pending-approval queue: operations awaiting approval, oldest first. */
+  pendingApprovals(): OperationView[] {
+    return this.operations({ state: 'awaiting_approval' });
+  }
+
+  /** Operations whose outcome is unknown and that nobody has reconciled yet. */
+  unreconciled(): OperationView[] {
+    return this.operations({ state: 'outcome_unknown' }).filter((o) => o.reconciled === null);
+  }
+
+  /** How many operations are known. */
+  operationCount(): number {
+    return this.ops.size;
+  }
+
+  /** Audit rows matching `filter`, in sequence order. */
+  audit(filter: AuditFilter = {}): AuditRow[] {
+    const types = filter.types ? new Set(filter.types) : null;
+    return this.rows.filter(
+      (r) =>
+        (filter.serverId === undefined || r.serverId === filter.serverId) &&
+        (filter.accountId === undefined || r.accountId === filter.accountId) &&
+        (filter.toolName === undefined || r.toolName === filter.toolName) &&
+        (filter.decision === undefined || r.decision === filter.decision) &&
+        (filter.operationId === undefined || r.operationId === filter.operationId) &&
+        (filter.conversationId === undefined || r.conversationId === filter.conversationId) &&
+        (filter.from === undefined || r.time >= filter.from) &&
+        (filter.to === undefined || r.time <= filter.to) &&
+        (types === null || types.has(r.type)),
+    );
+  }
+
+  /** "Why did this run?": decision at request time, approval, fingerprint, outcome, every event. */
+  history(operationId: string): OperationHistory | undefined {
+    const facts = this.ops.get(operationId);
+    if (!facts) return undefined;
+    const firstDecision = facts.transitions.find((x) => x.t.decision)?.t.decision ?? null;
+    const approved = facts.transitions.find((x) => x.t.to === 'approved');
+    const executing = facts.transitions.find((x) => x.t.to === 'executing');
+    const last = facts.transitions.at(-1);
+    const terminal = last && isTerminal(last.t.to) ? last : undefined;
+    return {
+      operation: this.view(facts),
+      arguments: facts.proposed.canonicalArguments,
+      decisionAtRequest: decisionView(firstDecision),
+      approval: approved
+        ? {
+            by: approved.t.actor === 'user' ? 'you' : approved.t.actor === 'policy' ? 'policy (Always Allow)' : approved.t.actor,
+            reason: approved.t.reason,
+            at: approved.time,
+            fingerprint: approved.t.fingerprint ?? null,
+            decision: decisionView(approved.t.decision ?? null),
+          }
+        : null,
+      executing: executing ? { at: executing.time, fingerprint: executing.t.fingerprint ?? null } : null,
+      outcome: facts.reconciled
+        ? { state: facts.reconciled.outcome === 'retried' ? 'outcome_unknown' : facts.reconciled.outcome, at: facts.reconciled.at, reason: `Reconciled by ${facts.reconciled.by}: ${facts.reconciled.reason}`, resultIsError: null }
+        : terminal
+          ? { state: terminal.t.to, at: terminal.time, reason: terminal.t.reason, resultIsError: terminal.t.result ? terminal.t.result.isError : null }
+          : null,
+      events: this.audit({ operationId }),
+    };
+  }
+
+  /**
+   * Operations in the form the gate's `restore()` takes, so after a restart the gate knows every
+   * id (idempotency) and every pending approval.
+   */
+  restoredOperations(): RecoveredOperation[] {
+    const out: RecoveredOperation[] = [];
+    for (const facts of this.ops.values()) {
+      const last = facts.transitions.at(-1);
+      let decision: DecisionRecord | null = null;
+      for (const x of facts.transitions) if (x.t.decision) decision = x.t.decision;
+      const result = [...facts.transitions].reverse().find((x) => x.t.result)?.t.result ?? null;
+      const error = [...facts.transitions].reverse().find((x) => x.t.error)?.t.error ?? null;
+      out.push({
+        proposed: structuredClone(facts.proposed),
+        state: this.stateOf(facts),
+        reason: last?.t.reason ?? 'Proposed',
+        decision: decision ? structuredClone(decision) : null,
+        approvedByUser: facts.transitions.some((x) => x.t.to === 'approved' && x.t.actor === 'user'),
+        result: result ? structuredClone(result) : null,
+        error: error ? structuredClone(error) : null,
+        history: facts.transitions.map((x) => ({ from: x.t.from, to: x.t.to, reason: x.t.reason, at: x.time })),
+      });
+    }
+    return out;
+  }
+
+  /** Live state for a checkpoint: every operation's facts (ids must survive for idempotency). */
+  snapshot(): Record<string, unknown> {
+    const state: CheckpointState = { version: 1, operations: [...this.ops.values()].map((f) => structuredClone(f)) };
+    return state as unknown as Record<string, unknown>;
+  }
+
+  // ---- internals ---------------------------------------------------------------------------
+
+  private applyCheckpoint(record: JournalRecord): void {
+    const state = (record.payload.state ?? null) as CheckpointState | null;
+    if (!state || state.version !== 1 || !Array.isArray(state.operations)) return;
+    // Seeds operations only known from segments that retention removed; known ones are already
+    // current (the checkpoint was written from this same fold).
+    for (const raw of state.operations) {
+      const id = raw?.proposed?.operationId;
+      if (typeof id !== 'string' || this.ops.has(id)) continue;
+      try {
+        const proposed = parseJournalEvent('op.proposed', raw.proposed)!.payload as OpProposed;
+        const transitions = (raw.transitions ?? []).map((x) => ({ seq: x.seq, time: x.time, t: parseJournalEvent('op.transition', x.t)!.payload as OpTransition }));
+        const reconciled = raw.reconciled ? OpReconciled.parse(raw.reconciled) : null;
+        const facts: OperationFacts = { proposed, transitions, reconciled, retryOf: raw.retryOf ?? null, proposedSeq: raw.proposedSeq, proposedTime: raw.proposedTime };
+        this.ops.set(id, facts);
+        this.index(id, null, this.stateOf(facts));
+      } catch (error) {
+        this.skipped.push({ seq: record.seq, type: record.type, why: `checkpoint operation ${id}: ${error instanceof Error ? error.message.slice(0, 200) : String(error)}` });
+      }
+    }
+  }
+
+  private applyReconciled(record: JournalRecord): void {
+    const parsed = OpReconciled.safeParse(record.payload);
+    if (!parsed.success) {
+      this.skipped.push({ seq: record.seq, type: record.type, why: parsed.error.message.slice(0, 300) });
+      return;
+    }
+    const r = parsed.data;
+    const facts = this.ops.get(r.operationId);
+    if (!facts || this.stateOf(facts) !== 'outcome_unknown' || facts.reconciled) {
+      this.skipped.push({ seq: record.seq, type: record.type, why: `operation ${r.operationId} is not an unreconciled outcome_unknown` });
+      return;
+    }
+    const before = this.stateOf(facts);
+    facts.reconciled = r;
+    this.index(r.operationId, before, this.stateOf(facts));
+    if (r.retryOperationId) {
+      const retry = this.ops.get(r.retryOperationId);
+      if (retry) retry.retryOf = r.operationId;
+    }
+    this.rows.push({
+      ...this.opRow(record, r.operationId, null),
+      from: 'outcome_unknown',
+      to: r.outcome === 'retried' ? 'outcome_unknown' : r.outcome,
+      actor: r.by,
+      reason: `Reconciled as ${r.outcome} by ${r.by}: ${r.reason}${r.retryOperationId ? ` (retry: ${r.retryOperationId})` : ''}`,
+    });
+  }
+
+  /** Current state: the last transition's `to`, or the reconciled outcome. */
+  private stateOf(facts: OperationFacts): OperationState {
+    if (facts.reconciled && facts.reconciled.outcome !== 'retried') return facts.reconciled.outcome;
+    return facts.transitions.at(-1)?.t.to ?? 'proposed';
+  }
+
+  private index(id: string, before: string | null, after: string): void {
+    if (before !== null) this.byState.get(before)?.delete(id);
+    let set = this.byState.get(after);
+    if (!set) this.byState.set(after, (set = new Set()));
+    set.add(id);
+    const conv = this.ops.get(id)?.proposed.origin.conversationId;
+    if (conv) {
+      let c = this.byConversation.get(conv);
+      if (!c) this.byConversation.set(conv, (c = new Set()));
+      c.add(id);
+    }
+  }
+
+  private view(facts: OperationFacts): OperationView {
+    const p = facts.proposed;
+    const last = facts.transitions.at(-1);
+    let decision: DecisionRecord | null = null;
+    for (const x of facts.transitions) if (x.t.decision) decision = x.t.decision;
+    const resultT = [...facts.transitions].reverse().find((x) => x.t.result);
+    const errorT = [...facts.transitions].reverse().find((x) => x.t.error);
+    return {
+      operationId: p.operationId,
+      state: this.stateOf(facts),
+      source: p.origin.source,
+      conversationId: p.origin.conversationId,
+      serverId: p.identity.serverId,
+      accountId: p.identity.accountId,
+      toolName: p.identity.toolName,
+      fingerprint: p.fingerprint,
+      requestedAt: p.requestedAt,
+      updatedAt: facts.reconciled?.at ?? last?.time ?? facts.proposedTime,
+      expiresAt: [...facts.transitions].reverse().find((x) => x.t.expiresAt !== undefined)?.t.expiresAt ?? p.expiresAt ?? null,
+      decision: decisionView(decision),
+      reason: facts.reconciled ? `Reconciled by ${facts.reconciled.by}: ${facts.reconciled.reason}` : (last?.t.reason ?? 'Proposed'),
+      approvedByUser: facts.transitions.some((x) => x.t.to === 'approved' && x.t.actor === 'user'),
+      reachedExecuting: facts.transitions.some((x) => x.t.to === 'executing'),
+      resultIsError: resultT?.t.result ? resultT.t.result.isError : null,
+      error: errorT?.t.error ? { ...errorT.t.error } : null,
+      reconciled: facts.reconciled ? { ...facts.reconciled } : null,
+      retryOf: facts.retryOf,
+    };
+  }
+
+  private genericRow(record: JournalRecord): AuditRow {
+    return {
+      seq: record.seq,
+      time: record.time,
+      type: record.type,
+      operationId: null,
+      serverId: null,
+      accountId: null,
+      toolName: null,
+      conversationId: null,
+      from: null,
+      to: null,
+      decision: null,
+      reason: record.type === SAFE_MODE_ACK_TYPE ? `Safe mode acknowledged by ${String(record.payload.by)}: ${String(record.payload.reason)}` : record.type,
+      actor: null,
+      fingerprint: null,
+      arguments: null,
+    };
+  }
+
+  private opRow(record: JournalRecord, operationId: string, t: OpTransition | null): AuditRow {
+    const facts = this.ops.get(operationId)!;
+    const p = facts.proposed;
+    let decision: DecisionRecord | null = t?.decision ?? null;
+    if (!decision) for (const x of facts.transitions) if (x.t.decision) decision = x.t.decision;
+    return {
+      seq: record.seq,
+      time: record.time,
+      type: record.type,
+      operationId,
+      serverId: p.identity.serverId,
+      accountId: p.identity.accountId,
+      toolName: p.identity.toolName,
+      conversationId: p.origin.conversationId,
+      from: t?.from ?? null,
+      to: t?.to ?? 'proposed',
+      decision: decision?.decision ?? null,
+      reason: t?.reason ?? `Requested by ${p.origin.source}`,
+      actor: t?.actor ?? p.origin.source,
+      fingerprint: t?.fingerprint ?? p.fingerprint,
+      arguments: p.canonicalArguments,
+    };
+  }
+}
+
+function isTerminal(state: OperationState): boolean {
+  return TERMINAL_STATES.has(state);
+}
+
+function decisionView(d: DecisionRecord | null): OperationHistory['decisionAtRequest'] {
+  return d ? { decision: d.decision, reason: d.reason, layer: d.layer, ruleId: d.ruleId } : null;
+}

@@ -1,0 +1,84 @@
+/**
+ * Contract entries for the ledger's views: the audit log (filter, export), per-operation history
+ * ("why did this run?"), the operations table, recovery of `outcome_unknown` operations, and the
+ * ledger's own status and safe mode.
+ *
+ * Reconciling is bookkeeping plus, for a retry, a NEW operation that goes through the gate with a
+ * fresh decision; nothing here can approve or re-send anything.
+ */
+import { z } from 'zod';
+import { defineChannels } from '../contract-kit';
+import { AuditFilter, AuditRow, LedgerStatus, OperationHistory, OperationView } from '../domain/ledger';
+import { OperationState } from '../domain/operations';
+
+/** What recovery did to operations at the last start. */
+export const OperationRecoveryReport = z.object({
+  outcomeUnknown: z.array(z.string()).describe('were executing at the crash: now outcome_unknown, never re-sent'),
+  cancelled: z.array(z.string()),
+  denied: z.array(z.string()),
+  requeued: z.array(z.string()).describe('awaiting approval again after re-validation against current policy'),
+});
+export type OperationRecoveryReport = z.infer<typeof OperationRecoveryReport>;
+
+export const activityChannels = defineChannels({
+  /** The audit view, newest first, filtered by server, account, tool, decision and time. */
+  'activity:audit': {
+    doc: 'Audit log rows matching the filters, newest first, paged.',
+    request: z
+      .object({
+        filter: AuditFilter.default({}),
+        limit: z.number().int().min(1).max(5000).default(500),
+        offset: z.number().int().min(0).default(0),
+      })
+      .strict(),
+    response: z.object({ rows: z.array(AuditRow), total: z.number().int().nonnegative() }),
+  },
+  /** The filtered audit view as a file body (JSONL or formula-safe CSV), oldest first. */
+  'activity:export': {
+    doc: 'Exports the filtered audit log as JSONL or CSV text.',
+    request: z.object({ format: z.enum(['jsonl', 'csv']), filter: AuditFilter.default({}) }).strict(),
+    response: z.object({ format: z.enum(['jsonl', 'csv']), filename: z.string(), rows: z.number().int().nonnegative(), content: z.string() }),
+  },
+  /** "Why did this run?" for one operation. */
+  'activity:history': {
+    doc: 'Decision at request time, approval, fingerprint, outcome and every event of one operation.',
+    request: z.object({ operationId: z.string().min(1).max(200) }).strict(),
+    response: OperationHistory,
+  },
+  /** The operations table, optionally by state or conversation. */
+  'activity:operations': {
+    doc: 'Operations (oldest first), optionally filtered by state or conversation.',
+    request: z.object({ state: OperationState.optional(), conversationId: z.string().optional() }).strict(),
+    response: z.array(OperationView),
+  },
+  /** Operations whose outcome is unknown and not yet reconciled, plus what the last recovery did. */
+  'recovery:list': {
+    doc: 'outcome_unknown operations awaiting reconciliation, and the last recovery report.',
+    request: z.object({}).strict(),
+    response: z.object({ operations: z.array(OperationView), lastRecovery: OperationRecoveryReport.nullable() }),
+  },
+  /** Marks an outcome_unknown operation succeeded/failed (who + why), or retries it as a new operation. */
+  'recovery:reconcile': {
+    doc: 'Reconciles an outcome_unknown operation: succeeded, failed, or retry as a new operation (fresh decision).',
+    request: z
+      .object({
+        operationId: z.string().min(1).max(200),
+        outcome: z.enum(['succeeded', 'failed', 'retry']),
+        reason: z.string().trim().min(1, 'say why (it is recorded in the audit log)').max(2000),
+      })
+      .strict(),
+    response: z.object({ operation: OperationView, retryOperationId: z.string().nullable() }),
+  },
+  /** The ledger's status: records, segments, recovery findings, safe mode. */
+  'ledger:status': {
+    doc: 'Ledger status, with what recovery found at start (torn tail, chain breaks, safe mode).',
+    request: z.object({}).strict(),
+    response: LedgerStatus,
+  },
+  /** Acknowledges chain breaks found at start; leaves safe mode (recorded with the reason). */
+  'ledger:acknowledge-safe-mode': {
+    doc: 'Acknowledges the chain breaks recovery reported and leaves safe mode; the acknowledgement is journaled.',
+    request: z.object({ reason: z.string().trim().min(1).max(2000) }).strict(),
+    response: LedgerStatus,
+  },
+});
