@@ -131,3 +131,12 @@ describe('app lifecycle', () => {
     expect(electronMock.state.windows[0]!.loadURL).toHaveBeenCalledWith('app://warden/index.html');
   });
 });
+
+describe('the main entry point', () => {
+  it('starts the shell when Electron loads out/main/index.js', async () => {
+    await import('../../../electron/main/index');
+    await vi.waitFor(() => expect(electronMock.state.windows).toHaveLength(1));
+    expect(electronMock.app.requestSingleInstanceLock).toHaveBeenCalledTimes(1);
+    expect(electronMock.ipcMain.handle.mock.calls.map(([c]) => c)).toEqual(channelNames);
+  });
+});

@@ -70,6 +70,23 @@ describe('the IPC binder', () => {
     expectNoHandlerRan();
   });
 
+  it('rejects another webContents even when the event names our main frame (each check stands on its own)', async () => {
+    const other = new FakeWebContents('app://warden/index.html');
+    const result = await invoke('core:ping', eventFrom(other, ours.mainFrame), { nonce: 'abc' });
+    expect(result).toMatchObject({ ok: false, error: { code: 'FORBIDDEN_SENDER' } });
+    expectNoHandlerRan();
+  });
+
+  it('rejects a frame that has a parent even if it carries the main frame ids', async () => {
+    const lookalike = Object.assign(new FakeFrame('app://warden/index.html', ours.mainFrame), {
+      processId: ours.mainFrame.processId,
+      routingId: ours.mainFrame.routingId,
+    });
+    const result = await invoke('core:ping', eventFrom(ours, lookalike), { nonce: 'abc' });
+    expect(result).toMatchObject({ ok: false, error: { code: 'FORBIDDEN_SENDER' } });
+    expectNoHandlerRan();
+  });
+
   it('rejects a sub-frame of our own window, even on our origin', async () => {
     const iframe = new FakeFrame('app://warden/index.html', ours.mainFrame);
     const result = await invoke('core:ping', eventFrom(ours, iframe), { nonce: 'abc' });
