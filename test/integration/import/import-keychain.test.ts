@@ -1,0 +1,108 @@
+/**
+ * Import against the REAL keychain and a real settings file: secrets move only after a
+ * per-value confirmation. Run with `scripts/with-keyring.sh`.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ImportService } from '../../../electron/core/import/import-service';
+import { KeytarSecretStore } from '../../../electron/core/secrets/keytar-secret-store';
+import { openConfSettingsStore } from '../../../electron/core/settings/conf-settings-store';
+import { ServerService } from '../../../electron/core/settings/server-service';
+import { SettingsRepository } from '../../../electron/core/settings/settings-repository';
+import { secretKey } from '../../../shared/domain/servers';
+
+const fixture = (name: string) => resolve(__dirname, '../../fixtures/configs', name);
+const GH_TOKEN = 'ghp_FAKEfakeFAKEfake0123456789abcdefABCD';
+const BEARER = 'Bearer FAKE.token.value-1234567890';
+
+const store = new KeytarSecretStore({ service: `Warden-import-test-${process.pid}-${randomBytes(3).toString('hex')}` });
+let dir: string;
+let settings: SettingsRepository;
+let servers: ServerService;
+let importer: ImportService;
+
+function settingsBytes(): string {
+  return readdirSync(dir)
+    .map((f) => readFileSync(join(dir, f), 'utf8'))
+    .join('\n');
+}
+
+beforeAll(() => {
+  if (!process.env.DBUS_SESSION_BUS_ADDRESS) throw new Error('No D-Bus session: run with scripts/with-keyring.sh (real OS keychain)');
+});
+beforeEach(async () => {
+  for (const k of await store.keys('')) await store.delete(k);
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  dir = mkdtempSync(join(tmpdir(), 'warden-import-'));
+  settings = SettingsRepository.open(openConfSettingsStore(dir));
+  servers = new ServerService({ settings, secrets: store });
+  importer = new ImportService({ servers, location: { platform: 'linux', env: {}, home: dir } });
+});
+afterAll(async () => {
+  for (const k of await store.keys('')) await store.delete(k);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('import from Claude Desktop into settings + keychain', () => {
+  it('a confirmed secret moves into the keychain and never into the settings file', async () => {
+    const preview = await importer.preview({ source: 'claude-desktop', path: fixture('claude_desktop_config.json') });
+    const [fsEntry, gh, remote] = preview.entries;
+    const views = await importer.import({
+      previewId: preview.previewId,
+      entryIds: [fsEntry!.entryId, gh!.entryId, remote!.entryId],
+      decisions: [
+        { valueId: gh!.detectedSecrets[0]!.valueId, action: 'keychain' },
+        { valueId: remote!.detectedSecrets[0]!.valueId, action: 'keychain' },
+      ],
+    });
+    expect(views.map((v) => v.definition.name)).toEqual(['filesystem', 'github', 'remote-notes']);
+    const ghView = views[1]!;
+    expect(ghView.accounts[0]!.secrets).toEqual([{ name: 'env:GITHUB_PERSONAL_ACCESS_TOKEN', hasSecret: true }]);
+    expect(await store.get(secretKey(ghView.definition.id, ghView.accounts[0]!.id, 'env:GITHUB_PERSONAL_ACCESS_TOKEN'))).toBe(GH_TOKEN);
+    const remoteView = views[2]!;
+    expect(await store.get(secretKey(remoteView.definition.id, remoteView.accounts[0]!.id, 'header:authorization'))).toBe(BEARER);
+    // The command that will run is exactly the one previewed.
+    expect(views[0]!.commandLine).toBe(fsEntry!.commandLine);
+    const bytes = settingsBytes();
+    expect(bytes).toContain('GITHUB_PERSONAL_ACCESS_TOKEN');
+    expect(bytes).not.toContain(GH_TOKEN);
+    expect(bytes).not.toContain('FAKE.token.value');
+    // A preview is single-use.
+    await expect(importer.import({ previewId: preview.previewId, entryIds: [fsEntry!.entryId], decisions: [] })).rejects.toThrow(/previewId: no such preview/);
+  });
+
+  it('without a decision for a detected secret nothing is imported and nothing is stored', async () => {
+    const preview = await importer.preview({ source: 'claude-desktop', path: fixture('claude_desktop_config.json') });
+    const gh = preview.entries[1]!;
+    await expect(importer.import({ previewId: preview.previewId, entryIds: [gh.entryId], decisions: [] })).rejects.toThrow(
+      /decisions: no decision for env "GITHUB_PERSONAL_ACCESS_TOKEN" of "github"/,
+    );
+    expect(settings.get().servers).toEqual([]);
+    expect(await store.keys('')).toEqual([]);
+  });
+
+  it('declining the keychain keeps the choice explicit: "omit" stores no value, "plain" keeps it as a plain setting', async () => {
+    const preview = await importer.preview({ source: 'cursor', path: fixture('cursor-mcp.json') });
+    const pg = preview.entries.find((e) => e.sourceName === 'postgres')!;
+    const [omitted] = await importer.import({ previewId: preview.previewId, entryIds: [pg.entryId], decisions: [{ valueId: pg.detectedSecrets[0]!.valueId, action: 'omit' }] });
+    expect(omitted!.accounts[0]!.secrets).toEqual([{ name: 'env:PGPASSWORD', hasSecret: false }]);
+    expect(await store.keys('')).toEqual([]);
+    expect(settingsBytes()).not.toContain('hunter2-but-longer');
+
+    const again = await importer.preview({ source: 'cursor', path: fixture('cursor-mcp.json') });
+    const pg2 = again.entries.find((e) => e.sourceName === 'postgres')!;
+    const [plain] = await importer.import({ previewId: again.previewId, entryIds: [pg2.entryId], decisions: [{ valueId: pg2.detectedSecrets[0]!.valueId, action: 'plain' }] });
+    expect(plain!.definition).toMatchObject({ env: [{ name: 'PGPASSWORD', value: 'hunter2-but-longer' }, { name: 'PGHOST', value: 'localhost' }] });
+  });
+
+  it('an entry with a problem cannot be imported and the error names it', async () => {
+    const preview = await importer.preview({ source: 'claude-desktop', path: fixture('claude_desktop_config.json') });
+    const insecure = preview.entries[3]!;
+    await expect(importer.import({ previewId: preview.previewId, entryIds: [insecure.entryId], decisions: [] })).rejects.toThrow(
+      /entryIds\.0: "insecure" cannot be imported: url: plain http/,
+    );
+  });
+});
