@@ -13,7 +13,7 @@ import { createCore, type WardenCore } from '../core/app-core';
 import { createDialogPrompter } from './dialogs';
 import { bindContract, createSenderCheck } from './ipc';
 import { registerAppScheme, rendererEntry, serveRenderer } from './protocol';
-import { hardenWebContents, openExternalSafely, secureAllSessions } from './security';
+import { hardenWebContents, isSameOrigin, openExternalSafely, secureAllSessions } from './security';
 import { builtPaths, windowOptions } from './window';
 
 /** Knobs for tests; production uses the defaults. */
@@ -40,6 +40,8 @@ export async function startWarden(options: StartOptions = {}): Promise<RunningWa
     app.quit();
     return null;
   }
+  // Every renderer sandboxed, whatever options a future window passes (checklist: sandbox all).
+  app.enableSandbox();
   registerAppScheme();
 
   const mainDir = options.mainDir ?? dirname(fileURLToPath(import.meta.url));
@@ -71,8 +73,11 @@ export async function startWarden(options: StartOptions = {}): Promise<RunningWa
   const unbind = bindContract(ipcMain, core.handlers, {
     isTrustedSender: createSenderCheck(() => (window && !window.isDestroyed() ? window.webContents : null), entry.origin),
   });
+  // Events go only to our window's main frame, and only while it is on our origin.
   const unsubscribe = core.events.subscribe((event, payload) => {
-    if (window && !window.isDestroyed()) window.webContents.send(eventWireChannel(event), payload);
+    if (!window || window.isDestroyed()) return;
+    if (!isSameOrigin(window.webContents.mainFrame.url, entry.origin)) return;
+    window.webContents.send(eventWireChannel(event), payload);
   });
 
   const createWindow = (): BrowserWindow => {

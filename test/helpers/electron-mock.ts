@@ -103,6 +103,7 @@ class FakeApp extends EventEmitter {
   isPackaged = false;
   lockAcquired = true;
   readonly requestSingleInstanceLock = vi.fn(() => this.lockAcquired);
+  readonly enableSandbox = vi.fn();
   readonly quit = vi.fn();
   readonly exit = vi.fn();
   readonly whenReady = vi.fn(async () => undefined);

@@ -94,6 +94,22 @@ describe('app lifecycle', () => {
     expect(window!.webContents.send).toHaveBeenCalledWith('event:core:status-changed', status);
   });
 
+  it('sends no core event to a window whose page is not on our origin', async () => {
+    const running = await start();
+    const [window] = electronMock.state.windows;
+    window!.webContents.mainFrame.url = 'https://evil.example/';
+    running.core.events.emit('core:status-changed', running.core.status());
+    expect(window!.webContents.send).not.toHaveBeenCalled();
+  });
+
+  it('sandboxes every renderer app-wide before anything is created', async () => {
+    await start();
+    expect(electronMock.app.enableSandbox).toHaveBeenCalledTimes(1);
+    expect(electronMock.app.enableSandbox.mock.invocationCallOrder[0]).toBeLessThan(
+      electronMock.app.whenReady.mock.invocationCallOrder[0]!,
+    );
+  });
+
   it('closes the core before quitting, once', async () => {
     await start();
     const first = new FakeEvent();
