@@ -12,18 +12,27 @@ import type { Result } from './result';
 import { coreChannels, coreEvents } from './contract/core';
 import { activityChannels } from './contract/activity';
 import { serversChannels, serversEvents } from './contract/servers';
+import { approvalsChannels, approvalsEvents } from './contract/approvals';
+import { operationsChannels, operationsEvents } from './contract/operations';
+import { permissionsChannels, permissionsEvents } from './contract/permissions';
 
 /** Every request/response channel. */
 export const channels = {
   ...coreChannels,
   ...activityChannels,
   ...serversChannels,
+  ...approvalsChannels,
+  ...operationsChannels,
+  ...permissionsChannels,
 } as const satisfies Record<string, ChannelSpec>;
 
 /** Every main→renderer event. */
 export const events = {
   ...coreEvents,
   ...serversEvents,
+  ...approvalsEvents,
+  ...operationsEvents,
+  ...permissionsEvents,
 } as const satisfies Record<string, EventSpec>;
 
 export type Channels = typeof channels;

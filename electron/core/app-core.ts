@@ -11,6 +11,7 @@ import { activityHandlers } from './ledger/activity-handlers';
 import type { LedgerService } from './ledger/service';
 import { createServersModule, type ServersModuleOptions } from './settings/servers-module';
 import type { ServerService } from './settings/server-service';
+import { createGateModule, type GateModule, type GateModuleOptions } from './gate/gate-module';
 
 /** What the core needs from its host. */
 export interface CoreDeps {
@@ -22,6 +23,8 @@ export interface CoreDeps {
   ledger?: LedgerService;
   /** Settings store, keychain and import locations for servers/accounts (defaults: memory, keytar). */
   servers?: ServersModuleOptions;
+  /** Gate wiring: the connection layer's registry/executor, the native approval prompter, stored rules (defaults: nothing listed, deny-all prompter). */
+  gate?: Omit<GateModuleOptions, 'journal' | 'clock' | 'events'>;
 }
 
 /** The running core: contract handlers, outgoing events, and shutdown. */
@@ -30,6 +33,8 @@ export interface WardenCore {
   readonly events: CoreEvents;
   /** Server definitions, accounts and their secrets (the connection layer reads these). */
   readonly servers: ServerService;
+  /** The gate, the permission store and their handlers (the only path to a tools/call). */
+  readonly gate: GateModule;
   status(): CoreStatus;
   close(): Promise<void>;
 }
@@ -41,6 +46,19 @@ export function createCore(deps: CoreDeps): WardenCore {
   const events = new CoreEvents();
   const startedAt = new Date(clock.now()).toISOString();
   const serversModule = createServersModule({ ...deps.servers, clock, journal, events });
+  const gateModule = createGateModule({
+    ...deps.gate,
+    journal,
+    clock,
+    events,
+    initialPolicy: { ...deps.gate?.initialPolicy, safeMode: deps.gate?.initialPolicy?.safeMode ?? deps.ledger?.ledger.safeMode ?? false },
+  });
+  // An account switch invalidates pending approvals and in-flight calls for the other account.
+  events.subscribe((event, payload) => {
+    if (event !== 'accounts:switched') return;
+    const p = payload as { serverId: string; accountId: string; conversationId: string };
+    void gateModule.gate.switchAccount({ serverId: p.serverId, accountId: p.accountId, conversationId: p.conversationId });
+  });
 
   const status = (): CoreStatus => ({
     version: deps.version,
@@ -48,7 +66,7 @@ export function createCore(deps: CoreDeps): WardenCore {
     platform: deps.platform ?? process.platform,
     journal: { kind: journal.kind, records: journal.size() },
     servers: { configured: serversModule.service.definitions().length, connected: 0 },
-    pendingApprovals: 0,
+    pendingApprovals: gateModule.gate.pending().length,
     safeMode: deps.ledger?.ledger.safeMode ?? false,
   });
 
@@ -57,13 +75,18 @@ export function createCore(deps: CoreDeps): WardenCore {
     'core:ping': ({ nonce }) => ({ nonce, receivedAt: new Date(clock.now()).toISOString() }),
     ...activityHandlers({ service: deps.ledger ?? null, journal }),
     ...serversModule.handlers,
+    ...gateModule.handlers,
   };
 
   return {
     handlers,
     events,
     servers: serversModule.service,
+    gate: gateModule,
     status,
-    close: () => journal.close(),
+    close: () => {
+      gateModule.close();
+      return journal.close();
+    },
   };
 }

@@ -1,0 +1,285 @@
+/**
+ * The gate and permission management assembled for the core: the Gate, the PolicyStore, the
+ * contract handlers (approvals, operations, permissions, tools offered) and the events they push.
+ *
+ * Approving happens only here, in `review`: the core shows the trusted preview through the
+ * `ApprovalPrompter` (a native dialog in main) and approves internally when the person chose
+ * Approve. Loosening a permission is confirmed the same way. The renderer can reject, cancel and
+ * tighten on its own; it can never grant.
+ */
+import type { ChannelName, RequestOf, ResponseOf } from '../../../shared/ipc';
+import type { MatrixRow, OfferedTool, PermissionChange } from '../../../shared/contract/permissions';
+import type { Decision } from '../../../shared/domain/operations';
+import type { GrantPin, PolicyState } from '../../../shared/domain/policy';
+import { WardenError } from '../../../shared/result';
+import { canonicalJson } from '../canonical/canonical-json';
+import type { CoreEvents } from '../events';
+import { decide } from '../policy/engine';
+import { PolicyStore } from '../policy/store';
+import type { PathFs, PathSemantics } from '../policy/paths';
+import type { ApprovalPreview, ApprovalPrompter, Clock, Journal } from '../ports';
+import { Gate, type OperationSnapshot } from './gate';
+import { CallNotSentError, type ToolDescriptor, type ToolExecutor, type ToolRegistry } from './ports';
+
+type GateChannel = 'approvals:list' | 'approvals:review' | 'approvals:reject' | 'approvals:cancel' | 'operations:list' | 'operations:get' | 'permissions:matrix' | 'permissions:set' | 'permissions:revoke' | 'tools:offered';
+
+/** Handlers for the channels this module owns. */
+export type GateHandlers = { [C in GateChannel & ChannelName]: (request: RequestOf<C>) => Promise<ResponseOf<C>> | ResponseOf<C> };
+
+/** What the module needs; everything but journal/clock has a safe in-memory default. */
+export interface GateModuleOptions {
+  journal: Journal;
+  clock: Clock;
+  events?: CoreEvents;
+  /** The connection layer (issue 5). Default: no servers, every call denied as not listed. */
+  registry?: ToolRegistry;
+  executor?: ToolExecutor;
+  /** The native approval dialog. Default: denies everything (fail closed). */
+  prompter?: ApprovalPrompter;
+  initialPolicy?: Partial<PolicyState>;
+  persistPolicy?: (state: PolicyState) => void | Promise<void>;
+  approvalTtlMs?: number;
+  paths?: { semantics: PathSemantics; fs: PathFs | null };
+}
+
+/** The assembled module. */
+export interface GateModule {
+  gate: Gate;
+  policy: PolicyStore;
+  handlers: GateHandlers;
+  /** Shows the native dialog for one operation and approves only if the person chose Approve. */
+  review(operationId: string): Promise<{ choice: 'approved' | 'denied'; operation: OperationSnapshot }>;
+  matrix(conversationId: string | null, search?: string): { rows: MatrixRow[]; configErrors: string[] };
+  offeredTools(conversationId: string | null, accounts?: Record<string, string>): OfferedTool[];
+  close(): void;
+}
+
+const RANK: Record<Decision, number> = { deny: 0, ask: 1, allow: 2 };
+
+/** An empty registry: nothing is listed, so the policy denies every call. */
+export const emptyRegistry: ToolRegistry = { getTool: () => undefined, listTools: () => [] };
+/** An executor that never sends (used until the connection layer is wired). */
+export const notConnectedExecutor: ToolExecutor = {
+  call: async (target) => Promise.reject(new CallNotSentError(`${target.serverId} is not connected`)),
+};
+/** A prompter that always denies: the safe default when no dialog is available. */
+export const denyingPrompter: ApprovalPrompter = { prompt: async () => 'deny' };
+
+/**
+ * Builds the gate, the permission store and their contract handlers.
+ *
+ * Why one module: the gate must re-validate on every policy change, and both share the registry
+ * and journal; wiring them once here keeps app-core a few lines.
+ */
+export function createGateModule(options: GateModuleOptions): GateModule {
+  const registry = options.registry ?? emptyRegistry;
+  const executor = options.executor ?? notConnectedExecutor;
+  const prompter = options.prompter ?? denyingPrompter;
+  const policy = new PolicyStore({ journal: options.journal, clock: options.clock, initial: options.initialPolicy, persist: options.persistPolicy });
+  const gate = new Gate({
+    journal: options.journal,
+    clock: options.clock,
+    registry,
+    executor,
+    policy,
+    approvalTtlMs: options.approvalTtlMs,
+    paths: options.paths,
+  });
+  const unsubscribePolicy = policy.onChange(() => gate.revalidate('permission changed'));
+  const reviewing = new Set<string>();
+
+  const unsubscribeGate = gate.onChange((op) => {
+    if (!options.events) return;
+    options.events.emit('operations:updated', op);
+    const pending = gate.pending();
+    options.events.emit('approvals:changed', { pending: pending.length, operationIds: pending.map((p) => p.operationId) });
+  });
+
+  const paths = options.paths ?? { semantics: process.platform === 'win32' ? ('win32' as const) : ('posix' as const), fs: null };
+  const decideFor = (t: ToolDescriptor, conversationId: string | null, state: PolicyState) =>
+    decide({ serverId: t.serverId, accountId: t.accountId, toolName: t.name, conversationId, arguments: {} }, state, {
+      tool: { contractHash: t.contractHash, endpointHash: t.endpointHash, annotations: t.annotations },
+      paths: paths.semantics,
+      labels: { server: t.serverLabel ?? t.serverId, account: t.accountLabel ?? t.accountId },
+    });
+
+  async function review(operationId: string): Promise<{ choice: 'approved' | 'denied'; operation: OperationSnapshot }> {
+    if (reviewing.has(operationId)) throw new WardenError('CONFLICT', `Operation ${operationId} is already being reviewed`);
+    const preview = gate.preview(operationId);
+    reviewing.add(operationId);
+    try {
+      const choice = await prompter.prompt(preview);
+      if (choice === 'approve') {
+        const operation = await gate.approve(operationId);
+        return { choice: 'approved', operation };
+      }
+      const current = gate.get(operationId)!;
+      if (current.state !== 'awaiting_approval') return { choice: 'denied', operation: current };
+      return { choice: 'denied', operation: await gate.reject(operationId, 'Denied in the approval dialog') };
+    } finally {
+      reviewing.delete(operationId);
+    }
+  }
+
+  function matrix(conversationId: string | null, search?: string): { rows: MatrixRow[]; configErrors: string[] } {
+    const state = policy.current();
+    const needle = search?.trim().toLowerCase();
+    const errors = new Set<string>();
+    const rows: MatrixRow[] = [];
+    for (const t of registry.listTools()) {
+      const serverLabel = t.serverLabel ?? t.serverId;
+      const accountLabel = t.accountLabel ?? t.accountId;
+      if (needle && ![t.name, serverLabel, accountLabel, t.serverId, t.accountId].some((s) => s.toLowerCase().includes(needle))) continue;
+      const d = decideFor(t, conversationId, state);
+      for (const e of d.configErrors) errors.add(e);
+      const toolRule =
+        state.user.find((r) => r.scope.kind === 'tool' && r.scope.serverId === t.serverId && r.scope.accountId === t.accountId && r.scope.toolName === t.name) ??
+        state.user.find((r) => r.scope.kind === 'tool' && r.scope.serverId === t.serverId && r.scope.accountId === null && r.scope.toolName === t.name);
+      const mode = toolRule && (toolRule.mode === 'allow' || toolRule.mode === 'ask' || toolRule.mode === 'disabled') ? toolRule.mode : toolRule ? 'disabled' : null;
+      rows.push({
+        serverId: t.serverId,
+        accountId: t.accountId,
+        toolName: t.name,
+        serverLabel,
+        accountLabel,
+        serverDescription: t.description ?? null,
+        serverAnnotations: t.annotations ? { ...t.annotations } : null,
+        mode,
+        ruleId: toolRule?.id ?? null,
+        effective: d.decision,
+        explanation: d.reason,
+        layer: d.layer,
+        pin: d.pin,
+        orgLocked: d.layer === 'organization',
+        contractHash: t.contractHash,
+      });
+    }
+    return { rows, configErrors: [...errors].sort() };
+  }
+
+  function offeredTools(conversationId: string | null, accounts?: Record<string, string>): OfferedTool[] {
+    const state = policy.current();
+    const out: OfferedTool[] = [];
+    for (const t of registry.listTools()) {
+      const wanted = accounts?.[t.serverId] ?? gate.activeAccount(t.serverId, conversationId);
+      if (wanted !== undefined && wanted !== t.accountId) continue;
+      const d = decideFor(t, conversationId, state);
+      if (d.decision === 'deny') continue;
+      out.push({ serverId: t.serverId, accountId: t.accountId, toolName: t.name, description: t.description ?? null, inputSchema: t.inputSchema, effective: d.decision });
+    }
+    return out;
+  }
+
+  function pinFor(change: PermissionChange): GrantPin | null {
+    if (change.mode !== 'allow' || change.scope === 'global') return null;
+    const tools = registry.listTools({ serverId: change.serverId, ...(change.accountId ? { accountId: change.accountId } : {}) });
+    if ('toolName' in change && change.toolName) {
+      const tool = tools.find((t) => t.name === change.toolName);
+      if (!tool) throw new WardenError('NOT_FOUND', `toolName: ${change.serverId} does not currently list ${change.toolName}; connect the server before allowing it`);
+      return { contractHash: tool.contractHash, endpointHash: tool.endpointHash };
+    }
+    const any = tools[0];
+    if (!any) throw new WardenError('NOT_FOUND', `serverId: ${change.serverId} has no listed tools; connect it before allowing it`);
+    return { contractHash: null, endpointHash: any.endpointHash };
+  }
+
+  /** True if going from `before` to `after` makes any listed tool more permissive. */
+  function loosens(before: PolicyState, after: PolicyState): boolean {
+    for (const t of registry.listTools()) {
+      const convs = new Set<string | null>([null, ...after.conversation.map((c) => c.conversationId), ...before.conversation.map((c) => c.conversationId)]);
+      for (const c of convs) {
+        if (RANK[decideFor(t, c, after).decision] > RANK[decideFor(t, c, before).decision]) return true;
+      }
+    }
+    return false;
+  }
+
+  async function confirm(title: string, detail: string, rule: unknown, labels: { server: string; account: string; tool: string }): Promise<void> {
+    const preview: ApprovalPreview = {
+      operationId: 'permission-change',
+      title,
+      detail,
+      argumentsJson: JSON.stringify(JSON.parse(canonicalJson(rule)), null, 2),
+      serverLabel: labels.server,
+      accountLabel: labels.account,
+      toolName: labels.tool,
+    };
+    if ((await prompter.prompt(preview)) !== 'approve') throw new WardenError('DENIED', 'The permission change was not confirmed in the dialog; nothing changed');
+  }
+
+  async function setPermission(change: PermissionChange) {
+    const pin = pinFor(change);
+    const before = policy.current();
+    const ruleId = PolicyStore.ruleIdFor(change);
+    const old = policy.find(ruleId);
+    const oldMode = old?.mode;
+    const mayLoosen = change.mode === 'allow' || (oldMode === 'disabled' && change.mode !== 'disabled') || simulateLoosens(change, pin, before);
+    if (mayLoosen) {
+      const server = 'serverId' in change ? change.serverId : 'every server';
+      const account = 'accountId' in change && change.accountId ? change.accountId : 'every account';
+      const tool = 'toolName' in change && change.toolName ? change.toolName : 'every tool';
+      const where = change.scope === 'conversation' ? ` in conversation ${change.conversationId}` : '';
+      await confirm(`${change.mode === 'allow' ? 'Always allow' : `Set to ${change.mode}`}: ${tool} on ${server} (${account})${where}?`, `This makes Warden ask you less. Scope: ${change.scope}.`, change, { server, account, tool });
+    }
+    const result = await policy.set(change, pin, 'user');
+    emitPermissionChanged(result.ruleId, change.scope);
+    return { ruleId: result.ruleId, old: result.old, new: result.new };
+  }
+
+  function simulateLoosens(change: PermissionChange, pin: GrantPin | null, before: PolicyState): boolean {
+    return loosens(before, PolicyStore.apply(before, change, pin).next);
+  }
+
+  async function revokePermission(ruleId: string) {
+    const old = policy.find(ruleId);
+    if (!old) return { ruleId, revoked: false };
+    const before = policy.current();
+    const after: PolicyState = { ...before, user: before.user.filter((r) => r.id !== ruleId), conversation: before.conversation.filter((r) => r.id !== ruleId) };
+    if (old.mode !== 'allow' && (old.mode === 'disabled' || loosens(before, after))) {
+      await confirm(`Remove the rule "${ruleId}"?`, 'Removing this rule makes Warden ask you less.', old, { server: old.id, account: '', tool: '' });
+    }
+    const change = await policy.revoke(ruleId, 'user');
+    emitPermissionChanged(ruleId, change?.scope.kind ?? 'unknown');
+    return { ruleId, revoked: change !== null };
+  }
+
+  function emitPermissionChanged(ruleId: string, scope: string): void {
+    options.events?.emit('permissions:changed', { ruleId, scope });
+  }
+
+  const handlers: GateHandlers = {
+    'approvals:list': () => ({
+      approvals: gate.pending().map((operation) => {
+        const { operationId: _id, ...preview } = gate.preview(operation.operationId);
+        return { operation, preview };
+      }),
+    }),
+    'approvals:review': ({ operationId }) => review(operationId),
+    'approvals:reject': ({ operationId, reason }) => gate.reject(operationId, reason ? `Rejected by you: ${reason}` : 'Rejected by you'),
+    'approvals:cancel': ({ operationId }) => gate.cancel(operationId),
+    'operations:list': ({ state, conversationId, limit }) => ({ operations: gate.list({ state, conversationId }).slice(0, limit) }),
+    'operations:get': ({ operationId }) => {
+      const op = gate.get(operationId);
+      if (!op) throw new WardenError('NOT_FOUND', `operationId: no operation ${JSON.stringify(operationId)}`);
+      return op;
+    },
+    'permissions:matrix': ({ conversationId, search }) => matrix(conversationId, search),
+    'permissions:set': (change) => setPermission(change),
+    'permissions:revoke': ({ ruleId }) => revokePermission(ruleId),
+    'tools:offered': ({ conversationId, accounts }) => ({ tools: offeredTools(conversationId, accounts) }),
+  };
+
+  return {
+    gate,
+    policy,
+    handlers,
+    review,
+    matrix,
+    offeredTools,
+    close() {
+      unsubscribePolicy();
+      unsubscribeGate();
+      gate.close();
+    },
+  };
+}

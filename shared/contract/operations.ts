@@ -1,0 +1,55 @@
+/**
+ * Contract entries for operations: the gate's tool calls as the UI sees them (copies; nothing here
+ * can change an operation).
+ */
+import { z } from 'zod';
+import { defineChannels, defineEvents } from '../contract-kit';
+import { DecisionRecord, ErrorRecord, RequestOrigin, ToolIdentity, ToolResultRecord } from '../domain/journal-events';
+import { OperationState } from '../domain/operations';
+
+/** One operation as shown in the chat trace, approvals queue and activity views. */
+export const OperationSummary = z.object({
+  operationId: z.string(),
+  state: OperationState,
+  origin: RequestOrigin,
+  identity: ToolIdentity,
+  /** The exact arguments that were (or will be) sent. */
+  arguments: z.record(z.string(), z.unknown()),
+  fingerprint: z.string(),
+  requestedAt: z.number(),
+  expiresAt: z.number().nullable(),
+  decision: DecisionRecord.nullable(),
+  reason: z.string(),
+  approvedByUser: z.boolean(),
+  result: ToolResultRecord.nullable(),
+  error: ErrorRecord.nullable(),
+  history: z.array(z.object({ from: OperationState, to: OperationState, reason: z.string(), at: z.number() })),
+  labels: z.object({ server: z.string(), account: z.string(), toolTitle: z.string().nullable(), toolDescription: z.string().nullable() }),
+});
+export type OperationSummary = z.infer<typeof OperationSummary>;
+
+export const operationsChannels = defineChannels({
+  /** Operations the gate knows, newest first, optionally filtered by state or conversation. */
+  'operations:list': {
+    doc: 'Lists tool-call operations (newest first), optionally by state or conversation.',
+    request: z
+      .object({
+        state: OperationState.optional(),
+        conversationId: z.string().min(1).max(200).optional(),
+        limit: z.number().int().min(1).max(1000).default(200),
+      })
+      .strict(),
+    response: z.object({ operations: z.array(OperationSummary) }),
+  },
+  /** One operation with its full history. */
+  'operations:get': {
+    doc: 'One operation with its full transition history.',
+    request: z.object({ operationId: z.string().min(1).max(200) }).strict(),
+    response: OperationSummary,
+  },
+});
+
+export const operationsEvents = defineEvents({
+  /** Pushed on every transition of any operation. */
+  'operations:updated': { doc: 'An operation changed state.', payload: OperationSummary },
+});
