@@ -155,8 +155,20 @@ export class ProcessTransport implements Transport {
     if (this.closed || !stdin || !stdin.writable || this.exitDescription !== undefined) {
       return Promise.reject(new TransportNotConnectedError());
     }
+    // Resolve as soon as the bytes are queued (as the SDK's own transport does); wait only when
+    // the pipe pushes back. Write errors surface through stdin's 'error' and the process exit.
+    if (stdin.write(JSON.stringify(message) + '\n')) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      stdin.write(JSON.stringify(message) + '\n', (error) => (error ? reject(error) : resolve()));
+      const onDrain = () => {
+        stdin.off('close', onClose);
+        resolve();
+      };
+      const onClose = () => {
+        stdin.off('drain', onDrain);
+        reject(new Error('the server closed its stdin before the message was written'));
+      };
+      stdin.once('drain', onDrain);
+      stdin.once('close', onClose);
     });
   }
 

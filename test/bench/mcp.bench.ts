@@ -1,0 +1,207 @@
+/**
+ * MCP connection-layer benchmarks (issue 5 §Performance), all measured in one run:
+ *
+ * 1. Connect + list tools for 20 stdio fixture servers at once: total time, and the ratio to the
+ *    slowest single server connected alone. (The fixture is bundled once with esbuild so each
+ *    start measures the server and Warden, not TypeScript compilation.)
+ * 2. One tool call (server-everything `echo` over stdio): the SDK client calling the server
+ *    directly vs the same call through the gate and the connection layer,
+ *    (a) with the in-memory journal — target < 1.1 × direct;
+ *    (b) with the durable ledger (one fsync before the request leaves) — target
+ *        < 1.1 × (direct + one raw write+fsync of a ledger-sized record).
+ *    Variants are interleaved in rotating order over many rounds; medians are reported.
+ */
+import * as fs from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { build } from 'esbuild';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { Gate } from '../../electron/core/gate/gate';
+import { Ledger } from '../../electron/core/ledger/ledger';
+import { encodeRecord, GENESIS_HASH } from '../../electron/core/ledger/format';
+import { MemoryJournal } from '../../electron/core/memory-journal';
+import { systemClock } from '../../electron/core/ports';
+import { ConnectionManager } from '../../electron/core/mcp/connection-manager';
+import type { ServerDefinition } from '../../shared/domain/servers';
+import { PolicyState } from '../../shared/domain/policy';
+import { percentiles, type BenchModule } from './harness';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const EVERYTHING = resolve(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+const FANOUT = 20;
+const ROUNDS = Number(process.env.WARDEN_BENCH_ROUNDS ?? 15);
+const PER_ROUND = Number(process.env.WARDEN_BENCH_CALLS ?? 60);
+
+const median = (xs: number[]) => percentiles(xs, [50])[0]!;
+
+function directory(defs: ServerDefinition[]) {
+  const byId = new Map(defs.map((d) => [d.id, d]));
+  return { server: (id: string) => byId.get(id), accountLabel: (id: string, a: string) => (byId.has(id) && a === 'default' ? 'Default' : undefined) };
+}
+const noSecrets = { get: async () => null, set: async () => {}, delete: async () => false };
+
+async function connectAll(defs: ServerDefinition[]): Promise<number> {
+  const manager = new ConnectionManager({ directory: directory(defs), secrets: noSecrets, connectTimeoutMs: 120_000 });
+  try {
+    const start = performance.now();
+    const statuses = await Promise.all(defs.map((d) => manager.connect(d.id, 'default')));
+    const elapsed = performance.now() - start;
+    const bad = statuses.find((s) => s.state !== 'connected');
+    if (bad) throw new Error(`a fixture did not connect: ${JSON.stringify(bad)}`);
+    if (manager.listTools().length !== defs.length * 11) throw new Error('not every tool was listed');
+    return elapsed;
+  } finally {
+    await manager.close();
+  }
+}
+
+async function fanoutBench(dir: string): Promise<{ alone: number; together: number }> {
+  const bundle = join(dir, 'paginated.mjs');
+  await build({
+    entryPoints: [resolve(ROOT, 'test/fixtures/servers/paginated.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    outfile: bundle,
+    logLevel: 'error',
+    banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
+  });
+  const def = (i: number): ServerDefinition => ({ id: `fixture-${i}`, name: `Fixture ${i}`, transport: 'stdio', command: process.execPath, args: [bundle], env: [] });
+  const alone: number[] = [];
+  const together: number[] = [];
+  await connectAll([def(0)]); // warm the disk cache
+  for (let round = 0; round < 3; round++) {
+    for (let i = 0; i < 3; i++) alone.push(await connectAll([def(i)]));
+    together.push(await connectAll(Array.from({ length: FANOUT }, (_, i) => def(i))));
+  }
+  return { alone: Math.max(...alone), together: median(together) };
+}
+
+/** The bytes of one `executing` record as the ledger writes it. */
+function ledgerRecordBytes(): Buffer {
+  const payload = { operationId: 'op-00000001', from: 'approved', to: 'executing', reason: 'Allowed by rule allow-all', actor: 'policy', fingerprint: 'f'.repeat(64) };
+  return Buffer.from(encodeRecord(1, Date.now(), 'op.transition', payload, GENESIS_HASH).line);
+}
+
+function cb<T>(run: (done: (err: NodeJS.ErrnoException | null, v?: T) => void) => void): Promise<T> {
+  return new Promise((res, rej) => run((e, v) => (e ? rej(e) : res(v as T))));
+}
+
+async function callBench(dir: string) {
+  const def: ServerDefinition = { id: 'everything', name: 'Everything', transport: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'], env: [] };
+  const manager = new ConnectionManager({ directory: directory([def]), secrets: noSecrets });
+  const direct = new Client({ name: 'bench-direct', version: '1.0.0' });
+  const ledger = await Ledger.open({ dir: join(dir, 'ledger') });
+  const policy = PolicyState.parse({ user: [{ id: 'allow-all', scope: { kind: 'global' }, mode: 'allow' }] });
+  const memGate = new Gate({ journal: new MemoryJournal(systemClock), executor: manager, registry: manager, policy: { current: () => policy }, scheduleExpiry: false });
+  const ledgerGate = new Gate({ journal: ledger, executor: manager, registry: manager, policy: { current: () => policy }, scheduleExpiry: false });
+  const fd = fs.openSync(join(dir, 'raw-fsync.bin'), 'w');
+  const record = ledgerRecordBytes();
+  let pos = 0;
+  try {
+    await direct.connect(new StdioClientTransport({ command: process.execPath, args: [EVERYTHING, 'stdio'], stderr: 'ignore' }));
+    if ((await manager.connect('everything', 'default')).state !== 'connected') throw new Error('server-everything did not connect');
+    const request = { source: 'test' as const, serverId: 'everything', accountId: 'default', toolName: 'echo', arguments: { message: 'bench' } };
+    const variants: Record<string, () => Promise<void>> = {
+      direct: async () => {
+        await direct.callTool({ name: 'echo', arguments: { message: 'bench' } });
+      },
+      'executor only': async () => {
+        await manager.call({ serverId: 'everything', accountId: 'default', toolName: 'echo' }, { message: 'bench' }, { signal: new AbortController().signal, operationId: 'bench' });
+      },
+      'gate+memory': async () => {
+        const op = await memGate.request(request);
+        if (op.state !== 'succeeded') throw new Error(`gate call ended ${op.state}: ${op.reason}`);
+      },
+      'gate+ledger': async () => {
+        const op = await ledgerGate.request(request);
+        if (op.state !== 'succeeded') throw new Error(`gate call ended ${op.state}: ${op.reason}`);
+      },
+      'raw write+fsync': async () => {
+        await cb<number>((d) => fs.write(fd, record, 0, record.length, pos, d));
+        await cb<void>((d) => fs.fsync(fd, d));
+        pos += record.length;
+      },
+    };
+    const names = Object.keys(variants);
+    const samples: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
+    for (const n of names) for (let i = 0; i < 100; i++) await variants[n]!(); // warm-up (JIT, caches)
+    for (let round = 0; round < ROUNDS; round++) {
+      // Rotate the order every round so no variant always runs right after another.
+      const order = names.map((_, i) => names[(i + round) % names.length]!);
+      for (const n of order) {
+        const run = variants[n]!;
+        for (let i = 0; i < PER_ROUND; i++) {
+          const t0 = performance.now();
+          await run();
+          samples[n]!.push((performance.now() - t0) * 1000);
+        }
+      }
+    }
+    return Object.fromEntries(names.map((n) => [n, median(samples[n]!)])) as Record<string, number>;
+  } finally {
+    fs.closeSync(fd);
+    memGate.close();
+    ledgerGate.close();
+    await direct.close().catch(() => {});
+    await manager.close();
+    await ledger.close();
+  }
+}
+
+const bench: BenchModule = {
+  title: 'MCP connections: fan-out connect and gated tool-call overhead',
+  async run(report) {
+    const dir = mkdtempSync(join(tmpdir(), 'warden-mcp-bench-'));
+    try {
+      const fan = await fanoutBench(dir);
+      report({ name: 'mcp.connect+list 1 stdio server alone (slowest of 9)', value: fan.alone, unit: 'ms' });
+      report({
+        name: `mcp.connect+list ${FANOUT} stdio servers at once (median of 3)`,
+        value: fan.together,
+        unit: 'ms',
+        baseline: 'mcp.connect+list 1 stdio server alone (slowest of 9)',
+        ratio: fan.together / fan.alone,
+      });
+
+      const m = await callBench(dir);
+      report({ name: 'mcp.call direct SDK client (median)', value: m.direct!, unit: 'µs' });
+      report({
+        name: 'mcp.call through the connection layer only, no gate (median)',
+        value: m['executor only']!,
+        unit: 'µs',
+        baseline: 'mcp.call direct SDK client (median)',
+        ratio: m['executor only']! / m.direct!,
+      });
+      report({ name: 'mcp.raw write+fsync of one ledger record (median)', value: m['raw write+fsync']!, unit: 'µs' });
+      const memRatio = m['gate+memory']! / m.direct!;
+      report({
+        name: 'mcp.call through gate, in-memory journal (median)',
+        value: m['gate+memory']!,
+        unit: 'µs',
+        baseline: 'mcp.call direct SDK client (median)',
+        ratio: memRatio,
+        target: 'ratio < 1.1',
+        met: memRatio < 1.1,
+      });
+      const durableBase = m.direct! + m['raw write+fsync']!;
+      report({ name: 'mcp.direct call + raw fsync (sum of medians)', value: durableBase, unit: 'µs' });
+      const ledgerRatio = m['gate+ledger']! / durableBase;
+      report({
+        name: 'mcp.call through gate, durable ledger (median)',
+        value: m['gate+ledger']!,
+        unit: 'µs',
+        baseline: 'mcp.direct call + raw fsync (sum of medians)',
+        ratio: ledgerRatio,
+        target: 'ratio < 1.1',
+        met: ledgerRatio < 1.1,
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+};
+export default bench;
