@@ -13,7 +13,7 @@ import { createCore, type WardenCore } from '../core/app-core';
 import { createDialogPrompter } from './dialogs';
 import { bindContract, createSenderCheck } from './ipc';
 import { registerAppScheme, rendererEntry, serveRenderer } from './protocol';
-import { hardenWebContents, isSameOrigin, openExternalSafely, secureAllSessions } from './security';
+import { hardenWebContents, isSameOrigin, secureAllSessions } from './security';
 import { builtPaths, windowOptions } from './window';
 
 /** Knobs for tests; production uses the defaults. */
@@ -60,15 +60,12 @@ export async function startWarden(options: StartOptions = {}): Promise<RunningWa
   secureAllSessions(app, session.defaultSession, entry.origin);
   if (entry.servesAppScheme) serveRenderer(paths.rendererDir);
 
-  // The prompter and the browser opener are the core's Electron-backed ports; createCore wires
-  // them once its deps declare them (ApprovalPrompter, BrowserOpener in electron/core/ports.ts).
-  const coreDeps = {
+  // The native dialog is the core's only approver: the renderer has no approve channel.
+  const core = (options.makeCore ?? createCore)({
     version: app.getVersion(),
     platform: process.platform,
-    prompter: createDialogPrompter(() => window),
-    browser: { open: (url: string) => openExternalSafely(url) },
-  };
-  const core = (options.makeCore ?? createCore)(coreDeps);
+    gate: { prompter: createDialogPrompter(() => window) },
+  });
 
   const unbind = bindContract(ipcMain, core.handlers, {
     isTrustedSender: createSenderCheck(() => (window && !window.isDestroyed() ? window.webContents : null), entry.origin),

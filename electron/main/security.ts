@@ -7,6 +7,7 @@
  * a compromised page escape (new windows, navigation, webviews, permissions) is denied here.
  */
 import { shell, type App, type Session, type WebContents } from 'electron';
+import type { BrowserOpener } from '../core/ports';
 import { WardenError } from '../../shared/result';
 
 /**
@@ -172,3 +173,6 @@ export async function openExternalSafely(url: string, log: (message: string) => 
   log(`[warden:security] opening in the system browser: ${parsed.href}`);
   await shell.openExternal(parsed.href);
 }
+
+/** The core's BrowserOpener port (OAuth logins, help links), backed by {@link openExternalSafely}. */
+export const systemBrowser: BrowserOpener = { open: (url) => openExternalSafely(url) };

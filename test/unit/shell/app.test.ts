@@ -86,6 +86,17 @@ describe('app lifecycle', () => {
     expect(await ping(iframe, { nonce: 'hi' })).toMatchObject({ ok: false, error: { code: 'FORBIDDEN_SENDER' } });
   });
 
+  it('gives the core the native dialog as its approval prompter', async () => {
+    const makeCoreSpy = vi.fn(makeCore);
+    await startWarden({ mainDir, env: {}, makeCore: makeCoreSpy });
+    const deps = makeCoreSpy.mock.calls[0]![0];
+    const prompter = deps.gate!.prompter!;
+    electronMock.dialog.showMessageBox.mockResolvedValueOnce({ response: 1, checkboxChecked: false });
+    const preview = { operationId: 'o', title: 't', detail: 'd', argumentsJson: '{}', serverLabel: 's', accountLabel: 'a', toolName: 'x' };
+    expect(await prompter.prompt(preview)).toBe('approve');
+    expect(electronMock.dialog.showMessageBox).toHaveBeenCalledWith(electronMock.state.windows[0], expect.objectContaining({ cancelId: 0, defaultId: 0 }));
+  });
+
   it('forwards core events to the window on their wire channel', async () => {
     const running = await start();
     const [window] = electronMock.state.windows;

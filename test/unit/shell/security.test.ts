@@ -241,3 +241,14 @@ describe('openExternalSafely', () => {
     expect(electronMock.shell.openExternal).not.toHaveBeenCalled();
   });
 });
+
+describe('systemBrowser (the core BrowserOpener port)', () => {
+  it('opens https through the audited function and refuses anything else', async () => {
+    const { systemBrowser } = await import('../../../electron/main/security');
+    vi.spyOn(console, 'info').mockImplementation(() => undefined);
+    await systemBrowser.open('https://auth.example/authorize?x=1');
+    expect(electronMock.shell.openExternal).toHaveBeenCalledExactlyOnceWith('https://auth.example/authorize?x=1');
+    await expect(systemBrowser.open('file:///etc/passwd')).rejects.toBeInstanceOf(WardenError);
+    expect(electronMock.shell.openExternal).toHaveBeenCalledTimes(1);
+  });
+});
