@@ -1,0 +1,191 @@
+/**
+ * Elicitation: a server asking the person a question (issue 5 §6, DESIGN.md §5).
+ *
+ * It is shown as what it is — a question from a named server — through the `Elicitor` port, and
+ * it is never tool approval: this module has no access to the gate, and nothing it returns is
+ * ever read as consent to a tool call. Form answers are validated against the requested schema
+ * (ajv, defaults applied) before anything is sent back. URL mode shows the target domain and
+ * opens nothing without explicit consent, and only https URLs, through the BrowserOpener port.
+ */
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ElicitRequestSchema, ErrorCode, McpError, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsImport from 'ajv-formats';
+import type { BrowserOpener } from '../ports';
+
+const addFormats = addFormatsImport as unknown as (ajv: Ajv) => Ajv;
+
+/** The form a server asks to be filled in (only top-level primitive properties, per the MCP spec). */
+export interface RequestedSchema {
+  type: 'object';
+  properties: Record<string, Record<string, unknown>>;
+  required?: string[];
+}
+
+/** A form-mode question, labelled with the asking server (by Warden's id and label, not the server's own name). */
+export interface FormElicitation {
+  serverId: string;
+  serverLabel: string;
+  /** Untrusted: written by the server. Show it labelled as the server's words. */
+  message: string;
+  schema: RequestedSchema;
+  /** Set when a previous answer did not match the schema: what was wrong, to show with the form again. */
+  problem?: string;
+}
+
+/** A URL-mode request: the server wants the person to visit a page (sign-in, payment, consent). */
+export interface UrlElicitation {
+  serverId: string;
+  serverLabel: string;
+  message: string;
+  url: string;
+  /** The host the URL leads to, as the browser will see it (punycode for IDNs, so look-alikes show). */
+  domain: string;
+  elicitationId: string;
+}
+
+export type ElicitAction = 'accept' | 'decline' | 'cancel';
+
+/** How a person answered a form. */
+export type FormAnswer = { action: 'accept'; content: Record<string, unknown> } | { action: 'decline' } | { action: 'cancel' };
+
+/**
+ * Shows elicitations to the person (a dialog in main, a test double in tests).
+ * `signal` aborts when the server cancels the request or disconnects: close the question then.
+ */
+export interface Elicitor {
+  form(request: FormElicitation, signal: AbortSignal): Promise<FormAnswer>;
+  /** Resolves 'accept' only if the person explicitly consented to open `url`. */
+  url(request: UrlElicitation, signal: AbortSignal): Promise<ElicitAction>;
+}
+
+/** Client capabilities to declare so servers may elicit (form and URL mode). Pass to `new Client(info, { capabilities })`. */
+export const ELICITATION_CAPABILITIES = { elicitation: { form: {}, url: {} } } as const;
+
+/** Something that happened, for logs and the activity view. Never contains form content. */
+export interface ElicitationEvent {
+  serverId: string;
+  mode: 'form' | 'url';
+  outcome: ElicitAction | 'refused' | 'invalid-answer';
+  detail?: string;
+}
+
+export interface ElicitationHandlerOptions {
+  serverId: string;
+  serverLabel: string;
+  elicitor: Elicitor;
+  browser: BrowserOpener;
+  /** How many times a person may fix an answer that does not match the schema before it counts as cancel. */
+  maxAttempts?: number;
+  onEvent?: (event: ElicitationEvent) => void;
+}
+
+/**
+ * Builds the `elicitation/create` request handler for one server's SDK client.
+ *
+ * Why a builder: the handler must know which server is asking (Warden's stable id and label,
+ * never the server's self-declared name), and the connection layer creates one client per
+ * (server, account).
+ */
+export function createElicitationHandler(options: ElicitationHandlerOptions) {
+  const ajv = new Ajv({ strict: false, allErrors: true, useDefaults: true });
+  addFormats(ajv);
+  const maxAttempts = options.maxAttempts ?? 3;
+  const emit = (e: Omit<ElicitationEvent, 'serverId'>) => options.onEvent?.({ serverId: options.serverId, ...e });
+
+  return async function handleElicitation(request: ElicitRequest, extra: { signal: AbortSignal }): Promise<ElicitResult> {
+    const params = request.params;
+    if (params.mode === 'url') {
+      const problem = urlProblem(params.url);
+      if (problem) {
+        emit({ mode: 'url', outcome: 'refused', detail: problem });
+        throw new McpError(ErrorCode.InvalidParams, `Warden refused to open the URL: ${problem}`);
+      }
+      const url = new URL(params.url);
+      let action: ElicitAction;
+      try {
+        action = await options.elicitor.url(
+          { serverId: options.serverId, serverLabel: options.serverLabel, message: params.message, url: url.href, domain: url.hostname, elicitationId: params.elicitationId },
+          extra.signal,
+        );
+      } catch {
+        action = 'cancel';
+      }
+      if (action === 'accept' && !extra.signal.aborted) {
+        await options.browser.open(url.href);
+      } else if (action === 'accept') {
+        action = 'cancel';
+      }
+      emit({ mode: 'url', outcome: action });
+      return { action };
+    }
+
+    const schema = params.requestedSchema as RequestedSchema;
+    let validate: ValidateFunction;
+    try {
+      // Only the declared fields may come back: anything else the UI might add is refused.
+      validate = ajv.compile({ ...schema, additionalProperties: false });
+    } catch (error) {
+      emit({ mode: 'form', outcome: 'refused', detail: 'invalid requestedSchema' });
+      throw new McpError(ErrorCode.InvalidParams, `Invalid requestedSchema: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    let problem: string | undefined;
+    for (let attempt = 0; attempt < maxAttempts; attempt++) {
+      let answer: FormAnswer;
+      try {
+        answer = await options.elicitor.form(
+          { serverId: options.serverId, serverLabel: options.serverLabel, message: params.message, schema, ...(problem ? { problem } : {}) },
+          extra.signal,
+        );
+      } catch {
+        answer = { action: 'cancel' };
+      }
+      if (extra.signal.aborted) answer = { action: 'cancel' };
+      if (answer.action !== 'accept') {
+        emit({ mode: 'form', outcome: answer.action });
+        return { action: answer.action };
+      }
+      const content = structuredClone(answer.content ?? {});
+      if (validate(content)) {
+        emit({ mode: 'form', outcome: 'accept' });
+        return { action: 'accept', content: content as ElicitResult['content'] };
+      }
+      problem = describe(validate.errors ?? []);
+      emit({ mode: 'form', outcome: 'invalid-answer', detail: problem });
+    }
+    emit({ mode: 'form', outcome: 'cancel', detail: 'too many invalid answers' });
+    return { action: 'cancel' };
+  };
+}
+
+/**
+ * Registers the elicitation handler on an SDK client (created with ELICITATION_CAPABILITIES).
+ * Returns nothing that could approve a tool call: the handler only answers the server.
+ */
+export function registerElicitation(client: Client, options: ElicitationHandlerOptions): void {
+  const handler = createElicitationHandler(options);
+  client.setRequestHandler(ElicitRequestSchema, (request, extra) => handler(request, extra));
+}
+
+/** Why Warden will not open `raw` for a URL-mode elicitation, or null: https only, no credentials in the URL. */
+export function urlProblem(raw: string): string | null {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    return 'not a valid URL';
+  }
+  if (u.protocol !== 'https:') return `only https URLs are opened (got ${u.protocol})`;
+  if (u.username || u.password) return 'the URL contains a username or password';
+  return null;
+}
+
+function describe(errors: ErrorObject[]): string {
+  return errors
+    .slice(0, 5)
+    .map((e) => {
+      const field = e.instancePath ? e.instancePath.slice(1).replace(/\//g, '.') : e.params && 'missingProperty' in e.params ? String(e.params.missingProperty) : e.params && 'additionalProperty' in e.params ? String(e.params.additionalProperty) : '(form)';
+      return `${field}: ${e.message ?? 'invalid'}`;
+    })
+    .join('; ');
+}
