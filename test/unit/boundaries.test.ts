@@ -172,7 +172,7 @@ describe('layer boundaries', () => {
     const { files, violations } = await checkBoundaries(repoRoot);
     expect(files).toBeGreaterThan(10);
     expect(violations).toEqual([]);
-  });
+  }, 60_000);
 });
 
 describe('the boundary checker itself', () => {
@@ -240,7 +240,7 @@ describe('the boundary checker itself', () => {
     const offending = new Set(violations.map((v) => v.file.replace(/:\d+$/, '')));
     expect([...offending].sort()).toEqual(Object.keys(bad).sort());
     expect(violations).toHaveLength(Object.keys(bad).length);
-  });
+  }, 30_000);
 
   it('names the rule and the import form', async () => {
     const { violations } = await checkBoundaries(root);
@@ -255,5 +255,5 @@ describe('the boundary checker itself', () => {
     expect(byFile.get('shared/j.ts')?.specifier).toBe('<computed>');
     expect(byFile.get('renderer/src/a.tsx')?.rule).toBe('the renderer never imports electron/**');
     expect(byFile.get('renderer/src/d.ts')?.rule).toBe('the renderer holds no secrets (keytar)');
-  });
+  }, 30_000);
 });

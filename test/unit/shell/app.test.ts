@@ -126,7 +126,7 @@ describe('app lifecycle', () => {
     const first = new FakeEvent();
     electronMock.app.emit('will-quit', first);
     expect(first.defaultPrevented).toBe(true);
-    await vi.waitFor(() => expect(electronMock.app.quit).toHaveBeenCalledTimes(1));
+    await vi.waitFor(() => expect(electronMock.app.quit).toHaveBeenCalledTimes(1), { timeout: 10_000 });
     expect(closeSpy).toHaveBeenCalledTimes(1);
     expect(electronMock.state.ipcHandlers.size).toBe(0);
     const second = new FakeEvent();
@@ -162,7 +162,7 @@ describe('app lifecycle', () => {
 describe('the main entry point', () => {
   it('starts the shell when Electron loads out/main/index.js', async () => {
     await import('../../../electron/main/index');
-    await vi.waitFor(() => expect(electronMock.state.windows).toHaveLength(1));
+    await vi.waitFor(() => expect(electronMock.state.windows).toHaveLength(1), { timeout: 10_000 });
     expect(electronMock.app.requestSingleInstanceLock).toHaveBeenCalledTimes(1);
     expect(electronMock.ipcMain.handle.mock.calls.map(([c]) => c)).toEqual(channelNames);
   });
