@@ -14,44 +14,78 @@ import { WardenError } from '../../../shared/result';
  * functions, symbols, cycles) instead of silently dropping them.
  */
 export function canonicalJson(value: unknown): string {
-  return write(value, new Set(), '$');
+  const out: string[] = [];
+  const stack: Array<string | number> = [];
+  write(value, out, stack, new Set());
+  return out.join('');
 }
 
-function write(value: unknown, seen: Set<object>, path: string): string {
-  if (value === null) return 'null';
+/** `$.a[0].b` for error messages; built only when something is wrong. */
+function pathOf(stack: ReadonlyArray<string | number>): string {
+  return '$' + stack.map((k) => (typeof k === 'number' ? `[${k}]` : `.${k}`)).join('');
+}
+
+function fail(stack: ReadonlyArray<string | number>, what: string): never {
+  throw new WardenError('VALIDATION_FAILED', `${pathOf(stack)}: ${what}`);
+}
+
+function write(value: unknown, out: string[], stack: Array<string | number>, seen: Set<object>): void {
+  if (value === null) {
+    out.push('null');
+    return;
+  }
   switch (typeof value) {
     case 'boolean':
-      return value ? 'true' : 'false';
+      out.push(value ? 'true' : 'false');
+      return;
     case 'string':
-      return JSON.stringify(value);
+      out.push(JSON.stringify(value));
+      return;
     case 'number':
-      if (!Number.isFinite(value)) {
-        throw new WardenError('VALIDATION_FAILED', `${path}: ${String(value)} is not a JSON number`);
-      }
+      if (!Number.isFinite(value)) fail(stack, `${String(value)} is not a JSON number`);
       // ECMAScript Number::toString is the JCS number form; -0 serializes as 0.
-      return Object.is(value, -0) ? '0' : String(value);
+      out.push(value === 0 ? '0' : String(value));
+      return;
     case 'object': {
-      if (seen.has(value)) throw new WardenError('VALIDATION_FAILED', `${path}: circular reference`);
+      if (seen.has(value)) fail(stack, 'circular reference');
       seen.add(value);
-      let out: string;
       if (Array.isArray(value)) {
-        out = '[' + value.map((v, i) => (v === undefined ? 'null' : write(v, seen, `${path}[${i}]`))).join(',') + ']';
+        out.push('[');
+        for (let i = 0; i < value.length; i++) {
+          if (i) out.push(',');
+          const v: unknown = value[i];
+          stack.push(i);
+          if (v === undefined) out.push('null');
+          else write(v, out, stack, seen);
+          stack.pop();
+        }
+        out.push(']');
       } else {
         const proto = Object.getPrototypeOf(value);
         if (proto !== Object.prototype && proto !== null) {
-          throw new WardenError('VALIDATION_FAILED', `${path}: only plain objects are JSON (got ${proto?.constructor?.name ?? 'object'})`);
+          fail(stack, `only plain objects are JSON (got ${(proto as { constructor?: { name?: string } })?.constructor?.name ?? 'object'})`);
         }
         const obj = value as Record<string, unknown>;
-        const keys = Object.keys(obj)
-          .filter((k) => obj[k] !== undefined)
-          .sort(); // default sort compares UTF-16 code units, as RFC 8785 requires
-        out = '{' + keys.map((k) => JSON.stringify(k) + ':' + write(obj[k], seen, `${path}.${k}`)).join(',') + '}';
+        const keys = Object.keys(obj).sort(); // default sort compares UTF-16 code units, as RFC 8785 requires
+        out.push('{');
+        let first = true;
+        for (const k of keys) {
+          const v = obj[k];
+          if (v === undefined) continue;
+          if (!first) out.push(',');
+          first = false;
+          out.push(JSON.stringify(k), ':');
+          stack.push(k);
+          write(v, out, stack, seen);
+          stack.pop();
+        }
+        out.push('}');
       }
       seen.delete(value);
-      return out;
+      return;
     }
     default:
-      throw new WardenError('VALIDATION_FAILED', `${path}: a ${typeof value} is not JSON`);
+      fail(stack, `a ${typeof value} is not JSON`);
   }
 }
 

@@ -40,8 +40,8 @@ interface CompiledRule {
   constraints: CompiledConstraint[];
   /** Words for explanations: "for Work account", "under /project/docs". */
   scopeWords: string;
-  /** Canonical JSON of the raw rule: breaks ties between equally restrictive rules sharing an id. */
-  sortKey: string;
+  /** Canonical JSON of the raw rule, computed on first tie: breaks ties between rules sharing an id. */
+  sortKey: () => string;
   /** Conversation overrides only: whether the override covers this identity. */
   match?: (request: PolicyRequest) => boolean;
 }
@@ -200,7 +200,7 @@ function mostRestrictive(rules: readonly CompiledRule[], request: PolicyRequest,
 
 /** Deterministic tie-break among equally restrictive rules: the smaller id, so order never matters. */
 function tieBreak(a: CompiledRule, b: CompiledRule): boolean {
-  return a.id < b.id || (a.id === b.id && a.sortKey < b.sortKey);
+  return a.id < b.id || (a.id === b.id && a.sortKey() < b.sortKey());
 }
 
 function mostRestrictiveOrg(policy: CompiledPolicy, request: PolicyRequest): CompiledOrg | null {
@@ -325,7 +325,7 @@ function compileUser(rule: UserRule): CompiledRule {
       : s.kind === 'server'
         ? `${account} (default for ${s.serverId})`
         : `${account}${constraints.length ? ' ' + constraints.map((c) => c.words).join(' and ') : ''}`;
-  return { id: rule.id, ...compileMode(rule.id, rule.mode), pin: rule.pin ?? null, constraints, scopeWords, sortKey: safeCanonical(rule) };
+  return { id: rule.id, ...compileMode(rule.id, rule.mode), pin: rule.pin ?? null, constraints, scopeWords, sortKey: lazyKey(rule) };
 }
 
 function compileConversation(rule: ConversationOverride): CompiledRule {
@@ -336,7 +336,7 @@ function compileConversation(rule: ConversationOverride): CompiledRule {
     pin: rule.pin ?? null,
     constraints: [],
     scopeWords: account,
-    sortKey: safeCanonical(rule),
+    sortKey: lazyKey(rule),
     match: (r) => r.serverId === rule.serverId && (rule.accountId === null || rule.accountId === r.accountId) && (rule.toolName === null || rule.toolName === r.toolName),
   };
 }
@@ -355,7 +355,7 @@ function compileConstraint(c: ArgumentConstraint): CompiledConstraint {
       return { field, words: `${c.field} one of ${[...set].join(', ')}`, test: (v) => v !== undefined && set.has(safeCanonical(v)) };
     }
     case 'matches': {
-      const isMatch = picomatch(c.value, { dot: true });
+      const isMatch = globMatcher(c.value);
       return { field, words: `${c.field} matching ${c.value}`, test: (v) => typeof v === 'string' && isMatch(v) };
     }
     case 'min':
@@ -365,6 +365,24 @@ function compileConstraint(c: ArgumentConstraint): CompiledConstraint {
     case 'maxLength':
       return { field, words: `${c.field} at most ${c.value} long`, test: (v) => (typeof v === 'string' || Array.isArray(v)) && v.length <= c.value };
   }
+}
+
+function lazyKey(rule: unknown): () => string {
+  let key: string | undefined;
+  return () => (key ??= safeCanonical(rule));
+}
+
+const globCache = new Map<string, (s: string) => boolean>();
+
+/** Compiled picomatch matchers, shared across policy states (compiling a glob is the costly part). */
+function globMatcher(glob: string): (s: string) => boolean {
+  let m = globCache.get(glob);
+  if (!m) {
+    m = picomatch(glob, { dot: true });
+    if (globCache.size > 10_000) globCache.clear();
+    globCache.set(glob, m);
+  }
+  return m;
 }
 
 function safeCanonical(v: unknown): string {
