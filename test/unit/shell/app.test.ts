@@ -1,4 +1,4 @@
-import { beforeEach, describe, expect, it, vi, type Mock } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi, type Mock } from 'vitest';
 
 vi.mock('electron', () => import('../../helpers/electron-mock').then((m) => m.electronModule));
 
@@ -11,8 +11,11 @@ import { electronMock, FakeEvent, FakeFrame, FakeWebContents, resetElectronMock 
 const mainDir = '/opt/warden/out/main';
 let closeSpy: Mock<() => Promise<void>>;
 
+const openCores: WardenCore[] = [];
+
 function makeCore(deps: Parameters<typeof createCore>[0]): WardenCore {
   const core = createCore(deps);
+  openCores.push(core);
   closeSpy = vi.fn(() => core.close());
   return { ...core, handlers: core.handlers, events: core.events, status: core.status, close: closeSpy };
 }
@@ -21,6 +24,11 @@ async function start(env: Record<string, string | undefined> = {}) {
   const running = await startWarden({ mainDir, env, makeCore });
   return running!;
 }
+
+afterEach(async () => {
+  // Close every core a test started (closing twice is harmless), so no timer outlives a test.
+  await Promise.all(openCores.splice(0).map((core) => core.close().catch(() => undefined)));
+});
 
 beforeEach(() => {
   resetElectronMock();
@@ -165,5 +173,8 @@ describe('the main entry point', () => {
     await vi.waitFor(() => expect(electronMock.state.windows).toHaveLength(1), { timeout: 10_000 });
     expect(electronMock.app.requestSingleInstanceLock).toHaveBeenCalledTimes(1);
     expect(electronMock.ipcMain.handle.mock.calls.map(([c]) => c)).toEqual(channelNames);
+    // Quit the way Electron does, so the entry point's core is closed too.
+    electronMock.app.emit('will-quit', new FakeEvent());
+    await vi.waitFor(() => expect(electronMock.app.quit).toHaveBeenCalledTimes(1), { timeout: 10_000 });
   });
 });
