@@ -203,6 +203,9 @@ export type Account = z.infer<typeof Account>;
 /** Secret name of a static bearer token. */
 export const BEARER_SECRET = 'bearer';
 
+/** Secret name of a pre-registered OAuth client's secret (optional; the OAuth layer reads it). */
+export const OAUTH_CLIENT_SECRET = 'oauth-client-secret';
+
 /** Secret name of an env var marked secret. */
 export function envSecretName(envName: string): string {
   return `env:${envName}`;
@@ -289,6 +292,16 @@ export const ServerView = z
   })
   .strict();
 export type ServerView = z.infer<typeof ServerView>;
+
+/**
+ * The secret names a person can set for each account of a server: the required ones, plus the
+ * optional client secret of a pre-registered OAuth client.
+ */
+export function settableSecretNames(def: ServerDefinition): string[] {
+  const names = requiredSecretNames(def);
+  if (def.transport === 'http' && def.auth.kind === 'oauth' && def.auth.clientId !== undefined) names.push(OAUTH_CLIENT_SECRET);
+  return names;
+}
 
 /** The secret names a server definition needs per account (env/header secrets, bearer token). */
 export function requiredSecretNames(def: ServerDefinition): string[] {

@@ -12,7 +12,7 @@ import {
   ServerDefinition,
   displayCommandLine,
   parseSecretKey,
-  requiredSecretNames,
+  settableSecretNames,
   secretKey,
   secretKeyPrefix,
   type Account,
@@ -171,7 +171,7 @@ export class ServerService {
     const accountId = input.accountId ?? accounts[0]!.id;
     if (!accounts.some((a) => a.id === accountId)) throw new WardenError('NOT_FOUND', `accountId: no account "${accountId}" on server "${old.id}"`);
     const writes = this.secretWrites(def, accountId, input.secrets ?? []);
-    const stillDeclared = new Set(requiredSecretNames(def));
+    const stillDeclared = new Set(settableSecretNames(def));
     const keepOauth = def.transport === 'http' && def.auth.kind === 'oauth';
     const existing = await this.keysOrThrow(secretKeyPrefix(old.id));
     const orphans = existing.filter((k) => {
@@ -323,7 +323,7 @@ export class ServerService {
     const def = this.requireServer(serverId);
     this.requireAccountOf(serverId, accountId);
     const out = new Map<string, string>();
-    for (const name of requiredSecretNames(def)) {
+    for (const name of settableSecretNames(def)) {
       const v = await this.secrets.get(secretKey(serverId, accountId, name));
       if (v !== null) out.set(name, v);
     }
@@ -359,7 +359,7 @@ export class ServerService {
   // ---- internals -----------------------------------------------------------------------------
 
   private view(def: ServerDefinition, keys: ReadonlySet<string>): ServerView {
-    const names = requiredSecretNames(def);
+    const names = settableSecretNames(def);
     return {
       definition: def,
       commandLine: def.transport === 'stdio' ? displayCommandLine(def.command, def.args) : null,
@@ -390,7 +390,7 @@ export class ServerService {
 
   /** Checks secret inputs against what the definition declares; returns keychain writes. */
   private secretWrites(def: ServerDefinition, accountId: string, secrets: SecretValue[], field = 'secrets'): Array<{ key: string; value: string }> {
-    const declared = requiredSecretNames(def);
+    const declared = settableSecretNames(def);
     const seen = new Set<string>();
     return secrets.map((s, i) => {
       const where = field === 'secrets' ? `secrets.${i}.name` : field;

@@ -4,7 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,29 +14,9 @@ import { SettingsRepository } from '../../../electron/core/settings/settings-rep
 import { ServerService } from '../../../electron/core/settings/server-service';
 import { MemoryJournal } from '../../../electron/core/memory-journal';
 import { secretKey } from '../../../shared/domain/servers';
+import { filesContaining } from './scan';
 
 const SERVICE = `Warden-test-${process.pid}-${randomBytes(3).toString('hex')}`;
-
-/** Every file under `dir` whose bytes contain `needle` (UTF-8), recursively. */
-export function filesContaining(dir: string, needle: string): string[] {
-  const hits: string[] = [];
-  const bytes = Buffer.from(needle, 'utf8');
-  const walk = (d: string) => {
-    for (const name of readdirSync(d)) {
-      const p = join(d, name);
-      let st;
-      try {
-        st = statSync(p);
-      } catch {
-        continue;
-      }
-      if (st.isDirectory()) walk(p);
-      else if (st.isFile() && readFileSync(p).includes(bytes)) hits.push(p);
-    }
-  };
-  walk(dir);
-  return hits;
-}
 
 function secret(label: string): string {
   return `${label}-${randomBytes(18).toString('base64url')}`;
