@@ -15,6 +15,7 @@ import { serversChannels, serversEvents } from './contract/servers';
 import { approvalsChannels, approvalsEvents } from './contract/approvals';
 import { operationsChannels, operationsEvents } from './contract/operations';
 import { permissionsChannels, permissionsEvents } from './contract/permissions';
+import { connectionsChannels, connectionsEvents } from './contract/connections';
 
 /** Every request/response channel. */
 export const channels = {
@@ -24,6 +25,7 @@ export const channels = {
   ...approvalsChannels,
   ...operationsChannels,
   ...permissionsChannels,
+  ...connectionsChannels,
 } as const satisfies Record<string, ChannelSpec>;
 
 /** Every main→renderer event. */
@@ -33,6 +35,7 @@ export const events = {
   ...approvalsEvents,
   ...operationsEvents,
   ...permissionsEvents,
+  ...connectionsEvents,
 } as const satisfies Record<string, EventSpec>;
 
 export type Channels = typeof channels;

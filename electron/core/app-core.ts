@@ -12,6 +12,8 @@ import type { LedgerService } from './ledger/service';
 import { createServersModule, type ServersModuleOptions } from './settings/servers-module';
 import type { ServerService } from './settings/server-service';
 import { createGateModule, type GateModule, type GateModuleOptions } from './gate/gate-module';
+import { createConnectionLayer, type ConnectionLayerOptions } from './mcp/connection-layer';
+import type { ConnectionManager } from './mcp/connection-manager';
 
 /** What the core needs from its host. */
 export interface CoreDeps {
@@ -25,6 +27,8 @@ export interface CoreDeps {
   servers?: ServersModuleOptions;
   /** Gate wiring: the connection layer's registry/executor, the native approval prompter, stored rules (defaults: nothing listed, deny-all prompter). */
   gate?: Omit<GateModuleOptions, 'journal' | 'clock' | 'events'>;
+  /** MCP connection layer tuning: timeouts, backoff, the OAuth provider hook (default: the gate's registry/executor). */
+  connections?: ConnectionLayerOptions;
 }
 
 /** The running core: contract handlers, outgoing events, and shutdown. */
@@ -35,6 +39,8 @@ export interface WardenCore {
   readonly servers: ServerService;
   /** The gate, the permission store and their handlers (the only path to a tools/call). */
   readonly gate: GateModule;
+  /** Live MCP connections: the gate's ToolRegistry and ToolExecutor. */
+  readonly connections: ConnectionManager;
   status(): CoreStatus;
   close(): Promise<void>;
 }
@@ -46,7 +52,10 @@ export function createCore(deps: CoreDeps): WardenCore {
   const events = new CoreEvents();
   const startedAt = new Date(clock.now()).toISOString();
   const serversModule = createServersModule({ ...deps.servers, clock, journal, events });
+  const connections = createConnectionLayer({ service: serversModule.service, secrets: serversModule.secrets, events, journal, clock, options: deps.connections });
   const gateModule = createGateModule({
+    registry: connections.manager,
+    executor: connections.manager,
     ...deps.gate,
     journal,
     clock,
@@ -65,7 +74,7 @@ export function createCore(deps: CoreDeps): WardenCore {
     startedAt,
     platform: deps.platform ?? process.platform,
     journal: { kind: journal.kind, records: journal.size() },
-    servers: { configured: serversModule.service.definitions().length, connected: 0 },
+    servers: { configured: serversModule.service.definitions().length, connected: connections.connectedCount() },
     pendingApprovals: gateModule.gate.pending().length,
     safeMode: deps.ledger?.ledger.safeMode ?? false,
   });
@@ -76,6 +85,7 @@ export function createCore(deps: CoreDeps): WardenCore {
     ...activityHandlers({ service: deps.ledger ?? null, journal }),
     ...serversModule.handlers,
     ...gateModule.handlers,
+    ...connections.handlers,
   };
 
   return {
@@ -83,9 +93,11 @@ export function createCore(deps: CoreDeps): WardenCore {
     events,
     servers: serversModule.service,
     gate: gateModule,
+    connections: connections.manager,
     status,
-    close: () => {
+    close: async () => {
       gateModule.close();
+      await connections.dispose();
       return journal.close();
     },
   };

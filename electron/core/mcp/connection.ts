@@ -72,6 +72,9 @@ export interface ToolsChange {
   removed: string[];
   changed: Array<{ name: string; fields: ContractField[]; oldHash: string; newHash: string }>;
   instructionsChanged: { oldHash: string | null; newHash: string } | null;
+  /** Contract hashes before (pinned) and after this discovery, by tool name. */
+  oldHashes: Record<string, string>;
+  newHashes: Record<string, string>;
   /** 'initial' for the first discovery of this connection object, otherwise 'list_changed' or 'reconnect'. */
   trigger: 'initial' | 'list_changed' | 'reconnect';
 }
@@ -376,6 +379,8 @@ export class Connection {
       removed: [],
       changed: [],
       instructionsChanged: null,
+      oldHashes: Object.fromEntries(previousTools ?? []),
+      newHashes: Object.fromEntries([...next].map(([n, t]) => [n, t.contractHash])),
       trigger: this.pins ? trigger : 'initial',
     };
     for (const [name, tool] of next) {

@@ -1,0 +1,112 @@
+/**
+ * Assembles the connection layer for app-core: a ConnectionManager reading server definitions
+ * and accounts from the ServerService, the `connections:*` handlers, and event forwarding.
+ * Edits and removals of a server or account close its connections, so a connection never keeps
+ * running a command (or talking to a URL) the settings no longer say.
+ */
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { ServerDefinition } from '../../../shared/domain/servers';
+import type { CoreEvents } from '../events';
+import { journalEntry } from '../../../shared/domain/journal-events';
+import type { Clock, Journal, SecretStore } from '../ports';
+import { systemClock } from '../ports';
+import type { ServerService } from '../settings/server-service';
+import { ConnectionManager, type ConnectionManagerOptions, type ServerDirectory } from './connection-manager';
+import type { ToolsChange } from './connection';
+import { bindConnectionEvents, connectionHandlers } from './contract-handlers';
+
+/** Host-tunable parts of the connection layer (timeouts, backoff, OAuth hook, pins). */
+export type ConnectionLayerOptions = Partial<Omit<ConnectionManagerOptions, 'directory' | 'secrets'>> & {
+  authProviderFor?: (definition: ServerDefinition, accountId: string) => OAuthClientProvider | undefined;
+};
+
+/** The directory view of the ServerService the manager reads definitions and accounts from. */
+export function directoryOf(service: Pick<ServerService, 'getServer' | 'accountsOf'>): ServerDirectory {
+  return {
+    server: (serverId) => service.getServer(serverId),
+    accountLabel: (serverId, accountId) => {
+      if (!service.getServer(serverId)) return undefined;
+      return service.accountsOf(serverId).find((a) => a.id === accountId)?.label;
+    },
+  };
+}
+
+/**
+ * The contract hashes last recorded in the journal for one (server, account): the pins the first
+ * discovery after a restart is compared with. Undefined when nothing was ever recorded.
+ *
+ * Why: a rug pull between two app runs must be caught too, not only one during a session.
+ */
+export function pinsFromJournal(journal: Pick<Journal, 'read'>, serverId: string, accountId: string): { tools: Record<string, string>; instructionsHash: null } | undefined {
+  const tools = new Map<string, string | null>();
+  for (const r of journal.read()) {
+    if (r.type !== 'tool.contract-changed') continue;
+    const p = r.payload as { serverId?: unknown; accountId?: unknown; toolName?: unknown; newContractHash?: unknown };
+    if (p.serverId !== serverId || p.accountId !== accountId || typeof p.toolName !== 'string') continue;
+    tools.set(p.toolName, typeof p.newContractHash === 'string' ? p.newContractHash : null);
+  }
+  if (tools.size === 0) return undefined;
+  const live = [...tools].filter((e): e is [string, string] => e[1] !== null);
+  // Instructions have no journal event type yet, so they are compared within a run only.
+  return { tools: Object.fromEntries(live), instructionsHash: null };
+}
+
+/** One `tool.contract-changed` journal entry per added, removed or changed tool. */
+export function contractChangeEntries(change: ToolsChange, at: number) {
+  const base = { serverId: change.serverId, accountId: change.accountId, at };
+  return [
+    ...change.added.map((toolName) => ({ toolName, oldContractHash: null, newContractHash: change.newHashes[toolName] ?? null, changedFields: [] })),
+    ...change.removed.map((toolName) => ({ toolName, oldContractHash: change.oldHashes[toolName] ?? null, newContractHash: null, changedFields: [] })),
+    ...change.changed.map((c) => ({ toolName: c.name, oldContractHash: c.oldHash, newContractHash: c.newHash, changedFields: c.fields })),
+  ].map((p) => journalEntry('tool.contract-changed', { ...base, ...p }));
+}
+
+/**
+ * Builds the manager, its contract handlers and event forwarding, and journals every tool
+ * contract change (the policy then holds Always Allow grants pinned to an old hash at ask).
+ *
+ * Why: app-core wires one object instead of knowing the connection layer's internals;
+ * `dispose` disconnects everything (no child process outlives the core).
+ */
+export function createConnectionLayer(deps: {
+  service: ServerService;
+  secrets: SecretStore;
+  events: CoreEvents;
+  journal?: Journal;
+  clock?: Clock;
+  options?: ConnectionLayerOptions;
+}) {
+  const journal = deps.journal;
+  const clock = deps.clock ?? systemClock;
+  const manager = new ConnectionManager({
+    ...(journal ? { pinnedFor: (serverId: string, accountId: string) => pinsFromJournal(journal, serverId, accountId) } : {}),
+    ...deps.options,
+    directory: directoryOf(deps.service),
+    secrets: deps.secrets,
+  });
+  const unbind = bindConnectionEvents(manager, deps.events);
+  const offJournal = journal
+    ? manager.on('toolsChanged', (change) => {
+        const entries = contractChangeEntries(change, clock.now());
+        if (entries.length) void journal.append(entries).catch((error: unknown) => console.error('journaling a tool contract change failed', error));
+      })
+    : () => {};
+  const offChange = deps.service.onChange((change) => {
+    if (change.serverId === null) return;
+    if (change.reason === 'edited' || change.reason === 'removed' || change.reason === 'account-removed') {
+      void manager.disconnect(change.serverId);
+    }
+  });
+  return {
+    manager,
+    handlers: connectionHandlers(manager),
+    /** Connected (server, account) pairs, for the core status. */
+    connectedCount: () => manager.snapshot().filter((s) => s.status.state === 'connected').length,
+    async dispose(): Promise<void> {
+      offChange();
+      offJournal();
+      unbind();
+      await manager.close();
+    },
+  };
+}

@@ -1,0 +1,126 @@
+/**
+ * The `connections:*` contract handlers and event forwarding, over a ConnectionManager.
+ *
+ * This is the one place connection-layer data is shaped for the renderer, so it is where
+ * server-written text is sanitized for display and where nothing but the contract's fields
+ * leave (the dispatcher parses responses again, stripping anything extra).
+ */
+import type { Handlers } from '../dispatch';
+import type { CoreEvents } from '../events';
+import type { SecretStore } from '../ports';
+import { WardenError } from '../../../shared/result';
+import { ConnectionManager, type ConnectionSnapshot } from './connection-manager';
+import type { ConnectionStatus } from './connection';
+import { sanitizeForDisplay } from './sanitize';
+
+type ConnectionChannel = 'connections:connect' | 'connections:disconnect' | 'connections:status' | 'connections:list-tools' | 'connections:logs';
+
+/**
+ * Handlers for every `connections:*` channel.
+ *
+ * Why: app-core spreads these into its handler table; keeping them here keeps the shaping and
+ * sanitizing rules next to the connection layer they describe.
+ */
+export function connectionHandlers(manager: ConnectionManager): Pick<Handlers, ConnectionChannel> {
+  return {
+    'connections:connect': async ({ serverId, accountId }) => {
+      await manager.connect(serverId, accountId);
+      const view = manager.snapshot(serverId).find((s) => s.accountId === accountId);
+      if (!view) throw new WardenError('INTERNAL', `connections:connect: no state for ${serverId}/${accountId}`);
+      return connectionView(view);
+    },
+    'connections:disconnect': async ({ serverId, accountId }) => {
+      await manager.disconnect(serverId, accountId);
+      return {};
+    },
+    'connections:status': ({ serverId }) => ({ connections: manager.snapshot(serverId).map(connectionView) }),
+    'connections:list-tools': ({ serverId, accountId }) => {
+      const connection = manager.connection(serverId, accountId);
+      if (!connection || connection.status.state !== 'connected') {
+        throw new WardenError('NOT_CONNECTED', `${serverId}/${accountId} is not connected`);
+      }
+      return {
+        tools: manager.discoveredTools(serverId, accountId).map((t) => ({
+          serverId: t.serverId,
+          accountId: t.accountId,
+          name: sanitizeForDisplay(t.name),
+          ...(t.title !== undefined ? { title: sanitizeForDisplay(t.title) } : {}),
+          ...(t.displayDescription !== undefined ? { description: t.displayDescription } : {}),
+          inputSchema: t.inputSchema,
+          ...(t.outputSchema ? { outputSchema: t.outputSchema } : {}),
+          ...(t.annotations ? { annotations: t.annotations } : {}),
+          contractHash: t.contractHash,
+        })),
+      };
+    },
+    'connections:logs': ({ serverId, accountId, afterSeq, limit }) => {
+      const { lines, dropped } = manager.logLines(serverId, accountId, afterSeq ?? 0, limit);
+      return { lines: lines.map((l) => ({ ...l, text: sanitizeForDisplay(l.text) })), dropped };
+    },
+  };
+}
+
+/** A status with every server-influenced string sanitized. */
+function statusView(status: ConnectionStatus): ConnectionStatus {
+  switch (status.state) {
+    case 'error':
+    case 'auth_required':
+      return { ...status, reason: sanitizeForDisplay(status.reason) };
+    default:
+      return status;
+  }
+}
+
+function connectionView(s: ConnectionSnapshot) {
+  return { ...s, status: statusView(s.status) };
+}
+
+/**
+ * Forwards manager events to the contract's `connections:*` events.
+ *
+ * Why: the renderer keeps a cache of connection state; these events keep it current without
+ * polling. Returns an unsubscribe function for shutdown.
+ */
+export function bindConnectionEvents(manager: ConnectionManager, events: CoreEvents): () => void {
+  const offs = [
+    manager.on('status', (serverId, accountId, status) => events.emit('connections:status-changed', { serverId, accountId, status: statusView(status) })),
+    manager.on('progress', (operationId, target, p) =>
+      events.emit('connections:progress', {
+        serverId: target.serverId,
+        accountId: target.accountId,
+        toolName: sanitizeForDisplay(target.toolName),
+        operationId,
+        progress: p.progress,
+        ...(p.total !== undefined ? { total: p.total } : {}),
+        ...(p.message !== undefined ? { message: sanitizeForDisplay(p.message) } : {}),
+      }),
+    ),
+    manager.on('toolsChanged', (c) =>
+      events.emit('connections:tools-changed', {
+        serverId: c.serverId,
+        accountId: c.accountId,
+        trigger: c.trigger,
+        added: c.added.map(sanitizeForDisplay),
+        removed: c.removed.map(sanitizeForDisplay),
+        changed: c.changed.map((x) => ({ name: sanitizeForDisplay(x.name), fields: x.fields })),
+        instructionsChanged: c.instructionsChanged !== null,
+      }),
+    ),
+  ];
+  return () => offs.forEach((off) => off());
+}
+
+/**
+ * A manager with no servers, for a core started without a server directory (tests of other
+ * domains, the offline demo). Every connect answers NOT_FOUND; nothing is ever spawned.
+ */
+export function createUnconfiguredConnections(): ConnectionManager {
+  const refuse: SecretStore = {
+    get: async () => null,
+    set: async () => {
+      throw new WardenError('KEYCHAIN_UNAVAILABLE', 'no keychain is configured for this core');
+    },
+    delete: async () => false,
+  };
+  return new ConnectionManager({ directory: { server: () => undefined, accountLabel: () => undefined }, secrets: refuse });
+}
