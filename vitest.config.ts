@@ -11,6 +11,8 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
           environment: 'node',
+          // electron-store imports `electron`; inlining it lets tests' vi.mock('electron') reach it.
+          server: { deps: { inline: ['electron-store'] } },
         },
       },
       {
