@@ -94,7 +94,11 @@ export class Ledger implements Journal {
   private fd = -1;
   private position = 0;
   private segment = 0;
-  /** Bytes of the current segment, counting appends not yet written (decides rotation). */
+  /**
+   * Bytes appended to the current segment after its checkpoint, counting appends not yet written
+   * (decides rotation; the checkpoint itself does not count, or a large live state would rotate
+   * on every append).
+   */
   private segmentBytes = 0;
   private lastHash = GENESIS_HASH;
   private nextSeq = 1;
@@ -309,7 +313,7 @@ export class Ledger implements Journal {
       state,
     });
     this.segment = next;
-    this.segmentBytes = line.length;
+    this.segmentBytes = 0;
     const done = new Promise<void>((resolve, reject) => {
       this.queue.push({ kind: 'rotate', segment: next, bytes: line, resolve, reject });
     });
@@ -436,6 +440,7 @@ export class Ledger implements Journal {
     let cursor: ChainCursor = numbers[0] === 1 ? { prevHash: GENESIS_HASH, nextSeq: 1 } : { prevHash: null, nextSeq: null };
     let lastValidLength = 0;
     let lastBytesLength = 0;
+    let lastCheckpointLength = 0;
     for (const [i, n] of numbers.entries()) {
       const name = segmentName(n);
       const path = inDir(this.dir, name);
@@ -465,6 +470,8 @@ export class Ledger implements Journal {
       cursor = scan.cursor;
       lastValidLength = scan.validLength;
       lastBytesLength = bytes.length;
+      const first = scan.records[0];
+      lastCheckpointLength = first && first.offset === 0 && first.record.type === CHECKPOINT_TYPE ? first.length : 0;
     }
 
     const acknowledged = new Set<string>();
@@ -496,7 +503,7 @@ export class Ledger implements Journal {
         await this.fs.fsync(this.fd);
       }
     }
-    this.segmentBytes = this.position;
+    this.segmentBytes = Math.max(0, this.position - lastCheckpointLength);
 
     this.segmentList = numbers.length > 0 ? numbers.map(segmentName) : [segmentName(1)];
     this.recoveryReport = {

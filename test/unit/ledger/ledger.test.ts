@@ -301,6 +301,28 @@ describe('ledger log', () => {
     expect((await verifyLedger(d)).ok).toBe(true);
   });
 
+  it('a checkpoint larger than the rotation threshold does not make every append rotate', async () => {
+    const d = dir();
+    const big = { blob: 'y'.repeat(5_000) };
+    const ledger = await Ledger.open({ dir: d, rotateBytes: 2_000, snapshot: () => big });
+    try {
+      for (let i = 0; i < 30; i++) await ledger.append([{ type: 't', payload: { i, pad: 'x'.repeat(100) } }], { durable: true });
+      // ~30 records of ~250 bytes past a 2,000-byte threshold: a handful of rotations, not 30.
+      expect(ledger.stats.rotations).toBeGreaterThan(1);
+      expect(ledger.stats.rotations).toBeLessThan(6);
+    } finally {
+      await ledger.close();
+    }
+    const reopened = await Ledger.open({ dir: d, rotateBytes: 2_000, snapshot: () => big });
+    try {
+      await reopened.append([{ type: 't', payload: {} }], { durable: true });
+      await reopened.flush();
+      expect(reopened.stats.rotations).toBe(0);
+    } finally {
+      await reopened.close();
+    }
+  });
+
   it('a rotation that crashed before its rename leaves the old segment intact and the temp file is removed', async () => {
     const d = dir();
     await writeLedger(d, 4);

@@ -1,0 +1,139 @@
+/**
+ * The process the crash test kills. It opens the durable ledger (running recovery), builds the
+ * REAL gate on it, connects a real SDK client over stdio to the side-effect fixture server, and
+ * runs a workload of tool calls until it is SIGKILLed at a random moment (or finishes its quota).
+ *
+ * Workload per worker, chosen by a seeded PRNG: a new Always-Allow call (`perform`), a new call
+ * that asks and is approved (`perform_reviewed`), or a re-submission of an operation id that
+ * already exists — which the gate must answer from its record without calling the server.
+ * Every call carries its operation id in its arguments, so the server's own file says which
+ * operation produced each side effect.
+ *
+ * Env: WARDEN_LEDGER_DIR, SIDE_EFFECT_FILE, SERVER_COMMAND, SERVER_ARGS (JSON array), RUN, SEED,
+ * MAX_OPS. Prints `ready <serverPid>` once connected.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { contractHash, endpointHash } from '../../../electron/core/canonical';
+import { Gate } from '../../../electron/core/gate/gate';
+import type { ToolCallResult, ToolDescriptor, ToolExecutor, ToolRegistry } from '../../../electron/core/gate/ports';
+import { LedgerService, withSafeMode } from '../../../electron/core/ledger/service';
+import { PolicyState } from '../../../shared/domain/policy';
+
+const env = (name: string): string => {
+  const v = process.env[name];
+  if (!v) throw new Error(`crash-child: ${name} is required`);
+  return v;
+};
+
+/** mulberry32: small, seedable, good enough to pick actions and ids reproducibly. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const debug = process.env.CRASH_DEBUG ? (what: string) => process.stderr.write(`child ${Math.round(performance.now())} ms: ${what}\n`) : () => undefined;
+
+async function main(): Promise<void> {
+  debug('main');
+  const run = Number(env('RUN'));
+  const random = prng(Number(env('SEED')));
+  const maxOps = Number(process.env.MAX_OPS ?? 80);
+  const serverCommand = env('SERVER_COMMAND');
+  const serverArgs = JSON.parse(env('SERVER_ARGS')) as string[];
+
+  const transport = new StdioClientTransport({
+    command: serverCommand,
+    args: serverArgs,
+    env: { ...process.env, SIDE_EFFECT_FILE: env('SIDE_EFFECT_FILE') } as Record<string, string>,
+    stderr: 'inherit',
+  });
+  const client = new Client({ name: 'warden-crash-child', version: '1.0.0' });
+  // The server starts while the ledger recovers: both are on the restart's critical path.
+  const connected = client.connect(transport);
+  const service = await LedgerService.open({ dir: env('WARDEN_LEDGER_DIR'), rotateBytes: 256 * 1024, retainSegments: 3 });
+  debug('ledger open');
+  await connected;
+  debug('connected');
+  const { tools } = await client.listTools();
+  const endpoint = endpointHash({ kind: 'stdio', command: 'node', args: ['side-effect-server'] });
+  const descriptors = new Map<string, ToolDescriptor>(
+    tools.map((t) => [
+      t.name,
+      {
+        serverId: 'effects',
+        accountId: 'work',
+        name: t.name,
+        description: t.description,
+        inputSchema: t.inputSchema as Record<string, unknown>,
+        contractHash: contractHash(t),
+        endpointHash: endpoint,
+        serverLabel: 'Effects',
+        accountLabel: 'Work',
+      },
+    ]),
+  );
+  const registry: ToolRegistry = {
+    getTool: (serverId, accountId, toolName) => (serverId === 'effects' && accountId === 'work' ? descriptors.get(toolName) : undefined),
+    listTools: () => [...descriptors.values()],
+  };
+  const executor: ToolExecutor = {
+    call: async (target, args, { signal }) => (await client.callTool({ name: target.toolName, arguments: { ...args } }, undefined, { signal })) as ToolCallResult,
+  };
+  const perform = descriptors.get('perform')!;
+  const policyState = PolicyState.parse({
+    user: [{ id: 'allow-perform', scope: { kind: 'tool', serverId: 'effects', accountId: 'work', toolName: 'perform' }, mode: 'allow', pin: { contractHash: perform.contractHash, endpointHash: perform.endpointHash } }],
+  });
+  const gate = new Gate({
+    journal: service.ledger,
+    executor,
+    registry,
+    policy: withSafeMode({ current: () => policyState }, service.ledger),
+    scheduleExpiry: false,
+  });
+  debug('tools listed');
+  await service.recoverOperations(gate);
+  debug('recovered');
+
+  process.stdout.write(`ready ${transport.pid ?? 0}\n`);
+
+  let next = 0;
+  const known = service.projections.operations().map((o) => o.operationId);
+  const worker = async (): Promise<void> => {
+    while (next < maxOps) {
+      const i = next++;
+      const roll = random();
+      if (roll < 0.1 && known.length > 0) {
+        // Idempotency: the same id again must return the recorded operation, never a second call.
+        const id = known[Math.floor(random() * known.length)]!;
+        await gate.submit({ source: 'test', serverId: 'effects', accountId: 'work', toolName: 'perform', arguments: { operationId: id }, operationId: id });
+        continue;
+      }
+      const id = `r${run}-${i}`;
+      known.push(id);
+      if (roll < 0.3) {
+        const pending = await gate.submit({ source: 'test', conversationId: `conv-${run}`, serverId: 'effects', accountId: 'work', toolName: 'perform_reviewed', arguments: { operationId: id }, operationId: id });
+        if (pending.state === 'awaiting_approval') await gate.approve(id);
+        await gate.settled(id);
+      } else {
+        await gate.request({ source: 'test', conversationId: `conv-${run}`, serverId: 'effects', accountId: 'work', toolName: 'perform', arguments: { operationId: id }, operationId: id });
+      }
+    }
+  };
+  await Promise.all([worker(), worker(), worker(), worker()]);
+  gate.close();
+  await service.close();
+  await client.close();
+  process.stdout.write('done\n');
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`crash-child failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});

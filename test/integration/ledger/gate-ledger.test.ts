@@ -1,0 +1,178 @@
+/**
+ * The real gate on the durable ledger, against a real MCP server (SDK McpServer over the SDK's
+ * in-memory transport) that counts the calls it receives: idempotency across restarts, recovery
+ * of an interrupted call, and secrets never reaching the data folder.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { contractHash, endpointHash } from '../../../electron/core/canonical';
+import { Gate } from '../../../electron/core/gate/gate';
+import type { ToolCallResult, ToolDescriptor, ToolExecutor, ToolRegistry } from '../../../electron/core/gate/ports';
+import { LedgerService, withSafeMode } from '../../../electron/core/ledger/service';
+import { verifyLedger } from '../../../electron/core/ledger/verify';
+import { Redactor } from '../../../electron/core/redact/redactor';
+import { PolicyState } from '../../../shared/domain/policy';
+import { allFiles, tempDir } from '../../unit/ledger/helpers';
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+interface Fixture {
+  gate: Gate;
+  service: LedgerService;
+  received: Array<Record<string, unknown>>;
+  /** Holds calls open until released (to stop the world while a call is executing). */
+  hold: { on: boolean; release: () => void };
+  close: () => Promise<void>;
+}
+
+async function start(dir: string, options: { redactor?: Redactor; reply?: (args: Record<string, unknown>) => string; fail?: string } = {}): Promise<Fixture> {
+  const received: Array<Record<string, unknown>> = [];
+  const held: Array<() => void> = [];
+  const hold = {
+    on: false,
+    release: () => {
+      for (const r of held.splice(0)) r();
+    },
+  };
+  const server = new McpServer({ name: 'effects', version: '1.0.0' });
+  server.registerTool('perform', { description: 'records a call', inputSchema: { operationId: z.string(), token: z.string().optional() } }, async (args) => {
+    received.push(structuredClone(args));
+    if (hold.on) await new Promise<void>((r) => held.push(r));
+    if (options.fail) throw new Error(options.fail);
+    return { content: [{ type: 'text' as const, text: options.reply ? options.reply(args) : 'done' }] };
+  });
+  const client = new Client({ name: 'warden-test', version: '1.0.0' });
+  const [a, b] = InMemoryTransport.createLinkedPair();
+  await server.connect(a);
+  await client.connect(b);
+  const { tools } = await client.listTools();
+  const t = tools[0]!;
+  const descriptor: ToolDescriptor = {
+    serverId: 'effects',
+    accountId: 'work',
+    name: t.name,
+    description: t.description,
+    inputSchema: t.inputSchema as Record<string, unknown>,
+    contractHash: contractHash(t),
+    endpointHash: endpointHash({ kind: 'stdio', command: 'node', args: ['effects'] }),
+  };
+  const registry: ToolRegistry = { getTool: (s, acc, name) => (s === 'effects' && acc === 'work' && name === 'perform' ? descriptor : undefined), listTools: () => [descriptor] };
+  const executor: ToolExecutor = { call: async (target, args, { signal }) => (await client.callTool({ name: target.toolName, arguments: { ...args } }, undefined, { signal })) as ToolCallResult };
+  const policy = PolicyState.parse({
+    user: [{ id: 'allow', scope: { kind: 'tool', serverId: 'effects', accountId: 'work', toolName: 'perform' }, mode: 'allow', pin: { contractHash: descriptor.contractHash, endpointHash: descriptor.endpointHash } }],
+  });
+  const service = await LedgerService.open({ dir, ...(options.redactor ? { redactor: options.redactor } : {}) });
+  const gate = new Gate({ journal: service.ledger, executor, registry, policy: withSafeMode({ current: () => policy }, service.ledger), scheduleExpiry: false });
+  await service.recoverOperations(gate);
+  const close = async (): Promise<void> => {
+    hold.release();
+    gate.close();
+    await service.close();
+    await client.close();
+    await server.close();
+  };
+  return { gate, service, received, hold, close };
+}
+
+const req = (operationId: string, extra: Record<string, unknown> = {}) => ({
+  source: 'test' as const,
+  serverId: 'effects',
+  accountId: 'work',
+  toolName: 'perform',
+  arguments: { operationId, ...extra },
+  operationId,
+});
+
+describe('gate on the durable ledger', () => {
+  it('an operation id that already executed returns its recorded result after a restart, never a second call', async () => {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    const first = await start(t.dir);
+    const done = await first.gate.request(req('op-1'));
+    expect(done.state).toBe('succeeded');
+    expect(first.received).toHaveLength(1);
+    await first.close();
+
+    const second = await start(t.dir);
+    cleanups.push(second.close);
+    const again = await second.gate.submit(req('op-1'));
+    expect(again.state).toBe('succeeded');
+    expect(again.result?.content).toEqual([{ type: 'text', text: 'done' }]);
+    expect(second.received).toHaveLength(0);
+    expect(second.service.projections.history('op-1')!.approval?.by).toBe('policy (Always Allow)');
+  });
+
+  it('a call interrupted while executing becomes outcome_unknown on restart and re-submitting its id sends nothing', async () => {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    const first = await start(t.dir);
+    first.hold.on = true;
+    const snap = await first.gate.submit(req('op-2'));
+    expect(snap.state).toBe('executing');
+    // The executing record is durable before the request left: the "crash" happens now.
+    await first.service.ledger.flush();
+    expect(first.received).toHaveLength(1);
+    const records = first.service.ledger.read().map((r) => r.payload.to).filter(Boolean);
+    expect(records).toEqual(['approved', 'executing']);
+    // Abandon the process state without letting the call finish (as a crash would): the held
+    // call is never released and the in-memory client is left as is.
+    first.gate.close();
+    await first.service.ledger.close();
+
+    const second = await start(t.dir);
+    cleanups.push(second.close);
+    expect(second.service.lastRecoveryReport?.outcomeUnknown).toEqual(['op-2']);
+    expect(second.service.projections.operation('op-2')!.state).toBe('outcome_unknown');
+    const again = await second.gate.submit(req('op-2'));
+    expect(again.state).toBe('outcome_unknown');
+    expect(second.received).toHaveLength(0);
+    expect(second.service.projections.unreconciled().map((o) => o.operationId)).toEqual(['op-2']);
+
+    // Retry is a NEW operation with its own decision, and it does reach the server once.
+    const { retryOperationId } = await second.service.reconcile({ operationId: 'op-2', outcome: 'retry', reason: 'the server restarted', by: 'user' }, second.gate);
+    expect(retryOperationId).not.toBe('op-2');
+    await second.gate.settled(retryOperationId!);
+    expect(second.received).toHaveLength(1);
+    expect(second.service.projections.operation(retryOperationId!)).toMatchObject({ state: 'succeeded', retryOf: 'op-2' });
+    expect((await verifyLedger(t.dir)).ok).toBe(true);
+  });
+
+  it('planted secrets used by a workload through the gate never appear in any file under the data folder', async () => {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    const API_KEY = 'sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c';
+    const BEARER = 'eyJhbGciOiJIUzI1NiJ9.c2VjcmV0LWJlYXJlcg.Zm9vYmFy';
+    const REFRESH = 'rt_1//04refresh-Token_QWERTYUIOP';
+    const ENV_SECRET = 'pg-pass-Xy7!q9#Zr';
+    const redactor = new Redactor();
+    for (const s of [API_KEY, BEARER, REFRESH, ENV_SECRET]) redactor.register(s);
+    const fx = await start(t.dir, { redactor, reply: (args) => `used key ${API_KEY} and Authorization: Bearer ${BEARER} for ${String(args.operationId)}` });
+    cleanups.push(fx.close);
+    for (let i = 0; i < 10; i++) {
+      const done = await fx.gate.request(req(`s-${i}`, { token: i % 2 ? REFRESH : `DATABASE_URL=postgres://u:${ENV_SECRET}@db` }));
+      expect(done.state).toBe('succeeded');
+    }
+    // The server really got the secrets (the redactor touches only what is written).
+    expect(JSON.stringify(fx.received)).toContain(REFRESH);
+    await fx.service.ledger.rotate();
+    const csv = fx.service.exportAudit('csv');
+    expect(csv.content).toContain('[REDACTED]');
+    await fx.service.ledger.flush();
+    const files = allFiles(t.dir);
+    expect(files.length).toBeGreaterThanOrEqual(2);
+    for (const { path, bytes } of files) {
+      for (const s of [API_KEY, BEARER, REFRESH, ENV_SECRET]) {
+        for (const form of [s, JSON.stringify(s).slice(1, -1), encodeURIComponent(s), Buffer.from(s).toString('base64').replace(/=+$/, '')]) {
+          expect(bytes.includes(Buffer.from(form)), `${s} in ${path}`).toBe(false);
+        }
+      }
+    }
+    for (const s of [API_KEY, BEARER, REFRESH, ENV_SECRET]) expect(csv.content).not.toContain(s);
+  });
+});
