@@ -46,7 +46,7 @@ export interface ServerServiceDeps {
   clock?: Clock;
   /** Id generator (slug + random suffix by default). */
   newId?: (name: string) => string;
-  /** If given, `account.switched` and `server.endpoint-changed` are appended to it. */
+  /** If given, `server.endpoint-changed` is appended to it (account switches are journaled by the gate). */
   journal?: Journal;
 }
 
@@ -263,8 +263,8 @@ export class ServerService {
   /**
    * Switches the active account of a server in one conversation.
    *
-   * Announced (journal + listeners) even when nothing else changes, so the gate can invalidate
-   * pending approvals that were made for the previous account.
+   * Announced to listeners even when nothing else changes, so the gate can journal the switch and
+   * invalidate pending approvals that were made for the previous account.
    */
   async switchAccount(input: { conversationId: string; serverId: string; accountId: string }): Promise<{
     conversationId: string;
@@ -289,7 +289,8 @@ export class ServerService {
       source: 'user',
       at: this.clock.now(),
     };
-    await this.deps.journal?.append([{ type: 'account.switched', payload: { ...event } }]);
+    // Journaled by the gate, which the core connects here (it records `account.switched` and
+    // invalidates what was pending for the other account); journaling it here too would double it.
     for (const l of this.switchListeners) l(event);
     return { conversationId: input.conversationId, serverId: input.serverId, accountId: input.accountId, previousAccountId: previous };
   }
