@@ -45,7 +45,9 @@ export function parseConfig(text: string, format: ImportFormat | null, formatHin
   try {
     root = parseJsonc(text);
   } catch (error) {
-    throw new ConfigFormatError(`not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
+    // Only the position: V8's message quotes the start of the text, and this file could be anything.
+    const at = /position (\d+)/.exec(error instanceof Error ? error.message : '');
+    throw new ConfigFormatError(`not valid JSON${at ? ` (error at character ${at[1]})` : ''}`);
   }
   if (!isObject(root)) throw new ConfigFormatError('expected a JSON object at the top level');
   const detected: ImportFormat | null =

@@ -8,6 +8,7 @@
  * Every secret value read or written is announced through `onSecretValue`, so the ledger's
  * redactor learns it before the value can reach any payload (DESIGN.md §4).
  */
+import { createHash } from 'node:crypto';
 import { WardenError } from '../../../shared/result';
 import type { SecretStore } from '../ports';
 
@@ -28,7 +29,7 @@ export interface ListableSecretStore extends SecretStore {
 export interface KeytarSecretStoreOptions {
   /** Keychain service name; one per app so entries are easy to find and never collide. */
   service?: string;
-  /** Called with every secret value read or written (feed the ledger redactor). */
+  /** Called once with every distinct secret value read or written (feed the ledger redactor: `(v) => redactor.register(v)`). */
   onSecretValue?: (value: string) => void;
   /** How long one keychain call may take before it counts as unavailable (a hung D-Bus call). */
   timeoutMs?: number;
@@ -55,7 +56,18 @@ export class KeytarSecretStore implements ListableSecretStore {
   constructor(private readonly options: KeytarSecretStoreOptions = {}) {
     this.service = options.service ?? DEFAULT_SECRET_SERVICE;
     this.timeoutMs = options.timeoutMs ?? 20_000;
-    this.announce = options.onSecretValue ?? (() => {});
+    const hook = options.onSecretValue;
+    // Each distinct value is announced once: the redactor reference-counts registrations, and a
+    // value read on every connect must not be counted again each time. Only hashes are kept here.
+    const seen = new Set<string>();
+    this.announce = hook
+      ? (value) => {
+          const digest = createHash('sha256').update(value, 'utf8').digest('hex');
+          if (seen.has(digest)) return;
+          seen.add(digest);
+          hook(value);
+        }
+      : () => {};
   }
 
   /** Reads one secret; null when none is stored under `key`. */

@@ -30,6 +30,9 @@ export interface ServersModuleOptions {
 export function createServersModule(options: ServersModuleOptions & { clock: Clock; journal: Journal; events: CoreEvents }) {
   const settings = SettingsRepository.open(options.settingsStore ?? memorySettingsStore());
   const secrets = options.secrets ?? new KeytarSecretStore({ onSecretValue: options.onSecretValue });
+  // The redactor must know secrets stored by earlier runs before anything could echo them; a
+  // keychain that is unavailable now simply has nothing to announce.
+  if (!options.secrets && options.onSecretValue) void (secrets as KeytarSecretStore).announceAll().catch(() => undefined);
   const service = new ServerService({ settings, secrets, clock: options.clock, journal: options.journal });
   const importer = new ImportService({
     servers: service,

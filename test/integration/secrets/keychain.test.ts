@@ -62,6 +62,10 @@ describe('keytar secret store (real keychain)', () => {
     const fresh: string[] = [];
     await new KeytarSecretStore({ service: SERVICE, onSecretValue: (v) => fresh.push(v) }).announceAll();
     expect(fresh).toEqual(expect.arrayContaining([written, earlier]));
+    // Each distinct value is announced once, however often it is read (the redactor ref-counts).
+    await store.get('srv-b/acct-b/bearer');
+    await store.get('srv-b/acct-b/bearer');
+    expect(announced.filter((v) => v === written)).toHaveLength(1);
   });
 });
 

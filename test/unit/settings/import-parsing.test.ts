@@ -1,5 +1,6 @@
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../electron/core/import/config-formats';
@@ -132,6 +133,20 @@ describe('import preview', () => {
     expect(pg.notes.join(' ')).toMatch(/Argument 3 looks like a secret \(value is a URL with a password in it\)/);
     expect(pg.detectedSecrets.map((s) => s.name)).toEqual(['PGPASSWORD']);
     expect(cursor.format).toBe('cursor');
+  });
+
+  it('an arbitrary file cannot be read through the importer: non-.json names are refused and parse errors quote nothing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'warden-probe-'));
+    try {
+      writeFileSync(join(dir, 'id_rsa'), '-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA');
+      writeFileSync(join(dir, 'keys.json'), '-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA');
+      await expect(importer().preview({ source: 'file', path: join(dir, 'id_rsa') })).rejects.toThrow(/path: expected a \.json config file/);
+      const error = await importer().preview({ source: 'file', path: join(dir, 'keys.json') }).catch((e: Error) => e);
+      expect(String(error)).toMatch(/is not valid JSON/);
+      expect(String(error)).not.toMatch(/BEGIN|OPENSSH|AAAA/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('a missing file is reported with its path', async () => {
