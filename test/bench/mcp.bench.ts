@@ -103,6 +103,9 @@ async function callBench(dir: string) {
   let pos = 0;
   try {
     await direct.connect(new StdioClientTransport({ command: process.execPath, args: [EVERYTHING, 'stdio'], stderr: 'ignore' }));
+    // A real client lists tools before calling them; the SDK then validates results against the
+    // listed tools, which costs the same for the direct client as for Warden's connection.
+    await direct.listTools();
     if ((await manager.connect('everything', 'default')).state !== 'connected') throw new Error('server-everything did not connect');
     const request = { source: 'test' as const, serverId: 'everything', accountId: 'default', toolName: 'echo', arguments: { message: 'bench' } };
     const variants: Record<string, () => Promise<void>> = {
