@@ -9,6 +9,7 @@ import { systemClock, type Clock, type Journal } from './ports';
 import { MemoryJournal } from './memory-journal';
 import { activityHandlers } from './ledger/activity-handlers';
 import type { LedgerService } from './ledger/service';
+import type { OperationRecoveryReport } from '../../shared/contract/activity';
 import { createServersModule, type ServersModuleOptions } from './settings/servers-module';
 import type { ServerService } from './settings/server-service';
 import { createGateModule, type GateModule, type GateModuleOptions } from './gate/gate-module';
@@ -41,6 +42,11 @@ export interface WardenCore {
   readonly gate: GateModule;
   /** Live MCP connections: the gate's ToolRegistry and ToolExecutor. */
   readonly connections: ConnectionManager;
+  /**
+   * Recovery of operations interrupted by the last exit (ledger only): executing → outcome_unknown,
+   * never re-sent; the gate learns every recorded operation id. Await before serving requests.
+   */
+  readonly recovered: Promise<OperationRecoveryReport | null>;
   status(): CoreStatus;
   close(): Promise<void>;
 }
@@ -69,6 +75,11 @@ export function createCore(deps: CoreDeps): WardenCore {
     void gateModule.gate.switchAccount({ serverId: p.serverId, accountId: p.accountId, conversationId: p.conversationId });
   });
 
+  // Settles what the last exit interrupted; the host awaits `recovered` (kept from being an
+  // unhandled rejection here so a failure surfaces where it is awaited).
+  const recovered = deps.ledger ? deps.ledger.recoverOperations(gateModule.gate) : Promise.resolve(null);
+  recovered.catch(() => undefined);
+
   const status = (): CoreStatus => ({
     version: deps.version,
     startedAt,
@@ -82,7 +93,12 @@ export function createCore(deps: CoreDeps): WardenCore {
   const handlers: Handlers = {
     'core:status': () => status(),
     'core:ping': ({ nonce }) => ({ nonce, receivedAt: new Date(clock.now()).toISOString() }),
-    ...activityHandlers({ service: deps.ledger ?? null, journal }),
+    ...activityHandlers({
+      service: deps.ledger ?? null,
+      journal,
+      gate: () => gateModule.gate,
+      onSafeModeAcknowledged: () => gateModule.policy.setSafeMode(false),
+    }),
     ...serversModule.handlers,
     ...gateModule.handlers,
     ...connections.handlers,
@@ -94,6 +110,7 @@ export function createCore(deps: CoreDeps): WardenCore {
     servers: serversModule.service,
     gate: gateModule,
     connections: connections.manager,
+    recovered,
     status,
     close: async () => {
       gateModule.close();

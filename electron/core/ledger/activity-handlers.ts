@@ -31,6 +31,8 @@ export interface ActivityDeps {
   journal: Journal;
   /** For `recovery:reconcile` with outcome `retry`: submits a new operation (the gate). */
   gate?: () => SubmittingGate | undefined;
+  /** Told after the person acknowledged safe mode (e.g. lift the policy's safe-mode cap). */
+  onSafeModeAcknowledged?: () => Promise<void> | void;
 }
 
 /**
@@ -66,6 +68,10 @@ export function activityHandlers(deps: ActivityDeps): Pick<Handlers, ActivityCha
     'recovery:reconcile': ({ operationId, outcome, reason }) =>
       needLedger('recovery:reconcile').reconcile({ operationId, outcome, reason, by: 'user' }, deps.gate?.()),
     'ledger:status': () => needLedger('ledger:status').status(),
-    'ledger:acknowledge-safe-mode': ({ reason }) => needLedger('ledger:acknowledge-safe-mode').acknowledgeSafeMode('user', reason),
+    'ledger:acknowledge-safe-mode': async ({ reason }) => {
+      const status = await needLedger('ledger:acknowledge-safe-mode').acknowledgeSafeMode('user', reason);
+      if (!status.safeMode) await deps.onSafeModeAcknowledged?.();
+      return status;
+    },
   };
 }

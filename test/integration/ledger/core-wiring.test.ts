@@ -1,0 +1,61 @@
+/**
+ * The ledger as the renderer reaches it: the real core (createCore) on a durable ledger that
+ * recovery found tampered with. Safe mode holds the gate's policy at ask until the person
+ * acknowledges it over the contract; the activity channels serve the ledger's projections.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createCore, type WardenCore } from '../../../electron/core/app-core';
+import { dispatch } from '../../../electron/core/dispatch';
+import { segmentName } from '../../../electron/core/ledger/ledger';
+import { LedgerService } from '../../../electron/core/ledger/service';
+import { tempDir } from '../../unit/ledger/helpers';
+
+let core: WardenCore | undefined;
+const cleanups: Array<() => void> = [];
+afterEach(async () => {
+  await core?.close();
+  core = undefined;
+  while (cleanups.length) cleanups.pop()!();
+});
+
+describe('core on the durable ledger', () => {
+  it('a tampered ledger starts the core in safe mode until acknowledged over the contract, and the activity views read the ledger', async () => {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    const seed = await LedgerService.open({ dir: t.dir });
+    for (let i = 0; i < 6; i++) await seed.ledger.append([{ type: 'note', payload: { i } }], { durable: true });
+    await seed.close();
+    const seg = join(t.dir, segmentName(1));
+    const bytes = readFileSync(seg);
+    bytes[bytes.indexOf('"i":2') + 4] = '7'.charCodeAt(0);
+    writeFileSync(seg, bytes);
+
+    const service = await LedgerService.open({ dir: t.dir });
+    expect(service.ledger.safeMode).toBe(true);
+    core = createCore({ version: 'test', ledger: service, gate: { prompter: { prompt: async () => 'deny' } }, connections: { reconnect: { maxAttempts: 0 } } });
+    expect(await core.recovered).toEqual({ outcomeUnknown: [], cancelled: [], denied: [], requeued: [] });
+
+    const status = await dispatch(core.handlers, 'core:status', {});
+    expect(status).toMatchObject({ ok: true, value: { safeMode: true, journal: { kind: 'ledger' } } });
+    expect(core.gate.policy.current().safeMode).toBe(true);
+    const ledgerStatus = await dispatch(core.handlers, 'ledger:status', {});
+    expect(ledgerStatus).toMatchObject({ ok: true, value: { safeMode: true, recovery: { breaks: [{ segment: segmentName(1), acknowledged: false }] } } });
+
+    const refused = await dispatch(core.handlers, 'ledger:acknowledge-safe-mode', { reason: '' });
+    expect(refused).toMatchObject({ ok: false, error: { code: 'INVALID_REQUEST' } });
+    const acked = await dispatch(core.handlers, 'ledger:acknowledge-safe-mode', { reason: 'compared with the preserved copy' });
+    expect(acked).toMatchObject({ ok: true, value: { safeMode: false } });
+    expect(core.gate.policy.current().safeMode).toBe(false);
+    expect(await dispatch(core.handlers, 'core:status', {})).toMatchObject({ ok: true, value: { safeMode: false } });
+
+    const audit = await dispatch(core.handlers, 'activity:audit', { limit: 1 });
+    expect(audit).toMatchObject({ ok: true, value: { total: 6, rows: [{ type: 'ledger.safe_mode_acknowledged' }] } });
+    const exported = await dispatch(core.handlers, 'activity:export', { format: 'jsonl' });
+    expect(exported).toMatchObject({ ok: true, value: { format: 'jsonl', rows: 6 } });
+    const unknown = await dispatch(core.handlers, 'recovery:reconcile', { operationId: 'nope', outcome: 'failed', reason: 'x' });
+    expect(unknown).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
+    expect(await dispatch(core.handlers, 'recovery:list', {})).toMatchObject({ ok: true, value: { operations: [], lastRecovery: { outcomeUnknown: [] } } });
+  });
+});
