@@ -144,6 +144,25 @@ describe('hanging server', () => {
     expect(recorded[0]!.reason).toMatch(/timed out/i);
   });
 
+  it("the server's own timeout applies when the call sets none", async () => {
+    const { manager } = track(makeManager([stdioFixture('hang', 'hang', [], { timeoutMs: 1000 })], { defaultCallTimeoutMs: 120_000 }));
+    await manager.connect('hang', 'default');
+    const started = Date.now();
+    const settled = await settle(manager.call({ serverId: 'hang', accountId: 'default', toolName: 'hang' }, {}, { signal: signal(), operationId: 'h' }));
+    expect(!settled.ok && settled.error).toMatchObject({ reason: 'timeout', message: expect.stringContaining('1000 ms') });
+    expect(Date.now() - started).toBeLessThan(30_000);
+  });
+
+  it('a server that never answers initialize is given up on at the connect timeout and its process is killed', async () => {
+    const silent = { id: 'silent', name: 'Silent', transport: 'stdio' as const, command: process.execPath, args: ['-e', 'setInterval(() => {}, 1000)'], env: [] };
+    const { manager } = track(makeManager([silent], { connectTimeoutMs: 1500 }));
+    const status = await manager.connect('silent', 'default');
+    expect(status).toMatchObject({ state: 'error', reason: expect.stringContaining('connect timed out') });
+    const started = manager.logLines('silent', 'default').lines.find((l) => l.text.startsWith('started pid'));
+    const pid = Number(started!.text.split(' ').at(-1));
+    await waitUntil(() => !isAlive(pid), 10_000, 'the silent server to be killed');
+  });
+
   it('aborting the signal (user stop / revoked permission) cancels the call on the server', async () => {
     const { manager } = track(makeManager([stdioFixture('hang', 'hang')]));
     await manager.connect('hang', 'default');
