@@ -6,13 +6,17 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { contractHash, endpointHash } from '../../../electron/core/canonical';
 import { Gate } from '../../../electron/core/gate/gate';
 import type { ToolCallResult, ToolDescriptor, ToolExecutor, ToolRegistry } from '../../../electron/core/gate/ports';
 import { LedgerService, withSafeMode } from '../../../electron/core/ledger/service';
 import { verifyLedger } from '../../../electron/core/ledger/verify';
+import { countingFs, type LedgerFs } from '../../../electron/core/ledger/ledger-fs';
+import { segmentName } from '../../../electron/core/ledger/ledger';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Redactor } from '../../../electron/core/redact/redactor';
 import { PolicyState } from '../../../shared/domain/policy';
 import { allFiles, tempDir } from '../../unit/ledger/helpers';
@@ -31,7 +35,7 @@ interface Fixture {
   close: () => Promise<void>;
 }
 
-async function start(dir: string, options: { redactor?: Redactor; reply?: (args: Record<string, unknown>) => string; fail?: string } = {}): Promise<Fixture> {
+async function start(dir: string, options: { redactor?: Redactor; reply?: (args: Record<string, unknown>) => string; fail?: string; fs?: LedgerFs } = {}): Promise<Fixture> {
   const received: Array<Record<string, unknown>> = [];
   const held: Array<() => void> = [];
   const hold = {
@@ -67,7 +71,7 @@ async function start(dir: string, options: { redactor?: Redactor; reply?: (args:
   const policy = PolicyState.parse({
     user: [{ id: 'allow', scope: { kind: 'tool', serverId: 'effects', accountId: 'work', toolName: 'perform' }, mode: 'allow', pin: { contractHash: descriptor.contractHash, endpointHash: descriptor.endpointHash } }],
   });
-  const service = await LedgerService.open({ dir, ...(options.redactor ? { redactor: options.redactor } : {}) });
+  const service = await LedgerService.open({ dir, ...(options.redactor ? { redactor: options.redactor } : {}), ...(options.fs ? { fs: options.fs } : {}) });
   const gate = new Gate({ journal: service.ledger, executor, registry, policy: withSafeMode({ current: () => policy }, service.ledger), scheduleExpiry: false });
   await service.recoverOperations(gate);
   const close = async (): Promise<void> => {
@@ -117,7 +121,7 @@ describe('gate on the durable ledger', () => {
     expect(snap.state).toBe('executing');
     // The executing record is durable before the request left: the "crash" happens now.
     await first.service.ledger.flush();
-    expect(first.received).toHaveLength(1);
+    await vi.waitFor(() => expect(first.received).toHaveLength(1));
     const records = first.service.ledger.read().map((r) => r.payload.to).filter(Boolean);
     expect(records).toEqual(['approved', 'executing']);
     // Abandon the process state without letting the call finish (as a crash would): the held
@@ -141,6 +145,49 @@ describe('gate on the durable ledger', () => {
     expect(second.received).toHaveLength(1);
     expect(second.service.projections.operation(retryOperationId!)).toMatchObject({ state: 'succeeded', retryOf: 'op-2' });
     expect((await verifyLedger(t.dir)).ok).toBe(true);
+  });
+
+  it('an Always-Allow call is journaled approved + executing with ONE fsync before the request leaves', async () => {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    const { fs, counts } = countingFs();
+    const fx = await start(t.dir, { fs });
+    cleanups.push(fx.close);
+    fx.hold.on = true;
+    const before = counts.fsync;
+    const snap = await fx.gate.submit(req('one-fsync'));
+    expect(snap.state).toBe('executing');
+    // Resolved once executing was durable: exactly one fsync covered proposed+approved+executing.
+    expect(counts.fsync - before).toBe(1);
+    await vi.waitFor(() => expect(fx.received).toHaveLength(1));
+    const types = fx.service.ledger.read().slice(-3).map((r) => `${r.type}:${String(r.payload.to ?? '')}`);
+    expect(types).toEqual(['op.proposed:', 'op.transition:approved', 'op.transition:executing']);
+    fx.hold.release();
+    expect((await fx.gate.settled('one-fsync')).state).toBe('succeeded');
+  });
+
+  it('after tampering is detected every tool asks, even Always Allow, until the person acknowledges it', async () => {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    const first = await start(t.dir);
+    for (let i = 0; i < 3; i++) expect((await first.gate.request(req(`before-${i}`))).state).toBe('succeeded');
+    await first.close();
+    const seg = join(t.dir, segmentName(1));
+    const bytes = readFileSync(seg);
+    const at = bytes.indexOf('before-1');
+    bytes[at] = 'B'.charCodeAt(0);
+    writeFileSync(seg, bytes);
+
+    const second = await start(t.dir);
+    cleanups.push(second.close);
+    expect(second.service.ledger.safeMode).toBe(true);
+    const held = await second.gate.submit(req('after-1'));
+    expect(held.state).toBe('awaiting_approval');
+    expect(held.decision?.layer).toBe('safe-mode');
+    expect(second.received).toHaveLength(0);
+    await second.service.acknowledgeSafeMode('user', 'looked at the preserved copy');
+    expect((await second.gate.request(req('after-2'))).state).toBe('succeeded');
+    expect(second.received).toHaveLength(1);
   });
 
   it('planted secrets used by a workload through the gate never appear in any file under the data folder', async () => {
