@@ -204,17 +204,32 @@ export type TypedJournalEntry = {
 }[JournalEventType];
 
 /**
- * Builds a journal entry after validating its payload against the event schema.
+ * Builds a typed journal entry (compile-time checked against the event schema).
  *
- * Why: the ledger's projections trust these shapes; a malformed payload must fail at the writer,
- * loudly, not months later in a recovery.
+ * Why not parse at runtime: this sits on the gate's hot path (several entries per tool call) and
+ * the writer is typed code; `validateJournalEntry` checks real output in tests, and the ledger's
+ * projections parse records with `parseJournalEvent` when they read them.
  */
 export function journalEntry<T extends JournalEventType>(
   type: T,
   payload: z.input<(typeof journalEventSchemas)[T]>,
 ): { type: T; payload: JournalEventPayload<T> & Record<string, unknown> } {
-  const parsed = journalEventSchemas[type].parse(payload) as JournalEventPayload<T> & Record<string, unknown>;
-  return { type, payload: parsed };
+  return { type, payload: payload as JournalEventPayload<T> & Record<string, unknown> };
+}
+
+/**
+ * Validates an entry against its event schema; throws naming the failing field.
+ *
+ * Why: tests run every entry the gate and permission store wrote through this, so a payload
+ * drifting from the documented schema fails CI rather than a recovery months later.
+ */
+export function validateJournalEntry(entry: { type: string; payload: unknown }): void {
+  if (!Object.prototype.hasOwnProperty.call(journalEventSchemas, entry.type)) throw new Error(`unknown journal event type ${entry.type}`);
+  const result = journalEventSchemas[entry.type as JournalEventType].safeParse(entry.payload);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    throw new Error(`${entry.type}: ${issue.path.map(String).join('.') || '(payload)'}: ${issue.message}`);
+  }
 }
 
 /**

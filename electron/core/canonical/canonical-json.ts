@@ -96,12 +96,13 @@ function write(value: unknown, out: string[], stack: Array<string | number>, see
  * change it after the request, and a copy means later edits to the caller's object change nothing.
  */
 export function deepFreezeCopy<T>(value: T): T {
-  return freeze(JSON.parse(canonicalJson(value))) as T;
+  return deepFreeze(JSON.parse(canonicalJson(value))) as T;
 }
 
-function freeze(value: unknown): unknown {
+/** Freezes every level of a value in place (for values the caller just created and owns). */
+export function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === 'object') {
-    for (const v of Object.values(value)) freeze(v);
+    for (const v of Object.values(value)) deepFreeze(v);
     Object.freeze(value);
   }
   return value;

@@ -30,7 +30,7 @@ import {
 } from '../../../shared/domain/journal-events';
 import type { PolicyDecision, PolicyState } from '../../../shared/domain/policy';
 import { WardenError } from '../../../shared/result';
-import { canonicalJson, deepFreezeCopy } from '../canonical/canonical-json';
+import { canonicalJson, deepFreeze, deepFreezeCopy } from '../canonical/canonical-json';
 import { fingerprint as computeFingerprint } from '../canonical/hashes';
 import { decide } from '../policy/engine';
 import { normalizeArgumentsForPolicy, pathFieldsFor } from '../policy/normalize';
@@ -190,8 +190,9 @@ export class Gate {
    * Why: the chat loop wants one awaitable per tool call; every call of every source enters here.
    */
   async request(req: GateRequest): Promise<OperationSnapshot> {
-    const first = await this.submit(req);
-    return this.settled(first.operationId);
+    const op = await this.submitOp(req);
+    await op.settled;
+    return this.snapshot(op);
   }
 
   /**
@@ -200,9 +201,13 @@ export class Gate {
    * Why: the UI and batch handling need the operation id and state before the outcome.
    */
   async submit(req: GateRequest): Promise<OperationSnapshot> {
+    return this.snapshot(await this.submitOp(req));
+  }
+
+  private async submitOp(req: GateRequest): Promise<Operation> {
     const id = req.operationId ?? this.deps.newId?.() ?? randomUUID();
     const existing = this.ops.get(id);
-    if (existing) return this.snapshot(existing); // idempotency: never a second call for one id
+    if (existing) return existing; // idempotency: never a second call for one id
 
     const now = this.clock.now();
     const origin: RequestOrigin = {
@@ -230,8 +235,9 @@ export class Gate {
       } else if (typeof req.arguments !== 'object' || Array.isArray(req.arguments)) {
         copyError = 'arguments: must be an object';
       } else {
-        args = deepFreezeCopy(req.arguments as Record<string, unknown>);
-        canonicalArguments = canonicalJson(args);
+        // One canonical serialization: it is both the fingerprint input and the source of the copy.
+        canonicalArguments = canonicalJson(req.arguments);
+        args = deepFreeze(JSON.parse(canonicalArguments) as Record<string, unknown>);
         if (canonicalArguments.length > MAX_ARGUMENTS_BYTES) copyError = `arguments: ${canonicalArguments.length} bytes exceeds the ${MAX_ARGUMENTS_BYTES}-byte limit`;
       }
     } catch (error) {
@@ -256,7 +262,7 @@ export class Gate {
     if (copyError) {
       entries.push(this.transition(op, 'validation_failed', `Invalid arguments: ${copyError}`, { error: { code: 'VALIDATION_FAILED', message: copyError } }));
       await this.append(entries);
-      return this.snapshot(op);
+      return op;
     }
 
     // Not listed → deny (before validation: there is no schema to validate against).
@@ -265,7 +271,7 @@ export class Gate {
       if (invalid) {
         entries.push(this.transition(op, 'validation_failed', `Invalid arguments: ${invalid}`, { error: { code: 'VALIDATION_FAILED', message: invalid } }));
         await this.append(entries);
-        return this.snapshot(op);
+        return op;
       }
     }
 
@@ -274,7 +280,7 @@ export class Gate {
     if (decision.decision === 'deny') {
       entries.push(this.transition(op, 'denied', decision.reason, { decision, actor: 'policy' }));
       await this.append(entries);
-      return this.snapshot(op);
+      return op;
     }
     if (decision.decision === 'ask') {
       op.expiresAt = now + this.ttl;
@@ -282,11 +288,12 @@ export class Gate {
       entries.push(this.transition(op, 'awaiting_approval', decision.reason, { decision, actor: 'policy', expiresAt: op.expiresAt }));
       this.scheduleExpiry(op);
       await this.append(entries);
-      return this.snapshot(op);
+      return op;
     }
     // Always Allow: approved + executing go to the journal in ONE durable append.
     entries.push(this.transition(op, 'approved', decision.reason, { decision, actor: 'policy', fingerprint: op.fingerprint }));
-    return this.beginExecuting(op, entries);
+    // The decision above was made in this same synchronous step: it IS the pre-execute check.
+    return this.beginExecuting(op, entries, { fingerprint: op.fingerprint, decision });
   }
 
   /**
@@ -318,7 +325,8 @@ export class Gate {
     }
     op.approvedByUser = true;
     const entries = [this.transition(op, 'approved', 'Approved by you', { actor: 'user', decision: check.decision, fingerprint: check.fingerprint })];
-    return this.beginExecuting(op, entries);
+    // recheck() above ran in this same synchronous step (no await since): it is the pre-execute check.
+    return this.snapshot(await this.beginExecuting(op, entries, check));
   }
 
   /** Rejects a pending operation; nothing is sent. Why: the person (or a renderer) said no. */
@@ -638,26 +646,22 @@ export class Gate {
    * Pre-execute check, then `executing` durably journaled (with any preceding entries, in one
    * append), then — only after that resolves — the call leaves.
    */
-  private async beginExecuting(op: Operation, entries: JournalEntry[]): Promise<OperationSnapshot> {
-    // Policy checked again immediately before executing (same tick as the transition).
-    const check = this.recheck(op);
-    if (check.kind === 'invalidated') {
-      entries.push(this.transition(op, 'invalidated', check.reason, { actor: 'gate', fingerprint: check.fingerprint }));
-      await this.append(entries);
-      return this.snapshot(op);
-    }
+  private async beginExecuting(op: Operation, entries: JournalEntry[], sameTick: { fingerprint: string; decision: PolicyDecision }): Promise<Operation> {
+    // Policy checked immediately before executing: the caller's check ran in this same
+    // synchronous step (no await between it and the `executing` transition below).
+    const check = sameTick;
     if (check.decision.decision === 'deny' || (check.decision.decision === 'ask' && !op.approvedByUser)) {
       const to = check.decision.decision === 'deny' ? 'denied' : 'invalidated';
       entries.push(this.transition(op, to, `${check.decision.reason} (re-checked before sending)`, { actor: 'policy', decision: check.decision }));
       await this.append(entries);
-      return this.snapshot(op);
+      return op;
     }
     op.abort = new AbortController();
     entries.push(this.transition(op, 'executing', 'Sending the request to the server', { fingerprint: check.fingerprint }));
     await this.append(entries, true);
     // From here on the ledger says "executing": a crash now yields outcome_unknown, never a resend.
     void this.runCall(op);
-    return this.snapshot(op);
+    return op;
   }
 
   private async runCall(op: Operation): Promise<void> {
@@ -745,25 +749,26 @@ export class Gate {
     void this.revalidate(change.kind === 'endpoint-changed' ? 'server endpoint changed' : change.kind === 'disconnected' ? 'server disconnected' : 'tool list changed');
   }
 
+  /** A deep copy for callers (cheaper than structuredClone: the stored parts are plain JSON). */
   private snapshot(op: Operation): OperationSnapshot {
-    return structuredClone({
+    return {
       operationId: op.id,
       state: op.state,
-      origin: op.origin,
-      identity: op.identity,
-      arguments: op.args as Record<string, unknown>,
+      origin: { ...op.origin },
+      identity: { ...op.identity },
+      arguments: JSON.parse(op.canonicalArguments) as Record<string, unknown>,
       canonicalArguments: op.canonicalArguments,
       fingerprint: op.fingerprint,
       requestedAt: op.requestedAt,
       expiresAt: op.expiresAt,
-      decision: op.decision,
+      decision: op.decision ? { ...op.decision, configErrors: [...op.decision.configErrors] } : null,
       reason: op.reason,
       approvedByUser: op.approvedByUser,
-      result: op.result,
-      error: op.error,
-      history: op.history,
-      labels: op.labels,
-    });
+      result: op.result ? (JSON.parse(JSON.stringify(op.result)) as ToolResultRecord) : null,
+      error: op.error ? { ...op.error } : null,
+      history: op.history.map((h) => ({ ...h })),
+      labels: { ...op.labels },
+    };
   }
 }
 

@@ -23,9 +23,10 @@ export interface NormalizeOptions {
  *
  * Why: keeps `decide` pure while still honouring "symlinks where the path exists" (DESIGN.md §3).
  */
-export function normalizeArgumentsForPolicy(args: Readonly<Record<string, unknown>>, options: NormalizeOptions): Record<string, unknown> {
+export function normalizeArgumentsForPolicy(args: Readonly<Record<string, unknown>>, options: NormalizeOptions): Readonly<Record<string, unknown>> {
+  // Without a file system there is nothing to resolve; decide() never mutates its input.
+  if (!options.fs) return args;
   const copy = structuredClone(args) as Record<string, unknown>;
-  if (!options.fs) return copy;
   const fs = options.fs;
   const fix = (v: unknown): unknown => (typeof v === 'string' ? resolveSymlinks(v, options.semantics, fs) : Array.isArray(v) ? v.map(fix) : v);
   for (const [k, v] of Object.entries(copy)) {

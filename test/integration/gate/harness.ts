@@ -15,6 +15,7 @@ import type { RegistryChange, ToolCallResult, ToolDescriptor, ToolExecutor, Tool
 import { MemoryJournal } from '../../../electron/core/memory-journal';
 import type { Clock, Journal, JournalEntry, JournalRecord } from '../../../electron/core/ports';
 import type { PolicyState } from '../../../shared/domain/policy';
+import { validateJournalEntry } from '../../../shared/domain/journal-events';
 
 /** A clock tests move by hand. */
 export class FakeClock implements Clock {
@@ -185,7 +186,10 @@ export class TestPolicy implements PolicySource {
   }
 }
 
-/** A journal that records the order of appends and which were durable, and can be slowed down. */
+/**
+ * A journal that validates every entry against the journal event schemas, records the order of
+ * appends and which were durable, and can hold durable appends (to observe ordering).
+ */
 export class RecordingJournal implements Journal {
   readonly kind = 'memory' as const;
   readonly inner: MemoryJournal;
@@ -196,6 +200,8 @@ export class RecordingJournal implements Journal {
     this.inner = new MemoryJournal(clock);
   }
   async append(entries: JournalEntry[], options?: { durable?: boolean }): Promise<JournalRecord[]> {
+    // Every entry any gate test writes must match the documented event schemas.
+    for (const e of entries) validateJournalEntry(e);
     this.appends.push({ types: entries.map((e) => (e.type === 'op.transition' ? `${String(e.payload.from)}→${String(e.payload.to)}` : e.type)), durable: options?.durable === true, entries });
     if (options?.durable && this.gate) await this.gate;
     return this.inner.append(entries);

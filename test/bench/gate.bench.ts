@@ -1,0 +1,98 @@
+/**
+ * Gate overhead on an allowed call: the gate (validation, canonical JSON, fingerprint, policy
+ * twice, journal appends, snapshots) in front of an in-memory MCP server, vs the SDK client
+ * calling the same server directly, measured in the same run with interleaved rounds.
+ * Target (issue 3): ratio under 1.2.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+import { contractHash, endpointHash } from '../../electron/core/canonical';
+import { Gate } from '../../electron/core/gate/gate';
+import type { ToolCallResult, ToolDescriptor } from '../../electron/core/gate/ports';
+import { MemoryJournal } from '../../electron/core/memory-journal';
+import { systemClock } from '../../electron/core/ports';
+import type { PolicyState } from '../../shared/domain/policy';
+import { percentiles, type BenchModule } from './harness';
+
+const bench: BenchModule = {
+  title: 'Gate overhead: allowed call through the gate vs the SDK client directly (in-memory MCP server)',
+  async run(report) {
+    const server = new McpServer({ name: 'bench', version: '1.0.0' });
+    server.registerTool('echo', { description: 'Echoes text', inputSchema: { text: z.string(), n: z.number().optional() } }, async ({ text }) => ({
+      content: [{ type: 'text', text }],
+    }));
+    const client = new Client({ name: 'bench-client', version: '1.0.0' });
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    await server.connect(a);
+    await client.connect(b);
+    try {
+      const { tools } = await client.listTools();
+      const t = tools[0]!;
+      const descriptor: ToolDescriptor = {
+        serverId: 'bench',
+        accountId: 'default',
+        name: t.name,
+        description: t.description,
+        inputSchema: t.inputSchema as Record<string, unknown>,
+        contractHash: contractHash(t),
+        endpointHash: endpointHash({ kind: 'stdio', command: 'node', args: ['bench.js'] }),
+      };
+      const registry = { getTool: (s: string, acc: string, n: string) => (s === 'bench' && acc === 'default' && n === 'echo' ? descriptor : undefined), listTools: () => [descriptor] };
+      const executor = {
+        call: async (target: { toolName: string }, args: Readonly<Record<string, unknown>>, options: { signal: AbortSignal }) =>
+          (await client.callTool({ name: target.toolName, arguments: args as Record<string, unknown> }, undefined, { signal: options.signal })) as ToolCallResult,
+      };
+      const state: PolicyState = {
+        organization: [],
+        conversation: [],
+        user: [{ id: 'allow-echo', scope: { kind: 'tool', serverId: 'bench', accountId: 'default', toolName: 'echo' }, mode: 'allow', pin: { contractHash: descriptor.contractHash, endpointHash: descriptor.endpointHash } }],
+        safeMode: false,
+      };
+      const journal = new MemoryJournal(systemClock);
+      const gate = new Gate({ journal, executor, registry, policy: { current: () => state }, clock: systemClock, scheduleExpiry: false });
+      const args = { text: 'hello from the bench', n: 7 };
+
+      const direct = async () => {
+        const ac = new AbortController();
+        await client.callTool({ name: 'echo', arguments: args }, undefined, { signal: ac.signal });
+      };
+      let seq = 0;
+      const gated = async () => {
+        const op = await gate.request({ source: 'test', conversationId: 'bench', serverId: 'bench', accountId: 'default', toolName: 'echo', arguments: args, operationId: `op-${seq++}` });
+        if (op.state !== 'succeeded') throw new Error(`gate call ended ${op.state}: ${op.reason}`);
+      };
+
+      // Warm up both paths, then interleave rounds so machine load hits both equally.
+      for (let i = 0; i < 300; i++) {
+        await direct();
+        await gated();
+      }
+      const directSamples: number[] = [];
+      const gateSamples: number[] = [];
+      const rounds = 30;
+      const perRound = 100;
+      for (let r = 0; r < rounds; r++) {
+        const order = r % 2 === 0 ? [direct, gated] : [gated, direct];
+        for (const fn of order) {
+          const t0 = process.hrtime.bigint();
+          for (let i = 0; i < perRound; i++) await fn();
+          const us = Number(process.hrtime.bigint() - t0) / 1000 / perRound;
+          (fn === direct ? directSamples : gateSamples).push(us);
+        }
+      }
+      const [directMedian] = percentiles(directSamples, [50]);
+      const [gateMedian] = percentiles(gateSamples, [50]);
+      const ratio = gateMedian! / directMedian!;
+      report({ name: 'gate.direct_sdk_call', value: directMedian!, unit: 'µs/call' });
+      report({ name: 'gate.allowed_call', value: gateMedian!, unit: 'µs/call', baseline: 'gate.direct_sdk_call', ratio, target: 'ratio < 1.2', met: ratio < 1.2 });
+      report({ name: 'gate.overhead', value: gateMedian! - directMedian!, unit: 'µs/call' });
+      gate.close();
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  },
+};
+export default bench;
