@@ -94,6 +94,8 @@ export const serversChannels = defineChannels({
         servers: z.array(ServerView),
         /** Why hasSecret flags could not be read (keychain unavailable), or null. */
         keychainProblem: z.string().nullable(),
+        /** Why the settings file could not be loaded (names the file and field), or null. Changes are refused until it is fixed. */
+        settingsProblem: z.string().nullable(),
       })
       .strict(),
   },

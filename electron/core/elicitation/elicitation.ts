@@ -59,6 +59,15 @@ export interface Elicitor {
   url(request: UrlElicitation, signal: AbortSignal): Promise<ElicitAction>;
 }
 
+/**
+ * An Elicitor for hosts with no way to ask (headless, tests of other parts): every question is
+ * cancelled and nothing is ever opened. Fail closed: silence is never consent.
+ */
+export const cancellingElicitor: Elicitor = {
+  form: async () => ({ action: 'cancel' }),
+  url: async () => 'cancel',
+};
+
 /** Client capabilities to declare so servers may elicit (form and URL mode). Pass to `new Client(info, { capabilities })`. */
 export const ELICITATION_CAPABILITIES = { elicitation: { form: {}, url: {} } } as const;
 

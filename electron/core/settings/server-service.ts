@@ -111,10 +111,10 @@ export class ServerService {
   }
 
   /** Every server as the renderer may see it; hasSecret flags come from one keychain listing. */
-  async listServers(): Promise<{ servers: ServerView[]; keychainProblem: string | null }> {
+  async listServers(): Promise<{ servers: ServerView[]; keychainProblem: string | null; settingsProblem: string | null }> {
     const { keys, problem } = await this.keychainKeys('');
     const doc = this.settings.get();
-    return { servers: doc.servers.map((s) => this.view(s, keys)), keychainProblem: problem };
+    return { servers: doc.servers.map((s) => this.view(s, keys)), keychainProblem: problem, settingsProblem: this.settings.problem?.message ?? null };
   }
 
   /** Accounts (optionally of one server) with hasSecret flags. */

@@ -3,7 +3,7 @@
  * reaches it), against the REAL keychain and a real settings file. Run with scripts/with-keyring.sh.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -80,8 +80,9 @@ describe('servers contract', () => {
     });
     await ok('accounts:rename', { accountId: personal.id, label: 'Home' });
     await ok('accounts:switch', { conversationId: 'c1', serverId, accountId: personal.id });
-    const list = await ok<{ servers: Array<{ accounts: Array<{ label: string; secrets: unknown[] }> }>; keychainProblem: null }>('servers:list', {});
+    const list = await ok<{ servers: Array<{ accounts: Array<{ label: string; secrets: unknown[] }> }>; keychainProblem: null; settingsProblem: null }>('servers:list', {});
     expect(list.keychainProblem).toBeNull();
+    expect(list.settingsProblem).toBeNull();
     expect(list.servers[0]!.accounts.map((a) => [a.label, a.secrets])).toEqual([
       ['Work', [{ name: 'env:GITHUB_TOKEN', hasSecret: true }]],
       ['Home', [{ name: 'env:GITHUB_TOKEN', hasSecret: true }]],
@@ -115,6 +116,23 @@ describe('servers contract', () => {
     expect(readFileSync(join(dir, 'settings.json'), 'utf8')).toBe(before);
     expect(await store.keys('')).toEqual(keysBefore);
     expect(filesContaining(dir, first)).toEqual([]);
+  });
+
+  it('an invalid settings file is reported through the contract with the field, and changes are refused', async () => {
+    const brokenDir = mkdtempSync(join(tmpdir(), 'warden-contract-broken-'));
+    const content = JSON.stringify({ schemaVersion: 1, servers: [{ id: 'x-1', name: 'X', transport: 'stdio', command: 'x', args: 'not-a-list', env: [] }], accounts: [], preferences: {} });
+    writeFileSync(join(brokenDir, 'settings.json'), content);
+    const broken = createCore({ version: 'test', servers: { settingsStore: openConfSettingsStore(brokenDir), secrets: store } });
+    try {
+      const list = await dispatch(broken.handlers, 'servers:list', {});
+      expect(list.ok && (list.value as { settingsProblem: string }).settingsProblem).toMatch(/settings\.json is invalid: servers\.0\.args/);
+      const add = await dispatch(broken.handlers, 'servers:add', { definition: { name: 'S', transport: 'stdio', command: 's' } });
+      expect(add).toMatchObject({ ok: false, error: { code: 'CONFLICT' } });
+      expect(readFileSync(join(brokenDir, 'settings.json'), 'utf8')).toBe(content);
+    } finally {
+      await broken.close();
+      rmSync(brokenDir, { recursive: true, force: true });
+    }
   });
 
   it('removing a server deletes its keychain entries', async () => {

@@ -4,6 +4,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   ELICITATION_CAPABILITIES,
+  cancellingElicitor,
   registerElicitation,
   type ElicitAction,
   type ElicitationEvent,
@@ -131,6 +132,16 @@ describe('URL-mode elicitation', () => {
       await expect(server.server.elicitInput({ mode: 'url', message: 'x', elicitationId: 'e3', url })).rejects.toThrow(/Warden refused to open the URL/);
     }
     expect(elicitor.urls).toEqual([]);
+    expect(opened).toEqual([]);
+  });
+});
+
+describe('a host with no way to ask', () => {
+  it('cancels every question and opens nothing', async () => {
+    const opened: string[] = [];
+    const { server } = await pair(cancellingElicitor, opened);
+    expect(await server.server.elicitInput({ message: 'x', requestedSchema: schema })).toEqual({ action: 'cancel' });
+    expect(await server.server.elicitInput({ mode: 'url', message: 'x', elicitationId: 'e', url: 'https://example.com/' })).toEqual({ action: 'cancel' });
     expect(opened).toEqual([]);
   });
 });
