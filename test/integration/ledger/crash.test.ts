@@ -9,8 +9,10 @@
  *   - every operation left in `executing` is now `outcome_unknown`;
  *   - the hash chain verifies, and no kill ever causes a safe start (kills only tear the tail).
  *
- * The seed is printed; `WARDEN_CRASH_SEED=<n>` reproduces a run, `WARDEN_CRASH_KILLS=<n>` changes
- * the number of kills. The child and the server are bundled once with esbuild so each restart
+ * The seed is printed; `WARDEN_CRASH_SEED=<n>` reproduces a run's choices (actions, kill delays),
+ * `WARDEN_CRASH_KILLS=<n>` changes the number of kills, `WARDEN_CRASH_LANES=<n>` the number of
+ * independent data folders killed in parallel (restarts are mostly process start-up, so lanes
+ * overlap it). The child and the server are bundled once with esbuild so each restart
  * costs a plain `node` start, which keeps 200+ kills well inside the time budget.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -25,7 +27,7 @@ import { verifyLedger } from '../../../electron/core/ledger/verify';
 const root = resolve(import.meta.dirname, '../../..');
 const KILLS = Number(process.env.WARDEN_CRASH_KILLS ?? 200);
 /** Independent data folders killed in parallel (each its own ledger and server file). */
-const LANES = Number(process.env.WARDEN_CRASH_LANES ?? 2);
+const LANES = Number(process.env.WARDEN_CRASH_LANES ?? 3);
 const SEED = Number(process.env.WARDEN_CRASH_SEED ?? Math.floor(Math.random() * 2 ** 31));
 
 let work: string;
