@@ -147,6 +147,36 @@ describe('server service secrets (real keychain + real settings file)', () => {
   });
 });
 
+describe('all or nothing', () => {
+  it('an edit whose second keychain write fails restores the first secret and leaves the definition as it was', async () => {
+    const settingsDir = join(dir, 'rollback');
+    mkdirSync(settingsDir);
+    const settings = SettingsRepository.open(openConfSettingsStore(settingsDir));
+    const svc = new ServerService({ settings, secrets: store });
+    const oldValue = secret('old');
+    const srv = await svc.addServer({
+      definition: { name: 'R', transport: 'stdio', command: 'r', args: ['--v1'], env: [{ name: 'A_KEY', secret: true }] },
+      secrets: [{ name: 'env:A_KEY', value: oldValue }],
+    });
+    const before = readFileSync(join(settingsDir, 'settings.json'), 'utf8');
+    const account = srv.accounts[0]!.id;
+    await expect(
+      svc.editServer({
+        serverId: srv.definition.id,
+        definition: { name: 'R', transport: 'stdio', command: 'r', args: ['--v2'], env: [{ name: 'A_KEY', secret: true }, { name: 'B_KEY', secret: true }] },
+        secrets: [
+          { name: 'env:A_KEY', value: secret('new') },
+          { name: 'env:B_KEY', value: 'é'.repeat(9000) },
+        ],
+      }),
+    ).rejects.toThrow(/value: a secret must be at most/);
+    expect(await store.get(secretKey(srv.definition.id, account, 'env:A_KEY'))).toBe(oldValue);
+    expect(await store.get(secretKey(srv.definition.id, account, 'env:B_KEY'))).toBeNull();
+    expect(readFileSync(join(settingsDir, 'settings.json'), 'utf8')).toBe(before);
+    expect(svc.getServer(srv.definition.id)).toMatchObject({ args: ['--v1'] });
+  });
+});
+
 describe('accounts', () => {
   it('switching the active account is announced so the gate can journal it and invalidate the other account', async () => {
     const settingsDir = join(dir, 'switch');

@@ -5,6 +5,7 @@ import {
   ServerDefinition,
   StdioServerDefinition,
   displayCommandLine,
+  parseSecretKey,
   secretKey,
   secretKeyPrefix,
   serverUrlProblem,
@@ -101,6 +102,15 @@ describe('ids and secret keys', () => {
     expect(forged.startsWith(secretKeyPrefix('srv-1', 'acct-1'))).toBe(true);
     expect(forged.startsWith(secretKeyPrefix('srv-1', 'acct-2'))).toBe(false);
     expect(secretKey('s', 'a', 'oauth:tokens', 'https://issuer.example/')).toBe('s/a/oauth%3Atokens@https%3A%2F%2Fissuer.example%2F');
+  });
+
+  it('secret keys round-trip through parseSecretKey for any name and issuer', () => {
+    fc.assert(
+      fc.property(fc.string({ minLength: 1 }), fc.option(fc.string({ minLength: 1 }), { nil: undefined }), (name, issuer) => {
+        const parsed = parseSecretKey(secretKey('srv-1', 'acct-1', name, issuer));
+        expect(parsed).toEqual(issuer === undefined ? { serverId: 'srv-1', accountId: 'acct-1', name } : { serverId: 'srv-1', accountId: 'acct-1', name, issuer });
+      }),
+    );
   });
 
   it('the displayed command line is exact and untruncated', () => {
