@@ -31,7 +31,7 @@ import { endpointHash } from '../settings/identity';
 import type { SecretStore } from '../ports';
 import { LogRing } from './log-ring';
 import { CallNotSentError, ToolCallFailedError, ToolCallOutcomeUnknownError } from './outcome';
-import { ProcessTransport } from './process-transport';
+import { LOGGED, ProcessTransport } from './process-transport';
 import { sanitizeForDisplay } from './sanitize';
 
 /** The state of one connection, as the UI shows it. */
@@ -304,7 +304,8 @@ export class Connection {
     };
     client.onclose = () => this.onTransportClosed(generation);
     client.onerror = (error) => {
-      if (!(transport instanceof ProcessTransport)) this.deps.log.note(`transport error: ${error.message}`);
+      if ((error as Error & { [LOGGED]?: true })[LOGGED]) return;
+      this.deps.log.note(`client error: ${error.message}`);
     };
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       if (generation !== this.generation) return;

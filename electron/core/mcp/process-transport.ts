@@ -15,6 +15,14 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { LogRing } from './log-ring';
 
+/** Marks an error this transport already wrote to the log, so the connection does not log it twice. */
+export const LOGGED = Symbol('warden.logged');
+
+function logged<E extends Error>(error: E): E {
+  (error as E & { [LOGGED]?: true })[LOGGED] = true;
+  return error;
+}
+
 /** Rejected by `send` when no process is running: the message certainly did not leave. */
 export class TransportNotConnectedError extends Error {
   readonly notSent = true as const;
@@ -90,7 +98,7 @@ export class ProcessTransport implements Transport {
         const why = error.code === 'ENOENT' ? `command not found: ${command}` : errorText(error);
         log.note(`could not start: ${why}`);
         if (!started) reject(new Error(`Could not start ${command}: ${why}`));
-        else this.onerror?.(error);
+        else this.onerror?.(logged(error));
       });
       child.once('spawn', () => {
         started = true;
@@ -130,7 +138,7 @@ export class ProcessTransport implements Transport {
       this.stdoutBuffer = '';
       const error = new Error(`server wrote a stdout line longer than ${limit} bytes; closing the connection`);
       this.options.log.note(`protocol error: ${error.message}`);
-      this.onerror?.(error);
+      this.onerror?.(logged(error));
       void this.close();
     }
   }
@@ -143,7 +151,7 @@ export class ProcessTransport implements Transport {
       const error = new Error(`malformed JSON-RPC from server: ${line.slice(0, 200)}${line.length > 200 ? '…' : ''}`);
       this.options.log.note(`protocol error: ${error.message} (${errorText(cause).split('\n')[0]})`);
       this.options.onMalformed?.(line, error);
-      this.onerror?.(error);
+      this.onerror?.(logged(error));
       return;
     }
     this.onmessage?.(message);
