@@ -264,9 +264,24 @@ export class LedgerProjections {
     return out;
   }
 
-  /** Live state for a checkpoint: every operation's facts (ids must survive for idempotency). */
-  snapshot(): Record<string, unknown> {
-    const state: CheckpointState = { version: 1, operations: [...this.ops.values()].map((f) => structuredClone(f)) };
+  /**
+   * Live state for a checkpoint (compaction): every operation's facts, because ids must survive
+   * retention for idempotency. Operations still in flight and the `keepResults` most recent
+   * finished ones keep everything; older finished ones drop their tool-result content (results
+   * can be large, and the full record stays in the retained segments until retention drops it).
+   */
+  snapshot(keepResults = 1000): Record<string, unknown> {
+    const all = [...this.ops.values()];
+    const finished = all.filter((f) => isTerminal(this.stateOf(f)));
+    const compactBefore = new Set(finished.slice(0, Math.max(0, finished.length - keepResults)));
+    const operations = all.map((f) => {
+      const copy = structuredClone(f);
+      if (compactBefore.has(f)) {
+        for (const x of copy.transitions) if (x.t.result) x.t.result = { isError: x.t.result.isError, content: [] };
+      }
+      return copy;
+    });
+    const state: CheckpointState = { version: 1, operations };
     return state as unknown as Record<string, unknown>;
   }
 

@@ -220,6 +220,25 @@ describe('ledger projections', () => {
     expect(again.projections.operation('op0')!.state).toBe('denied');
   });
 
+  it('a checkpoint keeps every operation id but drops result content of old finished operations', async () => {
+    const { service } = await openService();
+    for (let i = 0; i < 5; i++) {
+      await service.ledger.append([
+        proposed(`big${i}`),
+        tr(`big${i}`, 'proposed', 'approved', { decision: allow, actor: 'policy' }),
+        tr(`big${i}`, 'approved', 'executing'),
+        tr(`big${i}`, 'executing', 'succeeded', { result: { isError: false, content: [{ type: 'text', text: 'z'.repeat(10_000) }] } }),
+      ]);
+    }
+    const state = service.projections.snapshot(2) as { operations: Array<{ proposed: { operationId: string }; transitions: Array<{ t: { result?: { content: unknown[] } } }> }> };
+    expect(state.operations.map((o) => o.proposed.operationId)).toEqual(['big0', 'big1', 'big2', 'big3', 'big4']);
+    const contentLengths = state.operations.map((o) => o.transitions.at(-1)!.t.result!.content.length);
+    expect(contentLengths).toEqual([0, 0, 0, 1, 1]);
+    expect(JSON.stringify(state).length).toBeLessThan(30_000); // 2 results of 10 kB kept, 3 dropped
+    // The live projection itself is untouched.
+    expect(service.projections.history('big0')!.outcome?.resultIsError).toBe(false);
+  });
+
   it('the safe-mode wrapper holds the policy at ask while the ledger is in safe mode', () => {
     const ledger = { safeMode: true };
     const source = withSafeMode({ current: () => ({ safeMode: false, user: [] as string[] }) }, ledger);
