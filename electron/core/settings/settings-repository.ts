@@ -105,7 +105,15 @@ export class SettingsRepository {
       });
     }
     const repo = new SettingsRepository(store, parsed.data, null);
-    if (raw.schemaVersion !== SETTINGS_VERSION) store.write(structuredClone(parsed.data) as Record<string, unknown>);
+    if (raw.schemaVersion !== SETTINGS_VERSION) {
+      // Writing the upgrade back is an optimisation; a read-only file must not stop the app. The
+      // next real change reports the write failure to the person.
+      try {
+        store.write(structuredClone(parsed.data) as Record<string, unknown>);
+      } catch {
+        /* reported on the next update() */
+      }
+    }
     return repo;
   }
 
@@ -133,7 +141,11 @@ export class SettingsRepository {
     change(draft);
     const parsed = SettingsDocument.safeParse(draft);
     if (!parsed.success) throw new WardenError('VALIDATION_FAILED', describeIssues(parsed.error.issues));
-    this.store.write(structuredClone(parsed.data) as Record<string, unknown>);
+    try {
+      this.store.write(structuredClone(parsed.data) as Record<string, unknown>);
+    } catch (error) {
+      throw new WardenError('INTERNAL', `Settings file ${this.store.path} could not be written (${error instanceof Error ? error.message : String(error)}); nothing was changed`);
+    }
     this.current = deepFreeze(parsed.data);
     for (const l of this.listeners) l(this.current);
     return this.current;

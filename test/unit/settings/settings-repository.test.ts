@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -86,6 +86,23 @@ describe('settings repository', () => {
     expect(readFileSync(join(dir, 'settings.json'), 'utf8')).toBe(before);
     expect(repo.get().servers).toHaveLength(1);
     expect(() => repo.update((d) => void d.accounts.pop())).toThrow(/servers\.0\.id: server "files-0a1b2c3d" has no account/);
+  });
+
+  it('a write that fails on disk is reported and leaves the in-memory settings unchanged', () => {
+    const repo = SettingsRepository.open(openConfSettingsStore(dir));
+    chmodSync(dir, 0o500);
+    try {
+      if (process.getuid?.() === 0) {
+        // root ignores directory permissions; make the target a directory instead so the write fails.
+        chmodSync(dir, 0o700);
+        rmSync(join(dir, 'settings.json'), { force: true });
+        mkdirSync(join(dir, 'settings.json'));
+      }
+      expect(() => repo.update((d) => void (d.preferences.approvalTimeoutMs = 60_000))).toThrow(/settings\.json could not be written .*nothing was changed/);
+      expect(repo.get().preferences.approvalTimeoutMs).toBeUndefined();
+    } finally {
+      chmodSync(dir, 0o700);
+    }
   });
 
   it('snapshots are frozen: mutating one changes nothing stored', () => {
