@@ -66,7 +66,8 @@ export function createCore(deps: CoreDeps): WardenCore {
     journal,
     clock,
     events,
-    initialPolicy: { ...deps.gate?.initialPolicy, safeMode: deps.gate?.initialPolicy?.safeMode ?? deps.ledger?.ledger.safeMode ?? false },
+    // The ledger's safe mode (tampering found) holds every tool at ask until acknowledged.
+    isSafeMode: deps.gate?.isSafeMode ?? (() => deps.ledger?.ledger.safeMode ?? false),
   });
   // An account switch invalidates pending approvals and in-flight calls for the other account.
   events.subscribe((event, payload) => {

@@ -40,6 +40,8 @@ export interface GateModuleOptions {
   persistPolicy?: (state: PolicyState) => void | Promise<void>;
   approvalTtlMs?: number;
   paths?: { semantics: PathSemantics; fs: PathFs | null };
+  /** Safe mode (ledger tamper detected): every tool held at ask while this returns true. */
+  isSafeMode?: () => boolean;
 }
 
 /** The assembled module. */
@@ -76,12 +78,15 @@ export function createGateModule(options: GateModuleOptions): GateModule {
   const executor = options.executor ?? notConnectedExecutor;
   const prompter = options.prompter ?? denyingPrompter;
   const policy = new PolicyStore({ journal: options.journal, clock: options.clock, initial: options.initialPolicy, persist: options.persistPolicy });
+  const isSafeMode = options.isSafeMode ?? (() => false);
+  // Spreading keeps the rule arrays (the engine's compile cache is keyed by them).
+  const effectivePolicy = { current: (): PolicyState => (isSafeMode() ? { ...policy.current(), safeMode: true } : policy.current()) };
   const gate = new Gate({
     journal: options.journal,
     clock: options.clock,
     registry,
     executor,
-    policy,
+    policy: effectivePolicy,
     approvalTtlMs: options.approvalTtlMs,
     paths: options.paths,
   });
@@ -122,7 +127,7 @@ export function createGateModule(options: GateModuleOptions): GateModule {
   }
 
   function matrix(conversationId: string | null, search?: string): { rows: MatrixRow[]; configErrors: string[] } {
-    const state = policy.current();
+    const state = effectivePolicy.current();
     const needle = search?.trim().toLowerCase();
     const errors = new Set<string>();
     const rows: MatrixRow[] = [];
@@ -158,7 +163,7 @@ export function createGateModule(options: GateModuleOptions): GateModule {
   }
 
   function offeredTools(conversationId: string | null, accounts?: Record<string, string>): OfferedTool[] {
-    const state = policy.current();
+    const state = effectivePolicy.current();
     const out: OfferedTool[] = [];
     for (const t of registry.listTools()) {
       const wanted = accounts?.[t.serverId] ?? gate.activeAccount(t.serverId, conversationId);

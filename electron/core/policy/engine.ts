@@ -11,6 +11,7 @@
  *   [tool+constraint > tool > server/account > global; most restrictive wins within a level]
  *   > built-in default `ask`.
  * Always Allow is pinned to the tool's contract hash and the server's endpoint hash.
+ * Rule arrays must be treated as immutable: replace them to change the policy, never mutate.
  */
 import picomatch from 'picomatch';
 import type { Decision, PermissionMode } from '../../../shared/domain/operations';
@@ -62,7 +63,6 @@ interface CompiledPolicy {
   toolRules: Map<string, CompiledRule[]>;
   serverRules: Map<string, CompiledRule[]>;
   globalRules: CompiledRule[];
-  safeMode: boolean;
 }
 
 const ANY = '\u0000*';
@@ -70,7 +70,12 @@ const SEP = '\u0001';
 const RANK: Record<PermissionMode, number> = { disabled: 0, ask: 1, allow: 2 };
 const ORG_RANK: Record<OrgMode, number> = { forbid: 0, ask: 1, allow: 2 };
 
-const cache = new WeakMap<PolicyState, CompiledPolicy>();
+/**
+ * Compiled indexes, keyed by the identity of the three rule arrays (not of the state object), so
+ * a wrapper that spreads the state to add `safeMode` (the ledger's `withSafeMode`) still hits.
+ */
+const cache = new WeakMap<readonly unknown[], WeakMap<readonly unknown[], WeakMap<readonly unknown[], CompiledPolicy>>>();
+const EMPTY_RULES: readonly unknown[] = Object.freeze([]);
 
 /**
  * Decides whether one tool call may happen: allow, ask or deny, with a human reason.
@@ -106,7 +111,7 @@ export function decide(request: PolicyRequest, policyState: PolicyState, context
       }
     }
   }
-  if (policy.safeMode && cap === 'allow') {
+  if (policyState.safeMode === true && cap === 'allow') {
     cap = 'ask';
     capLayer = 'safe-mode';
     capRule = null;
@@ -237,7 +242,14 @@ function getField(args: Readonly<Record<string, unknown>>, path: string[]): unkn
 // ---- compilation -------------------------------------------------------------------------
 
 function compile(state: PolicyState): CompiledPolicy {
-  const hit = cache.get(state);
+  const u = state.user ?? EMPTY_RULES;
+  const c = state.conversation ?? EMPTY_RULES;
+  const o = state.organization ?? EMPTY_RULES;
+  let byConversation = cache.get(u);
+  if (!byConversation) cache.set(u, (byConversation = new WeakMap()));
+  let byOrg = byConversation.get(c);
+  if (!byOrg) byConversation.set(c, (byOrg = new WeakMap()));
+  const hit = byOrg.get(o);
   if (hit) return hit;
   const compiled: CompiledPolicy = {
     org: new Map(),
@@ -247,7 +259,6 @@ function compile(state: PolicyState): CompiledPolicy {
     toolRules: new Map(),
     serverRules: new Map(),
     globalRules: [],
-    safeMode: state.safeMode === true,
   };
   for (const rule of state.organization ?? []) {
     compiled.orgEmpty = false;
@@ -277,7 +288,7 @@ function compile(state: PolicyState): CompiledPolicy {
         break;
     }
   }
-  cache.set(state, compiled);
+  byOrg.set(o, compiled);
   return compiled;
 }
 

@@ -110,6 +110,10 @@ describe('policy engine: layers', () => {
 
   it('safe mode holds every tool at ask', () => {
     expect(decide(req(), state({ user: [toolRule('r', 'allow')], safeMode: true }), ctx)).toMatchObject({ decision: 'ask', layer: 'safe-mode' });
+    // A wrapper that spreads the same rule arrays with safeMode toggled is honoured both ways.
+    const base = state({ user: [toolRule('r', 'allow')] });
+    expect(decide(req(), { ...base, safeMode: true }, ctx).decision).toBe('ask');
+    expect(decide(req(), { ...base, safeMode: false }, ctx).decision).toBe('allow');
   });
 });
 
