@@ -59,6 +59,8 @@ export interface OAuthFixture {
   /** The authorization server's issuer: http://127.0.0.1:<as>/ */
   issuer: string;
   record: FixtureRecord;
+  /** From now on the resource server's metadata names `issuer` as its authorization server. */
+  setAdvertisedAuthorizationServer(issuer: string): void;
   close(): Promise<void>;
 }
 
@@ -204,13 +206,12 @@ export async function startOAuthFixture(options: FixtureOptions = {}): Promise<O
 
   // ---- resource server
   const prmUrl = getOAuthProtectedResourceMetadataUrl(mcpUrl);
-  if (options.advertisedAuthorizationServer) {
-    rsApp.get(new URL(prmUrl).pathname, (_req, res) => {
-      res.json({ resource: mcpUrl.href, authorization_servers: [options.advertisedAuthorizationServer] });
-    });
-  } else {
-    rsApp.use(mcpAuthMetadataRouter({ oauthMetadata: metadata, resourceServerUrl: mcpUrl }));
-  }
+  let advertisedAs = options.advertisedAuthorizationServer;
+  rsApp.get(new URL(prmUrl).pathname, (_req, res, next) => {
+    if (!advertisedAs) return next();
+    res.json({ resource: mcpUrl.href, authorization_servers: [advertisedAs] });
+  });
+  rsApp.use(mcpAuthMetadataRouter({ oauthMetadata: metadata, resourceServerUrl: mcpUrl }));
   rsApp.use(express.json());
   const bearer = requireBearerAuth({ verifier: provider, resourceMetadataUrl: prmUrl });
   rsApp.all('/mcp', bearer, async (req, res) => {
@@ -234,6 +235,9 @@ export async function startOAuthFixture(options: FixtureOptions = {}): Promise<O
     mcpUrl: mcpUrl.href,
     issuer: issuerUrl.href,
     record,
+    setAdvertisedAuthorizationServer: (issuer) => {
+      advertisedAs = issuer;
+    },
     close: async () => {
       await Promise.all([closeServer(as.server), closeServer(rs.server)]);
     },

@@ -256,6 +256,34 @@ describe('OAuth login against a loopback authorization server (real keychain)', 
   });
 });
 
+describe('OAuth material is keyed by issuer', () => {
+  it('when the resource server names a new authorization server, the old refresh token is never sent to it', async () => {
+    const w = await world({ accessTokenTtlSeconds: 2 });
+    const other = await startOAuthFixture();
+    try {
+      const status = await w.oauth.login({ serverId: w.serverId, accountId: w.accountId });
+      const expiresAt = Date.parse(status.expiresAt!);
+      while (Date.now() <= expiresAt + 1100) await new Promise((r) => setTimeout(r, 200));
+
+      w.fixture.setAdvertisedAuthorizationServer(other.issuer);
+      const after = await w.manager.connect(w.serverId, w.accountId);
+      // The account needs a new sign-in with the new authorization server; nothing was presented to it.
+      expect(after.state).toBe('auth_required');
+      expect(other.record.registrations).toBe(0);
+      expect(other.record.refreshes).toBe(0);
+      expect(other.record.codeExchanges).toBe(0);
+      expect(w.fixture.record.refreshes).toBe(0);
+      expect(w.browser.opened).toHaveLength(1);
+      // The old issuer's tokens stay under the old issuer's key until logout.
+      expect(await keychainTokens(w)).not.toBeNull();
+      expect((await w.oauth.logout({ serverId: w.serverId, accountId: w.accountId })).removedEntries).toBeGreaterThanOrEqual(3);
+      expect(await keychainTokens(w)).toBeNull();
+    } finally {
+      await other.close();
+    }
+  });
+});
+
 describe('OAuth refusals', () => {
   for (const [label, methods] of [
     ['lists only "plain"', ['plain']],
