@@ -105,6 +105,8 @@ export class Ledger implements Journal {
   private snapshotProvider: (() => Record<string, unknown>) | undefined;
   private recoveryReport!: LedgerRecoveryReport;
   private segmentList: string[] = [];
+  /** seq of the first record of each segment, so retention can drop their records from memory too. */
+  private readonly segmentStartSeq = new Map<string, number>();
 
   private constructor(
     readonly dir: string,
@@ -314,6 +316,7 @@ export class Ledger implements Journal {
     });
     this.segment = next;
     this.segmentBytes = 0;
+    this.segmentStartSeq.set(segmentName(next), record.seq);
     const done = new Promise<void>((resolve, reject) => {
       this.queue.push({ kind: 'rotate', segment: next, bytes: line, resolve, reject });
     });
@@ -421,6 +424,13 @@ export class Ledger implements Journal {
     for (const n of numbers.slice(0, excess)) await this.fs.unlink(inDir(this.dir, segmentName(n)));
     await this.fs.fsyncDir(this.dir);
     this.segmentList = numbers.slice(excess).map(segmentName);
+    for (const n of numbers.slice(0, excess)) this.segmentStartSeq.delete(segmentName(n));
+    // read() is "every retained record": forget the records of the deleted segments.
+    const firstKept = this.segmentStartSeq.get(this.segmentList[0]!);
+    if (firstKept !== undefined) {
+      const drop = this.records.findIndex((r) => r.seq >= firstKept);
+      if (drop > 0) this.records.splice(0, drop);
+    }
   }
 
   /** Reads every segment, checks the chain, repairs a torn tail, reports everything. */
@@ -466,6 +476,7 @@ export class Ledger implements Journal {
           });
         }
       }
+      if (scan.records[0]) this.segmentStartSeq.set(name, scan.records[0].record.seq);
       for (const r of scan.records) this.records.push(r.record);
       cursor = scan.cursor;
       lastValidLength = scan.validLength;

@@ -271,6 +271,12 @@ describe('ledger log', () => {
       }
       await ledger.flush();
       expect(ledger.stats.rotations).toBeGreaterThan(3);
+      // In memory too, only retained segments' records remain, starting with a checkpoint.
+      const oldest = ledger.segments()[0]!;
+      expect(ledger.segments()).toHaveLength(3);
+      const firstLine = JSON.parse(readFileSync(join(d, oldest), 'utf8').split('\n')[0]!);
+      expect(ledger.read()[0]).toMatchObject({ seq: firstLine.seq, type: 'ledger.checkpoint' });
+      expect(ledger.size()).toBe(ledger.read().at(-1)!.seq - firstLine.seq + 1);
     } finally {
       await ledger.close();
     }
