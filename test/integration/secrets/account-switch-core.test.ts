@@ -1,0 +1,63 @@
+/**
+ * Accounts in the assembled core: switching the active account of a conversation through the
+ * `accounts:switch` channel reaches the gate, and a call pending approval for the other account
+ * is invalidated — nothing is sent. Real core, real stdio fixture server, real keychain (run with
+ * scripts/with-keyring.sh).
+ */
+import { randomBytes } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createCore, type WardenCore } from '../../../electron/core/app-core';
+import { dispatch } from '../../../electron/core/dispatch';
+import { MemoryJournal } from '../../../electron/core/memory-journal';
+import { systemClock } from '../../../electron/core/ports';
+import { KeytarSecretStore } from '../../../electron/core/secrets/keytar-secret-store';
+import type { ServerView } from '../../../shared/domain/servers';
+import type { ChannelName } from '../../../shared/ipc';
+import { stdioFixture, waitUntil } from '../mcp/helpers';
+
+let core: WardenCore | undefined;
+const store = new KeytarSecretStore({ service: `Warden-switch-test-${process.pid}-${randomBytes(3).toString('hex')}` });
+afterEach(async () => {
+  await core?.close();
+  core = undefined;
+  for (const k of await store.keys('')) await store.delete(k);
+});
+
+async function call<T>(channel: ChannelName, request: unknown): Promise<T> {
+  const r = await dispatch(core!.handlers, channel, request);
+  if (!r.ok) throw new Error(`${channel}: ${r.error.code} ${r.error.message}`);
+  return r.value as T;
+}
+
+describe('account switch in the assembled core', () => {
+  it('switching the active account invalidates a call pending approval for the other account, and nothing is sent', async () => {
+    const journal = new MemoryJournal(systemClock);
+    // The prompter is never reached in this test; it denies, so nothing could be approved by accident.
+    core = createCore({ version: 'test', journal, servers: { secrets: store }, gate: { prompter: { prompt: async () => 'deny' } }, connections: { reconnect: { maxAttempts: 0 } } });
+    const def = stdioFixture('ignored', 'paginated');
+    const added = await call<ServerView>('servers:add', {
+      definition: { name: 'Echo', transport: 'stdio', command: def.command, args: def.args },
+      accountLabel: 'Work',
+    });
+    const serverId = added.definition.id;
+    const work = added.accounts[0]!.id;
+    const personal = (await call<{ id: string }>('accounts:add', { serverId, label: 'Personal' })).id;
+    await call('connections:connect', { serverId, accountId: work });
+    await call('connections:connect', { serverId, accountId: personal });
+
+    const op = await core.gate.gate.submit({ source: 'model', conversationId: 'c1', serverId, accountId: work, toolName: 'echo', arguments: { message: 'hi' } });
+    expect(op.state).toBe('awaiting_approval');
+
+    const switched = await call<{ previousAccountId: string }>('accounts:switch', { conversationId: 'c1', serverId, accountId: personal });
+    expect(switched.previousAccountId).toBe(work);
+    const after = await waitUntil(() => {
+      const s = core!.gate.gate.get(op.operationId)!;
+      return s.state === 'awaiting_approval' ? undefined : s;
+    }, 20_000, 'the pending call to leave awaiting_approval');
+    expect(after.state).toBe('invalidated');
+    expect(after.history.some((h) => h.to === 'executing')).toBe(false);
+    const switches = journal.read().filter((r) => r.type === 'account.switched');
+    expect(switches).toHaveLength(1);
+    expect(switches[0]!.payload).toMatchObject({ serverId, conversationId: 'c1', to: personal });
+  });
+});
