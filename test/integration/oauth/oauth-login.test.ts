@@ -19,7 +19,8 @@ import { SettingsRepository } from '../../../electron/core/settings/settings-rep
 import { ServerService } from '../../../electron/core/settings/server-service';
 import type { BrowserOpener } from '../../../electron/core/ports';
 import { secretKey } from '../../../shared/domain/servers';
-import { AuthStatus } from '../../../shared/contract/auth';
+import { AuthStatus, authChannels } from '../../../shared/contract/auth';
+import { createAuthHandlers } from '../../../electron/core/mcp/oauth/auth-handlers';
 import { WardenError } from '../../../shared/result';
 import { startOAuthFixture, type FixtureOptions, type OAuthFixture } from './fixture-oauth-servers';
 
@@ -233,11 +234,14 @@ describe('OAuth login against a loopback authorization server (real keychain)', 
     const fresh = new KeytarSecretStore({ service: SERVICE });
     expect((await fresh.keys(prefix)).length).toBeGreaterThanOrEqual(3); // tokens, client, issuer pointer
 
-    const out = await w.oauth.logout(target);
+    // Through the contract handlers, as the renderer would call it; the response must fit the contract.
+    const handlers = createAuthHandlers(w.oauth);
+    const out = authChannels['auth:logout'].response.parse(await handlers['auth:logout'](authChannels['auth:logout'].request.parse(target)));
     expect(out).toMatchObject({ signedIn: false, canRefresh: false });
     expect(out.removedEntries).toBeGreaterThanOrEqual(3);
     expect(await fresh.keys(prefix)).toEqual([]);
     expect(await keychainTokens(w)).toBeNull();
+    expect(authChannels['auth:status'].response.parse(await handlers['auth:status'](target)).signedIn).toBe(false);
 
     await w.manager.disconnect(w.serverId, w.accountId);
     const again = await w.manager.connect(w.serverId, w.accountId);
