@@ -84,6 +84,7 @@ export type SecretDecision = z.infer<typeof SecretDecision>;
 const Empty = z.object({}).strict();
 const SecretRef = z.object({ serverId: EntityId, accountId: EntityId, name: z.string().min(1).max(300) }).strict();
 
+/** Channels of the servers, accounts, secrets and import domains. */
 export const serversChannels = defineChannels({
   /** Every configured server with its exact command line and per-account hasSecret flags. */
   'servers:list': {
@@ -204,6 +205,7 @@ export const serversChannels = defineChannels({
   },
 });
 
+/** Events of the servers and accounts domains (no payload ever carries a secret value). */
 export const serversEvents = defineEvents({
   /** The list of servers or accounts changed (added, edited, removed, secret set or cleared). */
   'servers:changed': {

@@ -44,6 +44,7 @@ export interface UrlElicitation {
   elicitationId: string;
 }
 
+/** The three answers MCP defines: accept (submitted / consented), decline (explicit no), cancel (dismissed). */
 export type ElicitAction = 'accept' | 'decline' | 'cancel';
 
 /** How a person answered a form. */
@@ -79,6 +80,7 @@ export interface ElicitationEvent {
   detail?: string;
 }
 
+/** Which server is asking, and the ports to ask the person and open a browser. */
 export interface ElicitationHandlerOptions {
   serverId: string;
   serverLabel: string;

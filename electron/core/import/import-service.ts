@@ -46,6 +46,7 @@ interface HeldPreview {
   expiresAt: number;
 }
 
+/** What the importer needs: the server service, where default config files are, a clock. */
 export interface ImportServiceDeps {
   servers: ServerService;
   location: Omit<LocationContext, 'workspaceFolder'>;
@@ -57,6 +58,7 @@ export interface ImportServiceDeps {
 
 const MAX_CONFIG_BYTES = 2 * 1024 * 1024;
 
+/** Preview then import, holding parsed values in main between the two steps. */
 export class ImportService {
   private readonly previews = new Map<string, HeldPreview>();
   private readonly clock: Clock;

@@ -26,6 +26,7 @@ export interface ListableSecretStore extends SecretStore {
   keys(prefix: string): Promise<string[]>;
 }
 
+/** Options of the keytar store: service name, redactor hook, per-call timeout, loader. */
 export interface KeytarSecretStoreOptions {
   /** Keychain service name; one per app so entries are easy to find and never collide. */
   service?: string;
@@ -47,6 +48,7 @@ async function loadKeytar(): Promise<KeytarLike> {
   return mod.default ?? mod;
 }
 
+/** The OS keychain through keytar; KEYCHAIN_UNAVAILABLE instead of any fallback. */
 export class KeytarSecretStore implements ListableSecretStore {
   private readonly service: string;
   private readonly timeoutMs: number;

@@ -40,6 +40,7 @@ export interface ServerChange {
   reason: 'added' | 'edited' | 'removed' | 'account-added' | 'account-renamed' | 'account-removed' | 'secret-set' | 'secret-cleared' | 'imported';
 }
 
+/** What the server service needs: the settings repository and the keychain, plus optional clock, ids and journal. */
 export interface ServerServiceDeps {
   settings: SettingsRepository;
   secrets: ListableSecretStore;
@@ -52,6 +53,7 @@ export interface ServerServiceDeps {
 
 type Listener<T> = (event: T) => void;
 
+/** Servers, accounts and their secrets: every change validated in full, keychain first, settings last, all or nothing. */
 export class ServerService {
   private readonly settings: SettingsRepository;
   private readonly secrets: ListableSecretStore;

@@ -60,6 +60,7 @@ export function migrateSettings(
   return doc;
 }
 
+/** The one owner of the settings document in memory and on disk (see the file comment). */
 export class SettingsRepository {
   private current: SettingsDocument;
   private broken: SettingsProblem | null;
