@@ -16,7 +16,7 @@ import { canonicalJson } from '../canonical/canonical-json';
 import type { CoreEvents } from '../events';
 import { decide } from '../policy/engine';
 import { PolicyStore } from '../policy/store';
-import type { PathFs, PathSemantics } from '../policy/paths';
+import { hostPaths, type PathFs, type PathSemantics } from '../policy/paths';
 import type { ApprovalPreview, ApprovalPrompter, Clock, Journal } from '../ports';
 import { Gate, type OperationSnapshot } from './gate';
 import { CallNotSentError, type ToolDescriptor, type ToolExecutor, type ToolRegistry } from './ports';
@@ -88,7 +88,7 @@ export function createGateModule(options: GateModuleOptions): GateModule {
     executor,
     policy: effectivePolicy,
     approvalTtlMs: options.approvalTtlMs,
-    paths: options.paths,
+    paths: options.paths ?? hostPaths(),
   });
   const unsubscribePolicy = policy.onChange(() => gate.revalidate('permission changed'));
   const reviewing = new Set<string>();
@@ -100,7 +100,7 @@ export function createGateModule(options: GateModuleOptions): GateModule {
     options.events.emit('approvals:changed', { pending: pending.length, operationIds: pending.map((p) => p.operationId) });
   });
 
-  const paths = options.paths ?? { semantics: process.platform === 'win32' ? ('win32' as const) : ('posix' as const), fs: null };
+  const paths = options.paths ?? hostPaths();
   const decideFor = (t: ToolDescriptor, conversationId: string | null, state: PolicyState) =>
     decide({ serverId: t.serverId, accountId: t.accountId, toolName: t.name, conversationId, arguments: {} }, state, {
       tool: { contractHash: t.contractHash, endpointHash: t.endpointHash, annotations: t.annotations },

@@ -34,7 +34,7 @@ import { canonicalJson, deepFreeze, deepFreezeCopy } from '../canonical/canonica
 import { fingerprint as computeFingerprint } from '../canonical/hashes';
 import { decide } from '../policy/engine';
 import { normalizeArgumentsForPolicy, pathFieldsFor } from '../policy/normalize';
-import type { PathFs, PathSemantics } from '../policy/paths';
+import { hostPaths, type PathFs, type PathSemantics } from '../policy/paths';
 import { systemClock, type ApprovalPreview, type Clock, type Journal, type JournalEntry } from '../ports';
 import { isCallNotSent, type RegistryChange, type ToolDescriptor, type ToolExecutor, type ToolRegistry } from './ports';
 
@@ -58,7 +58,7 @@ export interface GateDeps {
   policy: PolicySource;
   clock?: Clock;
   approvalTtlMs?: number;
-  /** Path semantics and file system for the normalization step (symlinks). */
+  /** Path semantics and file system for the normalization step (default: the host's, with symlink resolution). */
   paths?: { semantics: PathSemantics; fs: PathFs | null };
   newId?: () => string;
   /** Schedules expiry sweeps; defaults to real timers (unref'd). Tests with a fake clock call `sweepExpired()`. */
@@ -170,12 +170,14 @@ export class Gate {
   private readonly activeAccounts = new Map<string, string>();
   private readonly timers = new Map<string, ReturnType<typeof setTimeout>>();
   private readonly unsubscribeRegistry: (() => void) | undefined;
+  private readonly paths: { semantics: PathSemantics; fs: PathFs | null };
   /** Journal appends are chained so records land in the order decisions were made. */
   private journalTail: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly deps: GateDeps) {
     this.clock = deps.clock ?? systemClock;
     this.ttl = deps.approvalTtlMs ?? DEFAULT_APPROVAL_TTL_MS;
+    this.paths = deps.paths ?? hostPaths();
     this.ajv = new Ajv({ strict: false, allErrors: false, validateSchema: false });
     addFormats(this.ajv);
     this.unsubscribeRegistry = deps.registry.subscribe?.((change) => this.onRegistryChange(change));
@@ -607,7 +609,7 @@ export class Gate {
       };
     }
     const state = this.deps.policy.current();
-    const paths = this.deps.paths ?? { semantics: process.platform === 'win32' ? 'win32' : 'posix', fs: null };
+    const paths = this.paths;
     const normalized = normalizeArgumentsForPolicy(op.args, {
       semantics: paths.semantics,
       fs: paths.fs,

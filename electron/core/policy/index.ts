@@ -1,4 +1,4 @@
 /** The policy engine: pure `decide`, path rules, and the normalization step that runs before it. */
 export { decide } from './engine';
-export { isPathUnder, normalizePolicyPath, resolveSymlinks, type PathFs, type PathSemantics } from './paths';
+export { hostPaths, isPathUnder, normalizePolicyPath, resolveSymlinks, type PathFs, type PathSemantics } from './paths';
 export { normalizeArgumentsForPolicy, pathFieldsFor, type NormalizeOptions } from './normalize';

@@ -51,12 +51,25 @@ export function normalizeArgumentsForPolicy(args: Readonly<Record<string, unknow
  *
  * Why: those fields must be symlink-resolved even when their names do not look like paths.
  */
-export function pathFieldsFor(state: PolicyState, serverId: string, toolName: string): string[] {
-  const fields = new Set<string>();
-  for (const rule of state.user) {
-    if (rule.scope.kind === 'tool-constraint' && rule.scope.serverId === serverId && rule.scope.toolName === toolName) {
-      for (const c of rule.scope.constraints) if (c.op === 'pathUnder') fields.add(c.field);
+export function pathFieldsFor(state: PolicyState, serverId: string, toolName: string): readonly string[] {
+  let index = pathFieldIndex.get(state.user);
+  if (!index) {
+    index = new Map();
+    for (const rule of state.user) {
+      if (rule.scope.kind !== 'tool-constraint') continue;
+      const key = `${rule.scope.serverId}\u0000${rule.scope.toolName}`;
+      for (const c of rule.scope.constraints) {
+        if (c.op !== 'pathUnder') continue;
+        const list = index.get(key) ?? [];
+        if (!list.includes(c.field)) list.push(c.field);
+        index.set(key, list);
+      }
     }
+    pathFieldIndex.set(state.user, index);
   }
-  return [...fields];
+  return index.get(`${serverId}\u0000${toolName}`) ?? NO_FIELDS;
 }
+
+/** Path fields per (server, tool), built once per rule array (rules are replaced, never mutated). */
+const pathFieldIndex = new WeakMap<readonly unknown[], Map<string, string[]>>();
+const NO_FIELDS: readonly string[] = Object.freeze([]);

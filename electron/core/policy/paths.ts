@@ -5,6 +5,7 @@
  * and case rules; the impure half (`resolveSymlinks`) reads the file system and runs BEFORE
  * `decide`, so the engine stays pure.
  */
+import { realpathSync } from 'node:fs';
 import path from 'node:path';
 
 export type PathSemantics = 'posix' | 'win32';
@@ -82,4 +83,14 @@ export function resolveSymlinks(p: string, semantics: PathSemantics, fs: PathFs)
       current = parent;
     }
   }
+}
+
+/**
+ * The host's path semantics with real symlink resolution.
+ *
+ * Why the default: "symlinks where the path exists" is part of the path-rule guarantee; only tests
+ * that force Windows semantics on a POSIX host pass their own.
+ */
+export function hostPaths(): { semantics: PathSemantics; fs: PathFs } {
+  return { semantics: process.platform === 'win32' ? 'win32' : 'posix', fs: { realpath: (p) => realpathSync.native(p) } };
 }

@@ -1,4 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { z } from 'zod';
 import { replayOperations } from '../../../electron/core/gate/replay';
 import { Gate } from '../../../electron/core/gate/gate';
@@ -272,6 +275,37 @@ describe('gate: decisions reach (or never reach) the real server', () => {
     expect(ended.reason).toMatch(/Permission revoked while running/);
     await until(() => fx!.mcp.aborted === 1, 'the server to see the cancellation');
     expect(fx.mcp.count()).toBe(1);
+  });
+
+  it('a path rule judges where a symlink really leads, not the path as written', async () => {
+    fx = await gateFixture();
+    const dir = realpathSync(mkdtempSync(path.join(tmpdir(), 'warden-gate-link-')));
+    try {
+      mkdirSync(path.join(dir, 'docs'));
+      mkdirSync(path.join(dir, 'secrets'));
+      writeFileSync(path.join(dir, 'secrets', 'key'), 'k');
+      symlinkSync(path.join(dir, 'secrets'), path.join(dir, 'docs', 'link'));
+      const t = fx.registry.getTool('gh', 'work', 'read_file')!;
+      fx.policy.set({
+        user: [
+          {
+            id: 'docs',
+            scope: { kind: 'tool-constraint', serverId: 'gh', accountId: 'work', toolName: 'read_file', constraints: [{ op: 'pathUnder', field: 'path', value: path.join(dir, 'docs') }] },
+            mode: 'allow',
+            pin: { contractHash: t.contractHash, endpointHash: t.endpointHash },
+          },
+        ],
+      });
+      const viaLink = await fx.gate.submit(call({ toolName: 'read_file', arguments: { path: path.join(dir, 'docs', 'link', 'key') } }));
+      expect(viaLink.state).toBe('awaiting_approval');
+      // The stored (and sent) request keeps the path exactly as asked.
+      expect(viaLink.arguments.path).toBe(path.join(dir, 'docs', 'link', 'key'));
+      const inside = await fx.gate.request(call({ toolName: 'read_file', arguments: { path: path.join(dir, 'docs', 'readme.md') } }));
+      expect(inside.state).toBe('succeeded');
+      expect(fx.mcp.received.map((c) => c.args.path)).toEqual([path.join(dir, 'docs', 'readme.md')]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('two servers exposing the same tool name are distinct identities', async () => {
