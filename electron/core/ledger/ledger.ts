@@ -105,6 +105,8 @@ export class Ledger implements Journal {
   private snapshotProvider: (() => Record<string, unknown>) | undefined;
   private recoveryReport!: LedgerRecoveryReport;
   private segmentList: string[] = [];
+  /** Why the last rotation could not happen, if it could not. */
+  lastRotationError: string | null = null;
   /** seq of the first record of each segment, so retention can drop their records from memory too. */
   private readonly segmentStartSeq = new Map<string, number>();
 
@@ -197,11 +199,19 @@ export class Ledger implements Journal {
         return Promise.reject(new WardenError('INVALID_REQUEST', `ledger.append: entries[${i}].payload must be an object`));
       }
     }
+    // Scrub (and JSON-shape) every entry before any of them gets a seq: a payload that cannot be
+    // written must not leave a half-assigned batch behind (a hole in the chain).
+    let prepared: Array<{ type: string; payload: Record<string, unknown> }>;
+    try {
+      prepared = entries.map((e) => ({ type: this.redactor.scrubString(e.type), payload: this.redactor.scrub(e.payload) as Record<string, unknown> }));
+    } catch (error) {
+      return Promise.reject(new WardenError('INVALID_REQUEST', `ledger.append: a payload is not JSON-serializable (${error instanceof Error ? error.message : String(error)})`));
+    }
     this.stats.appendCalls++;
     const time = this.clock.now();
     const added: StoredRecord[] = [];
     const lines: Buffer[] = [];
-    for (const e of entries) {
+    for (const e of prepared) {
       const { record, line } = this.makeRecord(time, e.type, e.payload);
       added.push(record);
       lines.push(line);
@@ -289,9 +299,8 @@ export class Ledger implements Journal {
     }
   }
 
-  private makeRecord(time: number, rawType: string, rawPayload: unknown): { record: StoredRecord; line: Buffer } {
-    const type = this.redactor.scrubString(rawType);
-    const payload = this.redactor.scrub(rawPayload) as Record<string, unknown>;
+  /** Assigns seq and chain to an already scrubbed, JSON-shaped entry. Never throws. */
+  private makeRecord(time: number, type: string, payload: Record<string, unknown>): { record: StoredRecord; line: Buffer } {
     const seq = this.nextSeq++;
     const prevHash = this.lastHash;
     const { line, checksum } = encodeRecord(seq, time, type, payload, prevHash);
@@ -308,12 +317,17 @@ export class Ledger implements Journal {
 
   private enqueueRotation(): Promise<void> {
     const next = this.segment + 1;
-    const state = this.snapshotProvider ? this.snapshotProvider() : {};
-    const { record, line } = this.makeRecord(this.clock.now(), CHECKPOINT_TYPE, {
-      segment: segmentName(next),
-      previousSegment: segmentName(this.segment),
-      state,
-    });
+    let payload: Record<string, unknown>;
+    try {
+      const state = this.snapshotProvider ? this.snapshotProvider() : {};
+      payload = this.redactor.scrub({ segment: segmentName(next), previousSegment: segmentName(this.segment), state });
+    } catch (error) {
+      // Without its live state a new segment would lose it at retention: keep appending to the
+      // current segment and try again on a later append.
+      this.lastRotationError = error instanceof Error ? error.message : String(error);
+      return Promise.reject(new WardenError('INTERNAL', `ledger: cannot rotate, the live-state snapshot failed: ${this.lastRotationError}`));
+    }
+    const { record, line } = this.makeRecord(this.clock.now(), CHECKPOINT_TYPE, payload);
     this.segment = next;
     this.segmentBytes = 0;
     this.segmentStartSeq.set(segmentName(next), record.seq);

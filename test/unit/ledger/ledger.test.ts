@@ -329,6 +329,49 @@ describe('ledger log', () => {
     }
   });
 
+  it('a batch with a payload that cannot be written is refused whole and leaves no hole in the chain', async () => {
+    const d = dir();
+    const ledger = await Ledger.open({ dir: d });
+    try {
+      await ledger.append([{ type: 'a', payload: { ok: 1 } }], { durable: true });
+      const circular: Record<string, unknown> = {};
+      circular.self = circular;
+      await expect(ledger.append([{ type: 'b', payload: { ok: 2 } }, { type: 'c', payload: circular }], { durable: true })).rejects.toThrow(/not JSON-serializable/);
+      await expect(ledger.append([{ type: 'd', payload: { big: 10n as unknown as number } }])).rejects.toThrow(/not JSON-serializable/);
+      expect(ledger.size()).toBe(1);
+      const [next] = await ledger.append([{ type: 'e', payload: {} }], { durable: true });
+      expect(next!.seq).toBe(2);
+    } finally {
+      await ledger.close();
+    }
+    expect(await verifyLedger(d)).toMatchObject({ ok: true, records: 2 });
+  });
+
+  it('when the live-state snapshot fails, the ledger keeps appending to the current segment instead of rotating without it', async () => {
+    const d = dir();
+    let broken = true;
+    const ledger = await Ledger.open({
+      dir: d,
+      rotateBytes: 500,
+      snapshot: () => {
+        if (broken) throw new Error('projection unavailable');
+        return { ok: true };
+      },
+    });
+    try {
+      for (let i = 0; i < 10; i++) await ledger.append([{ type: 't', payload: { i, pad: 'x'.repeat(100) } }], { durable: true });
+      expect(ledger.stats.rotations).toBe(0);
+      expect(ledger.lastRotationError).toMatch(/projection unavailable/);
+      broken = false;
+      await ledger.append([{ type: 't', payload: {} }], { durable: true });
+      await ledger.flush();
+      expect(ledger.stats.rotations).toBe(1);
+    } finally {
+      await ledger.close();
+    }
+    expect((await verifyLedger(d)).ok).toBe(true);
+  });
+
   it('a rotation that crashed before its rename leaves the old segment intact and the temp file is removed', async () => {
     const d = dir();
     await writeLedger(d, 4);
