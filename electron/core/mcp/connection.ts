@@ -290,6 +290,11 @@ export class Connection {
   /** A fresh SDK client over `transport`, with our send/close hooks installed. */
   private async attach(transport: Transport, generation: number): Promise<Client> {
     const client = new Client(this.deps.clientInfo, { capabilities: {} });
+    if (generation !== this.generation) {
+      // A disconnect or a newer connect happened while this one was being prepared.
+      await transport.close().catch(() => {});
+      throw new Error('connection was superseded');
+    }
     // Known before connect, so a timed-out or superseded connect can still be torn down.
     this.transport = transport;
     const send = transport.send.bind(transport);
@@ -491,13 +496,14 @@ export class Connection {
     this.cancelReconnect();
     const pending = this.connecting;
     this.connecting = undefined;
-    await this.teardown();
-    if (pending) await pending.catch(() => {});
-    await this.teardown();
+    // Unusable from this moment (the registry stops listing its tools); the process dies below.
     if (this.statusValue.state !== 'disconnected') {
       this.deps.log.note('disconnected');
       this.setStatus({ state: 'disconnected' });
     }
+    await this.teardown();
+    if (pending) await pending.catch(() => {});
+    await this.teardown();
   }
 
   /**

@@ -163,6 +163,17 @@ describe('hanging server', () => {
     await waitUntil(() => !isAlive(pid), 10_000, 'the silent server to be killed');
   });
 
+  it('disconnect while still connecting ends in disconnected and kills the half-started server', async () => {
+    const silent = { id: 'silent', name: 'Silent', transport: 'stdio' as const, command: process.execPath, args: ['-e', 'setInterval(() => {}, 1000)'], env: [] };
+    const { manager } = track(makeManager([silent]));
+    const connecting = manager.connect('silent', 'default');
+    const line = await waitUntil(() => manager.logLines('silent', 'default').lines.find((l) => l.text.startsWith('started pid')), 15_000, 'spawn');
+    const pid = Number(line.text.split(' ').at(-1));
+    await manager.disconnect('silent');
+    expect(await connecting).toEqual({ state: 'disconnected' });
+    await waitUntil(() => !isAlive(pid), 10_000, 'the half-started server to be killed');
+  });
+
   it('aborting the signal (user stop / revoked permission) cancels the call on the server', async () => {
     const { manager } = track(makeManager([stdioFixture('hang', 'hang')]));
     await manager.connect('hang', 'default');
