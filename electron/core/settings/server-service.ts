@@ -112,27 +112,25 @@ export class ServerService {
     return this.settings.get().accounts.filter((a) => a.serverId === serverId);
   }
 
-  /** Every server as the renderer may see it; hasSecret flags come from one keychain listing. */
+  /** Every server as the renderer may see it, with hasSecret flags for the secrets each declares. */
   async listServers(): Promise<{ servers: ServerView[]; keychainProblem: string | null; settingsProblem: string | null }> {
-    const { keys, problem } = await this.keychainKeys('');
     const doc = this.settings.get();
+    const { keys, problem } = await this.presentKeys(doc.servers);
     return { servers: doc.servers.map((s) => this.view(s, keys)), keychainProblem: problem, settingsProblem: this.settings.problem?.message ?? null };
   }
 
   /** Accounts (optionally of one server) with hasSecret flags. */
   async listAccounts(serverId?: string): Promise<AccountView[]> {
     if (serverId !== undefined) this.requireServer(serverId);
-    const { keys } = await this.keychainKeys(serverId === undefined ? '' : secretKeyPrefix(serverId));
-    const doc = this.settings.get();
-    return doc.servers
-      .filter((s) => serverId === undefined || s.id === serverId)
-      .flatMap((s) => this.view(s, keys).accounts);
+    const servers = this.settings.get().servers.filter((s) => serverId === undefined || s.id === serverId);
+    const { keys } = await this.presentKeys(servers);
+    return servers.flatMap((s) => this.view(s, keys).accounts);
   }
 
   /** One server's view. */
   async serverView(serverId: string): Promise<ServerView> {
     const def = this.requireServer(serverId);
-    const { keys } = await this.keychainKeys(secretKeyPrefix(serverId));
+    const { keys } = await this.presentKeys([def]);
     return this.view(def, keys);
   }
 
@@ -378,9 +376,19 @@ export class ServerService {
     return (await this.serverView(a.serverId)).accounts.find((x) => x.id === accountId)!;
   }
 
-  private async keychainKeys(prefix: string): Promise<{ keys: Set<string>; problem: string | null }> {
+  /**
+   * Which of the secrets these servers declare are set. Reads exactly those keys, in parallel:
+   * a keychain listing costs time proportional to everything stored (OAuth tokens of every
+   * account included), and a server that declares no secret costs no keychain call at all.
+   */
+  private async presentKeys(defs: readonly ServerDefinition[]): Promise<{ keys: Set<string>; problem: string | null }> {
+    const wanted = defs.flatMap((def) => {
+      const names = settableSecretNames(def);
+      return this.accountsOf(def.id).flatMap((a) => names.map((n) => secretKey(def.id, a.id, n)));
+    });
     try {
-      return { keys: new Set(await this.secrets.keys(prefix)), problem: null };
+      const values = await Promise.all(wanted.map((k) => this.secrets.get(k)));
+      return { keys: new Set(wanted.filter((_, i) => values[i] !== null)), problem: null };
     } catch (error) {
       if (error instanceof WardenError && error.code === 'KEYCHAIN_UNAVAILABLE') return { keys: new Set(), problem: error.message };
       throw error;
