@@ -42,7 +42,7 @@ export interface FixtureOptions {
 /** What the fixture saw. */
 export interface FixtureRecord {
   registrations: number;
-  authorizations: Array<{ clientId: string; redirectUri: string; state?: string; resource?: string; codeChallenge: string }>;
+  authorizations: Array<{ clientId: string; redirectUri: string; state?: string; resource?: string; codeChallenge: string; scopes: string[] }>;
   codeExchanges: number;
   refreshes: number;
   /** Access tokens issued, in order. */
@@ -95,6 +95,7 @@ class AutoApproveProvider implements OAuthServerProvider {
       ...(params.state !== undefined ? { state: params.state } : {}),
       ...(params.resource ? { resource: params.resource.href } : {}),
       codeChallenge: params.codeChallenge,
+      scopes: params.scopes ?? [],
     });
     const code = randomUUID();
     this.codes.set(code, { client: client.client_id, params });

@@ -93,12 +93,12 @@ afterAll(async () => {
   for (const k of await secrets.keys('')) await secrets.delete(k);
 });
 
-async function world(options: FixtureOptions = {}, browser = new FollowingBrowser(), clientId?: string): Promise<World> {
+async function world(options: FixtureOptions = {}, browser = new FollowingBrowser(), clientId?: string, scopes?: string[]): Promise<World> {
   const fixture = await startOAuthFixture(options);
   const dataDir = mkdtempSync(join(tmpdir(), 'warden-oauth-data-'));
   const servers = new ServerService({ settings: SettingsRepository.open(openConfSettingsStore(dataDir)), secrets });
   const view = await servers.addServer({
-    definition: { name: 'OAuth fixture', transport: 'http', url: fixture.mcpUrl, headers: [], auth: { kind: 'oauth', ...(clientId ? { clientId } : {}) } },
+    definition: { name: 'OAuth fixture', transport: 'http', url: fixture.mcpUrl, headers: [], auth: { kind: 'oauth', ...(clientId ? { clientId } : {}), ...(scopes ? { scopes } : {}) } },
     accountLabel: 'Work',
   });
   const serverId = view.definition.id;
@@ -257,6 +257,15 @@ describe('OAuth login against a loopback authorization server (real keychain)', 
     expect(w.fixture.record.authorizations.map((a) => a.clientId)).toEqual(['warden-preregistered']);
     expect((await w.manager.connect(w.serverId, w.accountId)).state).toBe('connected');
     expect(await callWhoami(w)).toContain('client:warden-preregistered');
+  });
+});
+
+describe('OAuth scopes', () => {
+  it('scopes configured on the server definition are requested at sign-in and granted to the token', async () => {
+    const w = await world({}, new FollowingBrowser(), undefined, ['mcp:read', 'mcp:write']);
+    await w.oauth.login({ serverId: w.serverId, accountId: w.accountId });
+    expect(w.fixture.record.authorizations[0]!.scopes).toEqual(['mcp:read', 'mcp:write']);
+    expect(new URL(w.browser.opened[0]!).searchParams.get('scope')).toBe('mcp:read mcp:write');
   });
 });
 

@@ -92,7 +92,10 @@ export class OAuthService {
       });
       const serverUrl = new URL(definition.url);
       const challenge = await this.probe(serverUrl);
-      const options = { serverUrl, fetchFn: this.fetch, ...challenge };
+      // Scopes configured on the server definition are added to what the server asks for, so a
+      // person can request more (e.g. what a tool's 403 insufficient_scope named) at sign-in.
+      const scope = unionScopes(challenge.scope, definition.auth.kind === 'oauth' ? definition.auth.scopes : undefined);
+      const options = { serverUrl, fetchFn: this.fetch, ...challenge, ...(scope ? { scope } : {}) };
       try {
         let result = await auth(provider, options);
         if (result === 'REDIRECT') {
@@ -204,6 +207,12 @@ export class OAuthService {
     if (!set) this.seenIssuers.set(key, (set = new Set()));
     return set;
   }
+}
+
+/** Space-separated union of a challenge's scope and configured scopes, or undefined when both are empty. */
+function unionScopes(challenge: string | undefined, configured: readonly string[] | undefined): string | undefined {
+  const all = new Set([...(challenge?.split(' ') ?? []), ...(configured ?? [])].filter(Boolean));
+  return all.size ? [...all].join(' ') : undefined;
 }
 
 function vaultKey(serverId: string, accountId: string): string {
