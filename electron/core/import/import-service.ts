@@ -74,11 +74,11 @@ export class ImportService {
     if (request.source === 'file') {
       if (!request.path) throw new WardenError('VALIDATION_FAILED', 'path: required when source is "file"');
       path = request.path;
-      // Config files are JSON; refusing other names keeps this from being a way to probe any file.
-      if (!/\.jsonc?$/i.test(path)) throw new WardenError('VALIDATION_FAILED', 'path: expected a .json config file (claude_desktop_config.json or mcp.json)');
     } else {
       path = request.path ?? defaultConfigPath(request.source, { ...this.deps.location, workspaceFolder: request.workspaceFolder });
     }
+    // Config files are JSON; refusing other names keeps this from being a way to probe any file.
+    if (!/\.jsonc?$/i.test(path)) throw new WardenError('VALIDATION_FAILED', 'path: expected a .json config file (claude_desktop_config.json or mcp.json)');
     const text = await this.read(path);
     const formatFor: Record<ImportSource, 'claude-desktop' | 'vscode' | 'cursor' | null> = {
       'claude-desktop': 'claude-desktop',

@@ -141,6 +141,7 @@ describe('import preview', () => {
       writeFileSync(join(dir, 'id_rsa'), '-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA');
       writeFileSync(join(dir, 'keys.json'), '-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA');
       await expect(importer().preview({ source: 'file', path: join(dir, 'id_rsa') })).rejects.toThrow(/path: expected a \.json config file/);
+      await expect(importer().preview({ source: 'claude-desktop', path: join(dir, 'id_rsa') })).rejects.toThrow(/path: expected a \.json config file/);
       const error = await importer().preview({ source: 'file', path: join(dir, 'keys.json') }).catch((e: Error) => e);
       expect(String(error)).toMatch(/is not valid JSON/);
       expect(String(error)).not.toMatch(/BEGIN|OPENSSH|AAAA/);
