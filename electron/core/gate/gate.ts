@@ -660,7 +660,17 @@ export class Gate {
     }
     op.abort = new AbortController();
     entries.push(this.transition(op, 'executing', 'Sending the request to the server', { fingerprint: check.fingerprint }));
-    await this.append(entries, true);
+    try {
+      await this.append(entries, true);
+    } catch (error) {
+      // Not durably recorded → must not be sent. Record the failure as best we can.
+      const why = `the journal could not record it durably (${error instanceof Error ? error.message : String(error)})`;
+      const failed = this.transition(op, 'failed', `Not sent: ${why}`, { error: { code: 'JOURNAL_FAILED', message: why } });
+      op.abort = null;
+      // Best effort, non-durable: the whole story (proposed … executing → failed), never half of it.
+      await this.append([...entries, failed]).catch(() => undefined);
+      return op;
+    }
     // From here on the ledger says "executing": a crash now yields outcome_unknown, never a resend.
     void this.runCall(op);
     return op;

@@ -340,6 +340,27 @@ describe('gate: durability, idempotency and journaling', () => {
     expect(durable[0]!.types).toEqual(['op.proposed', 'proposed→approved', 'approved→executing']);
   });
 
+  it('a call whose executing record cannot be made durable is never sent', async () => {
+    fx = await gateFixture();
+    fx.allow('close_issue');
+    const journal = fx.journal;
+    const failing = Object.assign(Object.create(Object.getPrototypeOf(journal)) as typeof journal, journal, {
+      append: async (entries: Parameters<typeof journal.append>[0], options?: { durable?: boolean }) => {
+        if (options?.durable) throw new Error('disk full');
+        return journal.append(entries, options);
+      },
+    });
+    const gate = new Gate({ journal: failing, executor: fx.registry, registry: fx.registry, policy: fx.policy, clock: fx.clock, scheduleExpiry: false });
+    try {
+      const op = await gate.request(call());
+      expect(op.state).toBe('failed');
+      expect(op.reason).toMatch(/Not sent: the journal could not record it durably \(disk full\)/);
+      expect(fx.mcp.count()).toBe(0);
+    } finally {
+      gate.close();
+    }
+  });
+
   it('an operation id that already reached executing is never called twice', async () => {
     fx = await gateFixture();
     fx.allow('close_issue');
