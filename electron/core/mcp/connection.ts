@@ -127,6 +127,7 @@ export class Connection {
   private reconnectTimer: NodeJS.Timeout | undefined;
   private reconnectAttempt = 0;
   private discovery: Promise<void> = Promise.resolve();
+  private healthCheck: Promise<void> | undefined;
   /** Bumped whenever the transport closes, so a call can tell "connection died" from a server error. */
   private closeCount = 0;
   /** tools/call argument objects in flight → "it was handed to the transport". */
@@ -507,6 +508,28 @@ export class Connection {
   }
 
   /**
+   * After an HTTP transport failure: pings the server, and if it does not answer, closes the
+   * client so the usual reconnect-with-backoff starts (Streamable HTTP has no process to watch).
+   */
+  private checkHealth(client: Client, why: string): void {
+    if (this.healthCheck) return;
+    this.deps.log.note(`request failed (${why}); checking the server`);
+    this.healthCheck = client
+      .ping({ timeout: 5000 })
+      .then(
+        () => undefined,
+        async () => {
+          if (client !== this.client) return;
+          this.deps.log.note('server did not answer a ping; reconnecting');
+          await client.close().catch(() => {});
+        },
+      )
+      .finally(() => {
+        this.healthCheck = undefined;
+      });
+  }
+
+  /**
    * Sends `tools/call` and waits for the answer (see outcome.ts for how endings map to states).
    *
    * `args` is sent exactly as given. `timeoutMs` bounds the wait (default: the server's, then the
@@ -542,6 +565,14 @@ export class Connection {
       });
       return result as ToolCallResult;
     } catch (error) {
+      if (client === this.client && this.transport && !(this.transport instanceof ProcessTransport) && !(error instanceof McpError)) {
+        // An HTTP request failed below MCP: find out whether the server is still there.
+        this.checkHealth(client, errorText(error));
+      }
+      if (sent && isConnectionRefused(error)) {
+        // The TCP connection was refused: not one byte of the request reached the server.
+        throw new CallNotSentError(`the server refused the connection: ${errorText(error)}`);
+      }
       if (!sent) {
         if (error instanceof Error && (error as { notSent?: unknown }).notSent === true) throw new CallNotSentError(error.message);
         // The request was refused before reaching the transport (e.g. the SDK rejected it locally).
@@ -564,6 +595,14 @@ export class Connection {
       if (progressToken !== undefined) this.progressHandlers.delete(progressToken);
     }
   }
+}
+
+/** True if `error` (or any error in its `cause` chain) is a refused TCP connection. */
+function isConnectionRefused(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 6; e = (e as { cause?: unknown }).cause, depth++) {
+    if ((e as { code?: unknown }).code === 'ECONNREFUSED') return true;
+  }
+  return false;
 }
 
 class MissingSecret extends Error {}

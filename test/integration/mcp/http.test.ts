@@ -6,7 +6,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BEARER_SECRET, headerSecretName, secretKey } from '../../../shared/domain/servers';
 import type { ConnectionManager } from '../../../electron/core/mcp/connection-manager';
-import type { ToolsChange } from '../../../electron/core/mcp/connection';
+import type { ConnectionStatus, ToolsChange } from '../../../electron/core/mcp/connection';
 import { firstText, httpDefinition, makeManager, startHttpFixture, waitUntil, type StartedHttpServer } from './helpers';
 
 let managers: ConnectionManager[] = [];
@@ -97,5 +97,26 @@ describe('legacy HTTP+SSE fallback', () => {
     const r = await manager.call({ serverId: 'old', accountId: 'default', toolName: 'echo' }, { message: 'hi' }, { signal: signal(), operationId: 'e' });
     expect(firstText(r)).toBe('sse echo: hi');
     expect(manager.logLines('old', 'default').lines.some((l) => /answered 405; falling back to legacy HTTP\+SSE/.test(l.text))).toBe(true);
+  });
+});
+
+describe('remote server going away', () => {
+  it('a call to a server that is gone is not sent, and the connection moves to error and reconnects with backoff', async () => {
+    const doomed = await startHttpFixture('paginated', '--http');
+    try {
+      const { manager } = track(makeManager([httpDefinition('doomed', doomed.url)]));
+      const statuses: ConnectionStatus[] = [];
+      manager.on('status', (_s, _a, st) => statuses.push(st));
+      expect((await manager.connect('doomed', 'default')).state).toBe('connected');
+      await doomed.stop();
+      await expect(
+        manager.call({ serverId: 'doomed', accountId: 'default', toolName: 'echo' }, { message: 'x' }, { signal: signal(), operationId: 'gone' }),
+      ).rejects.toMatchObject({ notSent: true, message: expect.stringMatching(/refused/) });
+      const status = await waitUntil(() => statuses.find((s) => s.state === 'error'), 20_000, 'error status');
+      expect(status).toMatchObject({ attempt: 1, retryInMs: 50 });
+      expect(manager.getTool('doomed', 'default', 'echo')).toBeUndefined();
+    } finally {
+      await doomed.stop();
+    }
   });
 });
