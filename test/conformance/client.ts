@@ -4,7 +4,9 @@
  * `tsx test/conformance/client.ts <server-url>` with MCP_CONFORMANCE_SCENARIO set.
  *
  * What it drives:
- * - the SDK `Client` over Streamable HTTP (what Warden's connection layer uses), with
+ * - `initialize`, `tools_call`, `sse-retry`: Warden's connection layer (ConnectionManager →
+ *   Connection → SDK Client over Streamable HTTP), each tool call decided by the policy first;
+ * - the auth scenarios and elicitation: the SDK `Client` over Streamable HTTP directly, with
  * - Warden's OAuth pieces: `WardenOAuthProvider` (S256/issuer/endpoint checks, issuer-keyed
  *   storage in a SecretStore), the loopback redirect receiver with its random `state`, the
  *   https-or-loopback fetch guard, and a BrowserOpener that follows the authorization server's
@@ -32,6 +34,8 @@ import { contractHash, endpointHash } from '../../electron/core/canonical';
 import type { BrowserOpener, SecretStore } from '../../electron/core/ports';
 import { secretKey } from '../../shared/domain/servers';
 import type { PolicyState } from '../../shared/domain/policy';
+import { ConnectionManager } from '../../electron/core/mcp/connection-manager';
+import type { ServerDefinition } from '../../shared/domain/servers';
 
 const MAX_AUTH_ROUNDS = 3;
 const SERVER_ID = 'conformance';
@@ -44,6 +48,12 @@ const ALLOWED_TOOLS: Record<string, string[]> = {
   'elicitation-sep1034-client-defaults': ['test_client_elicitation_defaults'],
 };
 const AUTH_TOOLS = ['test-tool'];
+/**
+ * Scenarios driven through Warden's own connection layer (ConnectionManager → Connection → SDK
+ * Client). The others need what that layer deliberately does not do by itself: completing a
+ * sign-in inside a session (auth/*) and answering elicitations (no Elicitor is wired into it yet).
+ */
+const CONNECTION_LAYER_SCENARIOS = ['initialize', 'tools_call', 'sse-retry'];
 
 const log = (...parts: unknown[]): void => {
   process.stderr.write(`[warden-conformance] ${parts.map((p) => (typeof p === 'string' ? p : JSON.stringify(p))).join(' ')}\n`);
@@ -96,6 +106,7 @@ async function main(): Promise<void> {
   const isAuth = scenario.startsWith('auth/');
   const allowed = isAuth ? AUTH_TOOLS : (ALLOWED_TOOLS[scenario] ?? []);
   log('scenario', scenario, 'server', serverUrl);
+  if (CONNECTION_LAYER_SCENARIOS.includes(scenario)) return runThroughConnectionLayer(serverUrl, allowed);
 
   const secrets = new MemorySecretStore();
   const vault = new OAuthCredentialVault(secrets, SERVER_ID, ACCOUNT_ID);
@@ -171,19 +182,7 @@ async function main(): Promise<void> {
     const { tools } = await withSignIn('tools/list', () => client.listTools());
     log('tools', tools.map((t) => t.name));
 
-    const policy: PolicyState = {
-      organization: [],
-      conversation: [],
-      safeMode: false,
-      user: tools
-        .filter((t) => allowed.includes(t.name))
-        .map((t) => ({
-          id: `allow-${t.name}`,
-          scope: { kind: 'tool' as const, serverId: SERVER_ID, accountId: ACCOUNT_ID, toolName: t.name },
-          mode: 'allow',
-          pin: { contractHash: contractHash(t), endpointHash: endpointHash({ kind: 'http', url: serverUrl }) },
-        })),
-    };
+    const policy = testPolicy(tools, allowed, serverUrl);
     for (const tool of tools) {
       const args = exampleArguments(tool);
       const decision = decide(
@@ -200,6 +199,65 @@ async function main(): Promise<void> {
     await transport.close().catch(() => {});
     await receiver.close();
     await browser.settle();
+  }
+}
+
+/** The test policy: Always Allow exactly `allowed` tools (pinned to their current contract and endpoint). */
+function testPolicy(tools: ReadonlyArray<Pick<Tool, 'name'> & Parameters<typeof contractHash>[0]>, allowed: readonly string[], serverUrl: string): PolicyState {
+  return {
+    organization: [],
+    conversation: [],
+    safeMode: false,
+    user: tools
+      .filter((t) => allowed.includes(t.name))
+      .map((t) => ({
+        id: `allow-${t.name}`,
+        scope: { kind: 'tool' as const, serverId: SERVER_ID, accountId: ACCOUNT_ID, toolName: t.name },
+        mode: 'allow',
+        pin: { contractHash: contractHash(t), endpointHash: endpointHash({ kind: 'http', url: serverUrl }) },
+      })),
+  };
+}
+
+/** initialize / tools_call / sse-retry through ConnectionManager, each call decided by the policy first. */
+async function runThroughConnectionLayer(serverUrl: string, allowed: readonly string[]): Promise<void> {
+  const definition = {
+    id: SERVER_ID,
+    name: 'Conformance server',
+    transport: 'http',
+    url: serverUrl,
+    headers: [],
+    auth: { kind: 'none' },
+  } as ServerDefinition;
+  const manager = new ConnectionManager({
+    directory: { server: (id) => (id === SERVER_ID ? definition : undefined), accountLabel: (_s, a) => (a === ACCOUNT_ID ? 'Default' : undefined) },
+    secrets: new MemorySecretStore(),
+    clientInfo: { name: 'warden-conformance', version: '0.1.0' },
+    reconnect: { maxAttempts: 0 },
+  });
+  try {
+    const status = await manager.connect(SERVER_ID, ACCOUNT_ID);
+    if (status.state !== 'connected') throw new Error(`connection layer: ${JSON.stringify(status)}`);
+    const tools = manager.discoveredTools(SERVER_ID, ACCOUNT_ID);
+    log('tools', tools.map((t) => t.name));
+    const policy = testPolicy(tools, allowed, serverUrl);
+    for (const tool of tools) {
+      const args = exampleArguments(tool as unknown as Tool);
+      const decision = decide(
+        { serverId: SERVER_ID, accountId: ACCOUNT_ID, toolName: tool.name, conversationId: null, arguments: args },
+        policy,
+        { tool: { contractHash: tool.contractHash, endpointHash: endpointHash({ kind: 'http', url: serverUrl }) }, paths: 'posix' },
+      );
+      log('policy', tool.name, decision.decision, decision.reason);
+      if (decision.decision !== 'allow') continue;
+      const result = await manager.call({ serverId: SERVER_ID, accountId: ACCOUNT_ID, toolName: tool.name }, args, {
+        signal: new AbortController().signal,
+        operationId: `conformance-${tool.name}`,
+      });
+      log('result', tool.name, result);
+    }
+  } finally {
+    await manager.close();
   }
 }
 
