@@ -450,6 +450,8 @@ export class Gate {
       } else if (TERMINAL_STATES.has(op.state)) {
         op.resolveSettled();
       } else if (op.state === 'awaiting_approval') {
+        // A recovered approval without a recorded deadline gets a fresh one, never an endless wait.
+        if (op.expiresAt === null) op.expiresAt = this.clock.now() + this.ttl;
         this.scheduleExpiry(op);
       }
     }
