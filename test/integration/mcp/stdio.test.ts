@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { secretKey, envSecretName } from '../../../shared/domain/servers';
 import type { ConnectionManager } from '../../../electron/core/mcp/connection-manager';
 import type { CallProgress } from '../../../electron/core/mcp/connection';
-import { CallNotSentError } from '../../../electron/core/mcp/outcome';
+import { CallNotSentError, outcomeOf, ToolCallFailedError } from '../../../electron/core/mcp/outcome';
 import { firstText, isAlive, makeManager, stdioFixture, waitUntil } from './helpers';
 
 let managers: ConnectionManager[] = [];
@@ -94,6 +94,19 @@ describe('stdio connections', () => {
     await manager.disconnect('tree');
     expect(manager.connection('tree', 'default')!.status).toEqual({ state: 'disconnected' });
     await waitUntil(() => !isAlive(pid) && !isAlive(grandchild), 10_000, 'server and grandchild to exit');
+  });
+
+  it('a JSON-RPC error answer is a definite failure, and an isError result is the tool\'s own answer', async () => {
+    const { manager } = track(makeManager([stdioFixture('paged', 'paginated')]));
+    await manager.connect('paged', 'default');
+    const target = { serverId: 'paged', accountId: 'default' };
+    const rejected = manager.call({ ...target, toolName: 'unlisted_rpc_error' }, {}, { signal: new AbortController().signal, operationId: 'e' });
+    await expect(rejected).rejects.toBeInstanceOf(ToolCallFailedError);
+    await expect(rejected).rejects.toMatchObject({ callFailed: true, rpcCode: -32602 });
+    expect(outcomeOf({ ok: false, error: await rejected.catch((e: unknown) => e) })).toBe('failed');
+    const toolError = await manager.call({ ...target, toolName: 'no_such_tool' }, {}, { signal: new AbortController().signal, operationId: 't' });
+    expect(toolError).toMatchObject({ isError: true });
+    expect(firstText(toolError)).toBe('unknown tool no_such_tool');
   });
 
   it('a call on a connection that is not connected is reported as not sent', async () => {
