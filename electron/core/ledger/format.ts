@@ -100,7 +100,6 @@ export function decodeLine(line: Buffer): Decoded {
   ) {
     return { ok: false, problem: 'unparseable' };
   }
-  const claimed = line.toString('latin1', prefixEnd, prefixEnd + 64);
   let parsed: unknown;
   try {
     parsed = JSON.parse(line.toString('utf8'));
@@ -108,7 +107,9 @@ export function decodeLine(line: Buffer): Decoded {
     return { ok: false, problem: 'unparseable' };
   }
   if (!isRecordShape(parsed)) return { ok: false, problem: 'unparseable' };
-  if (parsed.checksum !== claimed || sha256Hex(line.subarray(0, bodyEnd)) !== claimed) {
+  // `checksum` is the last key, so JSON.parse took it from the fixed-position trailer checked
+  // above; the hash covers every byte before that trailer.
+  if (sha256Hex(line.subarray(0, bodyEnd)) !== parsed.checksum) {
     return { ok: false, problem: 'checksum', seq: parsed.seq };
   }
   return { ok: true, record: parsed };
@@ -127,8 +128,8 @@ function isRecordShape(value: unknown): value is StoredRecord {
     !Array.isArray(r.payload) &&
     typeof r.prevHash === 'string' &&
     r.prevHash.length === 64 &&
-    HEX64.test(r.prevHash) &&
-    typeof r.checksum === 'string'
+    typeof r.checksum === 'string' &&
+    r.checksum.length === 64
   );
 }
 
@@ -178,7 +179,7 @@ export function scanSegment(bytes: Buffer, cursor: ChainCursor): SegmentScan {
       nextSeq = null;
     } else {
       const r = decoded.record;
-      if (prevHash !== null && r.prevHash !== prevHash) {
+      if ((prevHash !== null && r.prevHash !== prevHash) || (prevHash === null && !HEX64.test(r.prevHash))) {
         bad.push({ offset, length, problem: 'chain', seq: r.seq });
       } else if (nextSeq !== null && r.seq !== nextSeq) {
         bad.push({ offset, length, problem: 'sequence', seq: r.seq });
