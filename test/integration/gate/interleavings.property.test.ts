@@ -1,6 +1,6 @@
 /**
  * Property: for random interleavings of request / approve / reject / revoke / policy change /
- * contract change, a call reaches the (real, in-memory) MCP server only if it was allowed or
+ * contract change / endpoint change, a call reaches the (real, in-memory) MCP server only if it was allowed or
  * freshly approved under the policy current at that moment, and at most once.
  */
 import { describe, expect, it } from 'vitest';
@@ -13,7 +13,8 @@ type Cmd =
   | { kind: 'approve'; pick: number; twice: boolean }
   | { kind: 'reject'; pick: number }
   | { kind: 'policy'; mode: Mode; revalidate: boolean }
-  | { kind: 'contract' };
+  | { kind: 'contract' }
+  | { kind: 'endpoint' };
 
 const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
   { weight: 4, arbitrary: fc.constant({ kind: 'request' as const }) },
@@ -21,6 +22,7 @@ const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('reject' as const), pick: fc.nat(30) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('policy' as const), mode: fc.constantFrom<Mode>('allow', 'ask', 'disabled'), revalidate: fc.boolean() }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'contract' as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'endpoint' as const }) },
 );
 
 describe('gate interleavings (property)', () => {
@@ -88,6 +90,13 @@ describe('gate interleavings (property)', () => {
                 await fx.registry.refresh(); // the registry's change feed makes the gate re-validate
                 await fx.gate.revalidate('contract changed');
                 modelPending.clear(); // pending approvals were bound to the old contract: invalidated
+                break;
+              }
+              case 'endpoint': {
+                contractVersion++; // any identity change: the Always Allow pin no longer matches
+                await fx.registry.setEndpoint('gh', `node server-v${contractVersion}.js`);
+                await fx.gate.revalidate('endpoint changed');
+                modelPending.clear();
                 break;
               }
             }
