@@ -38,11 +38,15 @@ export const authChannels = defineChannels({
     request: AuthTarget,
     response: AuthStatus,
   },
-  /** Signs an account out: deletes its tokens, client registration and verifier from the keychain. */
+  /** Signs an account out: revokes the refresh token where supported, deletes tokens, client registration and verifier from the keychain. */
   'auth:logout': {
     doc: 'Deletes the OAuth tokens, client registration and verifier of a server account from the keychain.',
     request: AuthTarget,
-    response: AuthStatus.extend({ removedEntries: z.number().int().nonnegative() }).strict(),
+    response: AuthStatus.extend({
+      removedEntries: z.number().int().nonnegative(),
+      /** True when the authorization server confirmed revoking the refresh token (RFC 7009). */
+      revoked: z.boolean(),
+    }).strict(),
   },
   /** Whether an account is signed in (never the token itself). */
   'auth:status': {

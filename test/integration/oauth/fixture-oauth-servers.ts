@@ -51,6 +51,8 @@ export interface FixtureRecord {
   /** Authorization header values the MCP endpoint accepted. */
   acceptedTokens: string[];
   toolCalls: number;
+  /** Tokens revoked through the RFC 7009 endpoint. */
+  revoked: string[];
 }
 
 export interface OAuthFixture {
@@ -128,6 +130,14 @@ class AutoApproveProvider implements OAuthServerProvider {
     return this.issue(client.client_id, scopes ?? entry.scopes, resource ?? entry.resource);
   }
 
+  async revokeToken(client: OAuthClientInformationFull, request: { token: string }): Promise<void> {
+    this.record.revoked.push(request.token);
+    const refresh = this.refresh.get(request.token);
+    if (refresh?.clientId === client.client_id) this.refresh.delete(request.token);
+    const access = this.access.get(request.token);
+    if (access?.clientId === client.client_id) this.access.delete(request.token);
+  }
+
   async verifyAccessToken(token: string): Promise<AuthInfo> {
     const info = this.access.get(token);
     if (!info) throw new InvalidTokenError('unknown token');
@@ -177,6 +187,7 @@ export async function startOAuthFixture(options: FixtureOptions = {}): Promise<O
     issuedRefreshTokens: [],
     acceptedTokens: [],
     toolCalls: 0,
+    revoked: [],
   };
   const provider = new AutoApproveProvider(record, options.accessTokenTtlSeconds ?? 3600);
   for (const id of options.preRegisteredClientIds ?? []) {

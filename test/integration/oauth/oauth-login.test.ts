@@ -237,7 +237,9 @@ describe('OAuth login against a loopback authorization server (real keychain)', 
     // Through the contract handlers, as the renderer would call it; the response must fit the contract.
     const handlers = createAuthHandlers(w.oauth);
     const out = authChannels['auth:logout'].response.parse(await handlers['auth:logout'](authChannels['auth:logout'].request.parse(target)));
-    expect(out).toMatchObject({ signedIn: false, canRefresh: false });
+    expect(out).toMatchObject({ signedIn: false, canRefresh: false, revoked: true });
+    // The authorization server revoked the refresh token, so a copy of it is worthless too.
+    expect(w.fixture.record.revoked).toEqual([w.fixture.record.issuedRefreshTokens.at(-1)]);
     expect(out.removedEntries).toBeGreaterThanOrEqual(3);
     expect(await fresh.keys(prefix)).toEqual([]);
     expect(await keychainTokens(w)).toBeNull();

@@ -8,7 +8,12 @@
  * the system browser through the `BrowserOpener` port, then the code exchange. Every URL fetched
  * goes through the https-or-loopback guard. Tokens end up only in the OS keychain.
  */
-import { auth, extractWWWAuthenticateParams, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import {
+  auth,
+  discoverAuthorizationServerMetadata,
+  extractWWWAuthenticateParams,
+  type OAuthClientProvider,
+} from '@modelcontextprotocol/sdk/client/auth.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthStatus, AuthTarget } from '../../../../shared/contract/auth';
@@ -17,7 +22,7 @@ import { WardenError } from '../../../../shared/result';
 import { systemClock, type BrowserOpener, type Clock, type SecretStore } from '../../ports';
 import { OAuthCredentialVault } from './credential-vault';
 import { startLoopbackCallback } from './loopback-callback';
-import { WardenOAuthProvider } from './provider';
+import { issuerMatches, WardenOAuthProvider } from './provider';
 import { createGuardedFetch } from './url-policy';
 
 /** The part of the server settings the OAuth layer reads (ServerService satisfies it). */
@@ -118,14 +123,47 @@ export class OAuthService {
     return status;
   }
 
-  /** Deletes the account's tokens, client registration and verifier from the keychain. */
-  async logout(target: AuthTarget): Promise<AuthStatus & { removedEntries: number }> {
+  /**
+   * Signs out: asks the authorization server to revoke the refresh token (RFC 7009, when it lists
+   * a revocation endpoint; best effort, bounded), then deletes the account's tokens, client
+   * registration and verifier from the keychain — the deletion happens whatever the server says.
+   */
+  async logout(target: AuthTarget): Promise<AuthStatus & { removedEntries: number; revoked: boolean }> {
     this.oauthServer(target);
     const key = vaultKey(target.serverId, target.accountId);
-    const removedEntries = await this.vault(target.serverId, target.accountId).deleteAll(this.issuersOf(key));
+    const vault = this.vault(target.serverId, target.accountId);
+    const revoked = await this.revoke(vault).catch(() => false);
+    const removedEntries = await vault.deleteAll(this.issuersOf(key));
     const status = await this.status(target);
     this.deps.onChanged?.(status);
-    return { ...status, removedEntries };
+    return { ...status, removedEntries, revoked };
+  }
+
+  /** RFC 7009 revocation of the current refresh token (or access token); true when the server accepted it. */
+  private async revoke(vault: OAuthCredentialVault): Promise<boolean> {
+    const issuer = await vault.currentIssuer();
+    const tokens = issuer ? await vault.tokens(issuer) : undefined;
+    if (!issuer || !tokens) return false;
+    const metadata = await discoverAuthorizationServerMetadata(issuer, { fetchFn: this.fetch });
+    const endpoint = (metadata as { revocation_endpoint?: unknown } | undefined)?.revocation_endpoint;
+    if (!metadata || typeof endpoint !== 'string' || !issuerMatches(metadata.issuer, issuer)) return false;
+    const client = await vault.clientInformation(issuer);
+    const clientId = client?.client_id;
+    if (!clientId) return false;
+    const body = new URLSearchParams({
+      token: tokens.refresh_token ?? tokens.access_token,
+      token_type_hint: tokens.refresh_token ? 'refresh_token' : 'access_token',
+      client_id: clientId,
+    });
+    if (client.client_secret) body.set('client_secret', client.client_secret);
+    const response = await this.fetch(endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body,
+      signal: AbortSignal.timeout(10_000),
+    });
+    await response.body?.cancel().catch(() => {});
+    return response.ok;
   }
 
   /** Whether the account is signed in; never returns token values. */

@@ -201,7 +201,7 @@ export class WardenOAuthProvider implements OAuthClientProvider {
 
 /** RFC 8414 and MCP 2025-11-25 checks on authorization server metadata discovered at `discoveredAt`. */
 export function checkMetadata(metadata: AuthorizationServerMetadata, discoveredAt: string): void {
-  if (!issuersMatch(metadata.issuer, discoveredAt)) {
+  if (!issuerMatches(metadata.issuer, discoveredAt)) {
     throw new WardenError(
       'AUTH_FAILED',
       `Authorization server metadata names issuer ${JSON.stringify(metadata.issuer)} but was discovered for ${discoveredAt} (RFC 8414 issuer check); refusing to sign in.`,
@@ -223,7 +223,7 @@ export function checkMetadata(metadata: AuthorizationServerMetadata, discoveredA
 }
 
 /** Same issuer, tolerating one trailing slash (as the SDK does): `https://as.example` ≡ `https://as.example/`. */
-function issuersMatch(a: string, b: string): boolean {
+export function issuerMatches(a: string, b: string): boolean {
   const norm = (s: string): string => {
     try {
       return new URL(s).href.replace(/\/$/, '');
