@@ -93,9 +93,9 @@ export function createConnectionLayer(deps: {
     : () => {};
   const offChange = deps.service.onChange((change) => {
     if (change.serverId === null) return;
-    if (change.reason === 'edited' || change.reason === 'removed' || change.reason === 'account-removed') {
-      void manager.disconnect(change.serverId);
-    }
+    if (change.reason === 'edited') void manager.disconnect(change.serverId);
+    else if (change.reason === 'removed') void manager.forget(change.serverId);
+    else if (change.reason === 'account-removed') void manager.forget(change.serverId, { onlyMissingAccounts: true });
   });
   return {
     manager,

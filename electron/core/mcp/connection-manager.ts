@@ -170,6 +170,21 @@ export class ConnectionManager implements ToolRegistry, ToolExecutor {
     await Promise.all(targets.map((c) => c.disconnect()));
   }
 
+  /**
+   * Disconnects and forgets every connection (and its log) of a server, or only those whose
+   * account no longer exists in the directory: for a removed server or account.
+   */
+  async forget(serverId: string, options: { onlyMissingAccounts?: boolean } = {}): Promise<void> {
+    const doomed = [...this.connections.entries()].filter(
+      ([, c]) => c.serverId === serverId && (!options.onlyMissingAccounts || this.options.directory.accountLabel(serverId, c.accountId) === undefined),
+    );
+    await Promise.all(doomed.map(([, c]) => c.disconnect()));
+    for (const [key] of doomed) {
+      this.connections.delete(key);
+      this.logs.delete(key);
+    }
+  }
+
   /** The connection object of one (server, account), if one was ever opened. */
   connection(serverId: string, accountId: string): Connection | undefined {
     return this.connections.get(keyOf(serverId, accountId));

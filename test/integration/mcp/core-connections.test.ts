@@ -10,7 +10,7 @@ import { MemoryJournal } from '../../../electron/core/memory-journal';
 import { systemClock } from '../../../electron/core/ports';
 import type { ChannelName } from '../../../shared/ipc';
 import type { ServerView } from '../../../shared/domain/servers';
-import { stdioFixture, waitUntil } from './helpers';
+import { isAlive, stdioFixture, waitUntil } from './helpers';
 
 let core: WardenCore | undefined;
 afterEach(async () => {
@@ -76,6 +76,20 @@ describe('connections contract over the real core and keychain', () => {
     // ...and nowhere in what the renderer could have received.
     expect(JSON.stringify(responses)).not.toContain(secret);
     expect(JSON.stringify(sent)).not.toContain(secret);
+  });
+
+  it('removing a server closes its connection, kills its process and forgets it', async () => {
+    const { call } = startCore();
+    const added = await call<ServerView>('servers:add', { definition: draftOf('paginated') });
+    const serverId = added.definition.id;
+    const accountId = added.accounts[0]!.id;
+    await call('connections:connect', { serverId, accountId });
+    const pid = core!.connections.connection(serverId, accountId)!.pid!;
+    expect(isAlive(pid)).toBe(true);
+    await call('servers:remove', { serverId });
+    await waitUntil(() => !isAlive(pid), 15_000, 'the removed server to be killed');
+    await waitUntil(async () => (await call<{ connections: unknown[] }>('connections:status', { serverId })).connections.length === 0, 15_000, 'forgotten');
+    expect(core!.connections.listTools({ serverId })).toEqual([]);
   });
 
   it('a rug pull after Always Allow is journaled, reported, and drops the grant back to ask', async () => {
