@@ -144,7 +144,9 @@ export class OAuthService {
     const issuer = await vault.currentIssuer();
     const tokens = issuer ? await vault.tokens(issuer) : undefined;
     if (!issuer || !tokens) return false;
-    const metadata = await discoverAuthorizationServerMetadata(issuer, { fetchFn: this.fetch });
+    // Bounded: an unreachable authorization server must not hold up signing out.
+    const bounded: FetchLike = (url, init) => this.fetch(url, { ...init, signal: AbortSignal.timeout(10_000) });
+    const metadata = await discoverAuthorizationServerMetadata(issuer, { fetchFn: bounded });
     const endpoint = (metadata as { revocation_endpoint?: unknown } | undefined)?.revocation_endpoint;
     if (!metadata || typeof endpoint !== 'string' || !issuerMatches(metadata.issuer, issuer)) return false;
     const client = await vault.clientInformation(issuer);
@@ -156,11 +158,10 @@ export class OAuthService {
       client_id: clientId,
     });
     if (client.client_secret) body.set('client_secret', client.client_secret);
-    const response = await this.fetch(endpoint, {
+    const response = await bounded(endpoint, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body,
-      signal: AbortSignal.timeout(10_000),
     });
     await response.body?.cancel().catch(() => {});
     return response.ok;
