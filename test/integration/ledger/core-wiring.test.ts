@@ -39,7 +39,6 @@ describe('core on the durable ledger', () => {
 
     const status = await dispatch(core.handlers, 'core:status', {});
     expect(status).toMatchObject({ ok: true, value: { safeMode: true, journal: { kind: 'ledger' } } });
-    expect(core.gate.policy.current().safeMode).toBe(true);
     const ledgerStatus = await dispatch(core.handlers, 'ledger:status', {});
     expect(ledgerStatus).toMatchObject({ ok: true, value: { safeMode: true, recovery: { breaks: [{ segment: segmentName(1), acknowledged: false }] } } });
 
@@ -47,7 +46,6 @@ describe('core on the durable ledger', () => {
     expect(refused).toMatchObject({ ok: false, error: { code: 'INVALID_REQUEST' } });
     const acked = await dispatch(core.handlers, 'ledger:acknowledge-safe-mode', { reason: 'compared with the preserved copy' });
     expect(acked).toMatchObject({ ok: true, value: { safeMode: false } });
-    expect(core.gate.policy.current().safeMode).toBe(false);
     expect(await dispatch(core.handlers, 'core:status', {})).toMatchObject({ ok: true, value: { safeMode: false } });
 
     const audit = await dispatch(core.handlers, 'activity:audit', { limit: 1 });
@@ -57,5 +55,22 @@ describe('core on the durable ledger', () => {
     const unknown = await dispatch(core.handlers, 'recovery:reconcile', { operationId: 'nope', outcome: 'failed', reason: 'x' });
     expect(unknown).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
     expect(await dispatch(core.handlers, 'recovery:list', {})).toMatchObject({ ok: true, value: { operations: [], lastRecovery: { outcomeUnknown: [] } } });
+  });
+});
+
+describe('openLedgerForApp', () => {
+  it('puts the ledger under <userData>/ledger and feeds keychain values to the same redactor the ledger scrubs with', async () => {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    const { openLedgerForApp } = await import('../../../electron/core/ledger/index');
+    const { ledger, onSecretValue } = await openLedgerForApp(t.dir);
+    try {
+      onSecretValue('keychain-value-123456');
+      await ledger.ledger.append([{ type: 'note', payload: { text: 'token keychain-value-123456 leaked' } }], { durable: true });
+      expect(ledger.ledger.dir).toBe(join(t.dir, 'ledger'));
+      expect(readFileSync(join(t.dir, 'ledger', segmentName(1)), 'utf8')).not.toContain('keychain-value-123456');
+    } finally {
+      await ledger.close();
+    }
   });
 });
