@@ -87,7 +87,6 @@ const EMPTY_RULES: readonly unknown[] = Object.freeze([]);
 export function decide(request: PolicyRequest, policyState: PolicyState, context: PolicyContext): PolicyDecision {
   const policy = compile(policyState);
   const configErrors: string[] = [];
-  const toolWords = `${request.toolName} on ${context.labels?.server ?? request.serverId}`;
 
   if (!context.tool) {
     return result('deny', `Not available: ${context.labels?.server ?? request.serverId} does not currently list ${request.toolName}`, 'availability', null, 'none', configErrors);
@@ -148,7 +147,7 @@ export function decide(request: PolicyRequest, policyState: PolicyState, context
   let pin: PinStatus = 'none';
   if (!chosen) {
     decision = 'ask';
-    reason = `Ask every time: no rule for ${toolWords} (discovered tools are never allowed by default)`;
+    reason = `Ask every time: no rule for ${request.toolName} on ${context.labels?.server ?? request.serverId} (discovered tools are never allowed by default)`;
   } else {
     if (chosen.configError) configErrors.push(chosen.configError);
     const where = layer === 'conversation' ? ' in this conversation' : '';
