@@ -1,5 +1,6 @@
 import { copyFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { journalEntry, type DecisionRecord } from '../../../shared/domain/journal-events';
 import { activityChannels } from '../../../shared/contract/activity';
@@ -204,6 +205,45 @@ describe('ledger projections', () => {
     expect(b.projections.audit()).toEqual(a.projections.audit());
     expect(b.projections.operations()).toEqual(a.projections.operations());
     expect(LedgerProjections.fromRecords(a.ledger.read()).audit()).toEqual(a.projections.audit());
+  });
+
+  it('property: projections kept current while appending equal projections rebuilt from the reopened log', async () => {
+    const step = fc.record({ op: fc.integer({ min: 0, max: 5 }), action: fc.constantFrom('propose', 'ask', 'approve', 'execute', 'succeed', 'fail', 'deny', 'policy') });
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 40 }), async (steps) => {
+        const { service, dir } = await openService();
+        const state = new Map<string, string>();
+        for (const { op, action } of steps) {
+          const id = `o${op}`;
+          const cur = state.get(id);
+          const next: Record<string, [string, string, Record<string, unknown>] | null> = {
+            ask: cur === 'proposed' ? ['proposed', 'awaiting_approval', { decision: ask, actor: 'policy' }] : null,
+            approve: cur === 'awaiting_approval' ? ['awaiting_approval', 'approved', { decision: ask, actor: 'user' }] : null,
+            execute: cur === 'approved' ? ['approved', 'executing', {}] : null,
+            succeed: cur === 'executing' ? ['executing', 'succeeded', { result: { isError: false, content: [] } }] : null,
+            fail: cur === 'executing' ? ['executing', 'failed', { error: { code: 'x', message: 'y' } }] : null,
+            deny: cur === 'proposed' ? ['proposed', 'denied', { decision: deny, actor: 'policy' }] : null,
+          };
+          if (action === 'propose' && cur === undefined) {
+            await service.ledger.append([proposed(id, { conv: op % 2 ? 'c1' : null })]);
+            state.set(id, 'proposed');
+          } else if (action === 'policy') {
+            await service.ledger.append([journalEntry('policy.changed', { ruleId: `r${op}`, scope: { kind: 'global' }, old: null, new: { mode: 'ask' }, source: 'user', at: op })]);
+          } else if (next[action]) {
+            const [from, to, extra] = next[action]!;
+            await service.ledger.append([tr(id, from, to, extra)], { durable: op % 3 === 0 });
+            state.set(id, to);
+          }
+        }
+        const live = { ops: service.projections.operations(), audit: service.projections.audit(), pending: service.projections.pendingApprovals() };
+        await service.close();
+        services.pop();
+        const { service: again } = await openService(dir);
+        expect({ ops: again.projections.operations(), audit: again.projections.audit(), pending: again.projections.pendingApprovals() }).toEqual(live);
+        expect(again.projections.operations().map((o) => [o.operationId, o.state])).toEqual([...state.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1)));
+      }),
+      { numRuns: 40 },
+    );
   });
 
   it('after rotation and retention dropped old segments, the checkpoint still carries every operation', async () => {
