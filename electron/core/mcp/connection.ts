@@ -128,6 +128,7 @@ export class Connection {
   private reconnectAttempt = 0;
   private discovery: Promise<void> = Promise.resolve();
   private healthCheck: Promise<void> | undefined;
+  private relistQueued = false;
   /** Bumped whenever the transport closes, so a call can tell "connection died" from a server error. */
   private closeCount = 0;
   /** tools/call argument objects in flight → "it was handed to the transport". */
@@ -315,10 +316,18 @@ export class Connection {
     };
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       if (generation !== this.generation) return;
+      // A burst of notifications costs at most one re-listing after the one already running.
+      if (this.relistQueued) return;
+      this.relistQueued = true;
       this.deps.log.note('server sent tools/list_changed; re-listing');
-      this.discovery = this.discovery.then(() => this.discover(generation, 'list_changed')).catch((error: unknown) => {
-        this.deps.log.note(`re-listing tools failed: ${errorText(error)}`);
-      });
+      this.discovery = this.discovery
+        .then(() => {
+          this.relistQueued = false;
+          return this.discover(generation, 'list_changed');
+        })
+        .catch((error: unknown) => {
+          this.deps.log.note(`re-listing tools failed: ${errorText(error)}`);
+        });
     });
     try {
       await client.connect(transport);
