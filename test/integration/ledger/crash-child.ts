@@ -4,8 +4,9 @@
  * runs a workload of tool calls until it is SIGKILLed at a random moment (or finishes its quota).
  *
  * Workload per worker, chosen by a seeded PRNG: a new Always-Allow call (`perform`), a new call
- * that asks and is approved (`perform_reviewed`), or a re-submission of an operation id that
- * already exists — which the gate must answer from its record without calling the server.
+ * that asks and is approved (`perform_reviewed`), approving a call that an earlier run left
+ * waiting (re-queued by recovery), or a re-submission of an operation id that already exists —
+ * which the gate must answer from its record without calling the server.
  * Every call carries its operation id in its arguments, so the server's own file says which
  * operation produced each side effect.
  *
@@ -114,6 +115,22 @@ async function main(): Promise<void> {
         const id = known[Math.floor(random() * known.length)]!;
         await gate.submit({ source: 'test', serverId: 'effects', accountId: 'work', toolName: 'perform', arguments: { operationId: id }, operationId: id });
         continue;
+      }
+      if (roll < 0.16) {
+        // A call that was waiting for approval when an earlier run died was re-queued by
+        // recovery; approving it now must send it exactly once.
+        const pending = gate.pending();
+        if (pending.length > 0) {
+          const id = pending[Math.floor(random() * pending.length)]!.operationId;
+          try {
+            await gate.approve(id);
+          } catch (error) {
+            // Another worker approved it first: approval is single-use.
+            if ((error as { code?: string }).code !== 'CONFLICT') throw error;
+          }
+          await gate.settled(id);
+          continue;
+        }
       }
       const id = `r${run}-${i}`;
       known.push(id);
