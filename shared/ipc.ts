@@ -16,6 +16,7 @@ import { approvalsChannels, approvalsEvents } from './contract/approvals';
 import { operationsChannels, operationsEvents } from './contract/operations';
 import { permissionsChannels, permissionsEvents } from './contract/permissions';
 import { connectionsChannels, connectionsEvents } from './contract/connections';
+import { runChannels } from './contract/run';
 
 /** Every request/response channel. */
 export const channels = {
@@ -26,6 +27,7 @@ export const channels = {
   ...operationsChannels,
   ...permissionsChannels,
   ...connectionsChannels,
+  ...runChannels,
 } as const satisfies Record<string, ChannelSpec>;
 
 /** Every main→renderer event. */

@@ -15,6 +15,7 @@ import type { ServerService } from './settings/server-service';
 import { createGateModule, type GateModule, type GateModuleOptions } from './gate/gate-module';
 import { createConnectionLayer, type ConnectionLayerOptions } from './mcp/connection-layer';
 import type { ConnectionManager } from './mcp/connection-manager';
+import { runHandlers } from './run/run-handlers';
 
 /** What the core needs from its host. */
 export interface CoreDeps {
@@ -103,6 +104,7 @@ export function createCore(deps: CoreDeps): WardenCore {
     ...serversModule.handlers,
     ...gateModule.handlers,
     ...connections.handlers,
+    ...runHandlers(() => gateModule.gate),
   };
 
   return {

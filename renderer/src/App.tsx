@@ -15,11 +15,20 @@ import { CurrentView } from './views/views';
 export function App() {
   const refreshStatus = useAppStore((s) => s.refreshStatus);
   const watchStatus = useAppStore((s) => s.watchStatus);
+  const watchServers = useAppStore((s) => s.watchServers);
+  const watchPermissions = useAppStore((s) => s.watchPermissions);
+  const watchApprovals = useAppStore((s) => s.watchApprovals);
+  const watchActivity = useAppStore((s) => s.watchActivity);
   useEffect(() => {
     const unsubscribe = watchStatus();
     void refreshStatus();
     return unsubscribe;
   }, [refreshStatus, watchStatus]);
+  // The views' caches follow main's events for the window's lifetime, whichever view is open.
+  useEffect(() => {
+    const offs = [watchServers(), watchPermissions(), watchApprovals(), watchActivity()];
+    return () => offs.forEach((off) => off());
+  }, [watchServers, watchPermissions, watchApprovals, watchActivity]);
 
   return (
     <div className="frame" data-testid="app-frame">

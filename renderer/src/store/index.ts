@@ -9,6 +9,10 @@ import { useStore } from 'zustand';
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import { createCoreSlice } from './core-slice';
 import { createNavigationSlice } from './navigation-slice';
+import { createServersSlice } from './servers-slice';
+import { createPermissionsSlice } from './permissions-slice';
+import { createApprovalsSlice } from './approvals-slice';
+import { createActivitySlice } from './activity-slice';
 import type { AppState, StoreDeps } from './types';
 
 export type { AppState, StoreDeps } from './types';
@@ -24,6 +28,10 @@ export function createAppStore(deps: StoreDeps): AppStore {
   return createStore<AppState>()((...a) => ({
     ...createCoreSlice(deps)(...a),
     ...createNavigationSlice(deps)(...a),
+    ...createServersSlice(deps)(...a),
+    ...createPermissionsSlice(deps)(...a),
+    ...createApprovalsSlice(deps)(...a),
+    ...createActivitySlice(deps)(...a),
   }));
 }
 

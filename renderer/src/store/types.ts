@@ -11,9 +11,13 @@ import type { StateCreator } from 'zustand';
 import type { WardenApi } from '../../../shared/ipc';
 import type { CoreSlice } from './core-slice';
 import type { NavigationSlice } from './navigation-slice';
+import type { ServersSlice } from './servers-slice';
+import type { PermissionsSlice } from './permissions-slice';
+import type { ApprovalsSlice } from './approvals-slice';
+import type { ActivitySlice } from './activity-slice';
 
 /** Everything in the store: the intersection of all slices. */
-export type AppState = CoreSlice & NavigationSlice;
+export type AppState = CoreSlice & NavigationSlice & ServersSlice & PermissionsSlice & ApprovalsSlice & ActivitySlice;
 
 /** What slices receive besides zustand's set/get: the contract bridge they talk through. */
 export interface StoreDeps {

@@ -1,0 +1,183 @@
+/**
+ * Servers, accounts, connections, tools and logs: a cache of what main owns, refreshed from
+ * `servers:changed`, `connections:status-changed` and `connections:tools-changed`.
+ *
+ * No secret value is ever stored here. Forms hold a secret in their own component state until it
+ * is sent (servers:add / servers:edit / secrets:set go straight to the keychain in main); the
+ * store only learns the `hasSecret` flags main reports back.
+ */
+import type { ConnectionStatusView, ConnectionView, LogLineView, ToolView } from '../../../shared/contract/connections';
+import type { ImportPreview, SecretDecision, SecretInput } from '../../../shared/contract/servers';
+import type { ServerDraft, ServerView } from '../../../shared/domain/servers';
+import { toShownError, unwrap, type ShownError } from '../api';
+import type { SliceCreator } from './types';
+
+/** `serverId/accountId`: the key of one connection (ids never contain `/`). */
+export function connectionKey(serverId: string, accountId: string): string {
+  return `${serverId}/${accountId}`;
+}
+
+export interface ServersSlice {
+  servers: ServerView[];
+  keychainProblem: string | null;
+  settingsProblem: string | null;
+  /** Connection state per `connectionKey`. */
+  connections: Record<string, ConnectionView | { serverId: string; accountId: string; status: ConnectionStatusView }>;
+  /** Tools per `connectionKey`, as the connected server lists them. */
+  tools: Record<string, ToolView[]>;
+  /** Captured stderr/notes per `connectionKey`. */
+  logs: Record<string, LogLineView[]>;
+  serversError: ShownError | null;
+  /** Re-reads servers:list and connections:status. Never throws; failures land in `serversError`. */
+  refreshServers(): Promise<void>;
+  /** Subscribes to the servers/connections events; returns the unsubscribe function. */
+  watchServers(): () => void;
+  /** Adds a server; secrets go to the keychain in the same request and are not kept. Throws ContractError. */
+  addServer(definition: ServerDraft, secrets: SecretInput[], accountLabel?: string): Promise<ServerView>;
+  /** Replaces a server's definition (id kept). Throws ContractError. */
+  editServer(serverId: string, definition: ServerDraft, secrets: SecretInput[], accountId?: string): Promise<ServerView>;
+  removeServer(serverId: string): Promise<void>;
+  addAccount(serverId: string, label: string, secrets: SecretInput[]): Promise<void>;
+  renameAccount(accountId: string, label: string): Promise<void>;
+  removeAccount(accountId: string): Promise<void>;
+  switchAccount(conversationId: string, serverId: string, accountId: string): Promise<void>;
+  /** Stores one secret in the keychain (the value is not kept). */
+  setSecret(serverId: string, accountId: string, name: string, value: string): Promise<void>;
+  clearSecret(serverId: string, accountId: string, name: string): Promise<void>;
+  connect(serverId: string, accountId: string): Promise<void>;
+  disconnect(serverId: string, accountId: string): Promise<void>;
+  loadTools(serverId: string, accountId: string): Promise<void>;
+  loadLogs(serverId: string, accountId: string): Promise<void>;
+  importPreview(request: { source: ImportPreview['source']; path?: string; workspaceFolder?: string }): Promise<ImportPreview>;
+  importServers(previewId: string, entryIds: string[], decisions: SecretDecision[]): Promise<ServerView[]>;
+}
+
+/**
+ * Creates the servers slice.
+ *
+ * Why the actions re-read instead of patching: main is the owner, so after any change the cache is
+ * replaced with what main now reports (and `servers:changed` does the same for changes made
+ * elsewhere, e.g. an import in another window).
+ */
+export const createServersSlice: SliceCreator<ServersSlice> = ({ api }) => (set, get) => {
+  const guard = async (work: () => Promise<void>) => {
+    try {
+      await work();
+      set({ serversError: null });
+    } catch (error) {
+      set({ serversError: toShownError(error) });
+    }
+  };
+  const refreshConnections = async () => {
+    const { connections } = await unwrap(api().connections.status({}));
+    const next: ServersSlice['connections'] = {};
+    for (const c of connections) next[connectionKey(c.serverId, c.accountId)] = c;
+    set({ connections: next });
+  };
+  const setStatus = (serverId: string, accountId: string, status: ConnectionStatusView) => {
+    const key = connectionKey(serverId, accountId);
+    const previous = get().connections[key];
+    set({ connections: { ...get().connections, [key]: { ...(previous ?? { serverId, accountId }), status } } });
+  };
+  return {
+    servers: [],
+    keychainProblem: null,
+    settingsProblem: null,
+    connections: {},
+    tools: {},
+    logs: {},
+    serversError: null,
+    refreshServers: () =>
+      guard(async () => {
+        const list = await unwrap(api().servers.list({}));
+        set({ servers: list.servers, keychainProblem: list.keychainProblem, settingsProblem: list.settingsProblem });
+        await refreshConnections();
+      }),
+    watchServers() {
+      try {
+        const w = api();
+        const offs = [
+          w.servers.onChanged(() => void get().refreshServers()),
+          w.connections.onStatusChanged(({ serverId, accountId, status }) => {
+            setStatus(serverId, accountId, status);
+            if (status.state === 'connected') void guard(() => get().loadTools(serverId, accountId));
+            if (status.state === 'disconnected') {
+              const { [connectionKey(serverId, accountId)]: _gone, ...rest } = get().tools;
+              set({ tools: rest });
+            }
+          }),
+          w.connections.onToolsChanged(({ serverId, accountId }) => void guard(() => get().loadTools(serverId, accountId))),
+        ];
+        return () => offs.forEach((off) => off());
+      } catch (error) {
+        set({ serversError: toShownError(error) });
+        return () => {};
+      }
+    },
+    async addServer(definition, secrets, accountLabel) {
+      const view = await unwrap(api().servers.add({ definition, secrets, ...(accountLabel ? { accountLabel } : {}) }));
+      await get().refreshServers();
+      return view;
+    },
+    async editServer(serverId, definition, secrets, accountId) {
+      const view = await unwrap(api().servers.edit({ serverId, definition, secrets, ...(accountId ? { accountId } : {}) }));
+      await get().refreshServers();
+      return view;
+    },
+    async removeServer(serverId) {
+      await unwrap(api().servers.remove({ serverId }));
+      await get().refreshServers();
+    },
+    async addAccount(serverId, label, secrets) {
+      await unwrap(api().accounts.add({ serverId, label, secrets }));
+      await get().refreshServers();
+    },
+    async renameAccount(accountId, label) {
+      await unwrap(api().accounts.rename({ accountId, label }));
+      await get().refreshServers();
+    },
+    async removeAccount(accountId) {
+      await unwrap(api().accounts.remove({ accountId }));
+      await get().refreshServers();
+    },
+    async switchAccount(conversationId, serverId, accountId) {
+      await unwrap(api().accounts.switch({ conversationId, serverId, accountId }));
+    },
+    async setSecret(serverId, accountId, name, value) {
+      await unwrap(api().secrets.set({ serverId, accountId, name, value }));
+      await get().refreshServers();
+    },
+    async clearSecret(serverId, accountId, name) {
+      await unwrap(api().secrets.clear({ serverId, accountId, name }));
+      await get().refreshServers();
+    },
+    async connect(serverId, accountId) {
+      setStatus(serverId, accountId, { state: 'connecting', attempt: 1 });
+      try {
+        const view = await unwrap(api().connections.connect({ serverId, accountId }));
+        set({ connections: { ...get().connections, [connectionKey(serverId, accountId)]: view } });
+        if (view.status.state === 'connected') await get().loadTools(serverId, accountId);
+      } finally {
+        await get().loadLogs(serverId, accountId).catch(() => undefined);
+      }
+    },
+    async disconnect(serverId, accountId) {
+      await unwrap(api().connections.disconnect({ serverId, accountId }));
+      await refreshConnections();
+    },
+    async loadTools(serverId, accountId) {
+      const { tools } = await unwrap(api().connections.listTools({ serverId, accountId }));
+      set({ tools: { ...get().tools, [connectionKey(serverId, accountId)]: tools } });
+    },
+    async loadLogs(serverId, accountId) {
+      const { lines } = await unwrap(api().connections.logs({ serverId, accountId, limit: 500 }));
+      set({ logs: { ...get().logs, [connectionKey(serverId, accountId)]: lines } });
+    },
+    importPreview: (request) => unwrap(api().servers.importPreview(request)),
+    async importServers(previewId, entryIds, decisions) {
+      const { servers } = await unwrap(api().servers.import({ previewId, entryIds, decisions }));
+      await get().refreshServers();
+      return servers;
+    },
+  };
+};

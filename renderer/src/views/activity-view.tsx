@@ -1,0 +1,222 @@
+/**
+ * Activity: the audit log from the ledger with filters (server, account, tool, decision, time),
+ * export as JSONL or CSV (offered as a Blob download, with the text shown as a fallback), and
+ * "why did this run?" for any operation.
+ */
+import { useEffect, useMemo, useState } from 'react';
+import type { AuditFilter } from '../../../shared/domain/ledger';
+import { toShownError, type ShownError } from '../api';
+import { DecisionPill, ErrorNote, StatePill, Time, ViewFrame } from '../components/common';
+import { useAppStore } from '../store';
+
+/** `datetime-local` text → ms since epoch, or undefined when empty/invalid. */
+function toMs(text: string): number | undefined {
+  if (!text) return undefined;
+  const ms = new Date(text).getTime();
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
+function HistoryPanel() {
+  const history = useAppStore((s) => s.history);
+  const close = useAppStore((s) => s.closeHistory);
+  if (!history) return null;
+  const op = history.operation;
+  return (
+    <div className="card history" data-testid="activity-history">
+      <header className="card-head">
+        <h2>
+          Why did <code>{op.toolName}</code> {op.reachedExecuting ? 'run' : 'not run'}?
+        </h2>
+        <button type="button" className="button button-small push-right" onClick={close}>
+          Close
+        </button>
+      </header>
+      <dl className="facts">
+        <dt>Operation</dt>
+        <dd>
+          <code>{op.operationId}</code> <StatePill state={op.state} />
+        </dd>
+        <dt>Where</dt>
+        <dd>
+          {op.serverId} / {op.accountId} (source: {op.source}
+          {op.conversationId ? `, conversation ${op.conversationId}` : ''})
+        </dd>
+        <dt>Decision at request</dt>
+        <dd>
+          {history.decisionAtRequest ? (
+            <>
+              <DecisionPill decision={history.decisionAtRequest.decision} /> {history.decisionAtRequest.reason}{' '}
+              <span className="muted">
+                (layer {history.decisionAtRequest.layer}
+                {history.decisionAtRequest.ruleId ? `, rule ${history.decisionAtRequest.ruleId}` : ''})
+              </span>
+            </>
+          ) : (
+            'none recorded'
+          )}
+        </dd>
+        <dt>Approval</dt>
+        <dd>{history.approval ? `by ${history.approval.by}: ${history.approval.reason}` : op.approvedByUser ? 'approved by you' : 'no approval by a person'}</dd>
+        <dt>Sent</dt>
+        <dd>{history.executing ? <Time at={history.executing.at} /> : 'never sent to the server'}</dd>
+        <dt>Outcome</dt>
+        <dd>{history.outcome ? `${history.outcome.state}: ${history.outcome.reason}` : 'not finished'}</dd>
+        <dt>Fingerprint</dt>
+        <dd>
+          <code className="small">{op.fingerprint}</code>
+        </dd>
+      </dl>
+      <div className="field">
+        <span>Arguments (secrets replaced)</span>
+        <pre className="code-block">{history.arguments}</pre>
+      </div>
+      <ol className="event-list">
+        {history.events.map((e) => (
+          <li key={e.seq}>
+            <Time at={e.time} /> <code>{e.type}</code> {e.from && e.to ? `${e.from} → ${e.to}` : ''} <span className="muted">{e.reason}</span>
+          </li>
+        ))}
+      </ol>
+    </div>
+  );
+}
+
+/** The Activity view. */
+export function ActivityView() {
+  const rows = useAppStore((s) => s.auditRows);
+  const total = useAppStore((s) => s.auditTotal);
+  const error = useAppStore((s) => s.activityError);
+  const filter = useAppStore((s) => s.auditFilter);
+  const setAuditFilter = useAppStore((s) => s.setAuditFilter);
+  const refreshAudit = useAppStore((s) => s.refreshAudit);
+  const openHistory = useAppStore((s) => s.openHistory);
+  const exportAudit = useAppStore((s) => s.exportAudit);
+  const servers = useAppStore((s) => s.servers);
+  const [fromText, setFromText] = useState('');
+  const [toText, setToText] = useState('');
+  const [exported, setExported] = useState<{ filename: string; content: string; rows: number; url: string } | null>(null);
+  const [exportError, setExportError] = useState<ShownError | null>(null);
+  useEffect(() => {
+    void refreshAudit();
+  }, [refreshAudit]);
+  useEffect(() => () => (exported ? URL.revokeObjectURL(exported.url) : undefined), [exported]);
+  const accounts = useMemo(() => servers.flatMap((s) => s.accounts.map((a) => ({ id: a.id, label: `${s.definition.name} / ${a.label}` }))), [servers]);
+
+  const update = (patch: Partial<AuditFilter>) => {
+    const next: AuditFilter = { ...filter, ...patch };
+    for (const k of Object.keys(next) as Array<keyof AuditFilter>) if (next[k] === undefined || next[k] === '') delete next[k];
+    setAuditFilter(next);
+  };
+
+  const doExport = async (format: 'jsonl' | 'csv') => {
+    setExportError(null);
+    try {
+      const out = await exportAudit(format);
+      const blob = new Blob([out.content], { type: format === 'csv' ? 'text/csv' : 'application/x-ndjson' });
+      setExported({ ...out, url: URL.createObjectURL(blob) });
+    } catch (e) {
+      setExportError(toShownError(e));
+    }
+  };
+
+  return (
+    <ViewFrame id="activity" title="Activity" wide note={<p>Every decision and every state change of every tool call, from Warden's ledger.</p>}>
+      <div className="toolbar filters" data-testid="activity-filters">
+        <select className="input" value={filter.serverId ?? ''} onChange={(e) => update({ serverId: e.target.value || undefined })} aria-label="server" data-testid="activity-filter-server">
+          <option value="">All servers</option>
+          {servers.map((s) => (
+            <option key={s.definition.id} value={s.definition.id}>
+              {s.definition.name}
+            </option>
+          ))}
+        </select>
+        <select className="input" value={filter.accountId ?? ''} onChange={(e) => update({ accountId: e.target.value || undefined })} aria-label="account">
+          <option value="">All accounts</option>
+          {accounts.map((a) => (
+            <option key={a.id} value={a.id}>
+              {a.label}
+            </option>
+          ))}
+        </select>
+        <input className="input" placeholder="Tool name" value={filter.toolName ?? ''} onChange={(e) => update({ toolName: e.target.value || undefined })} aria-label="tool" data-testid="activity-filter-tool" />
+        <select className="input" value={filter.decision ?? ''} onChange={(e) => update({ decision: (e.target.value || undefined) as AuditFilter['decision'] })} aria-label="decision" data-testid="activity-filter-decision">
+          <option value="">Any decision</option>
+          <option value="allow">Allow</option>
+          <option value="ask">Ask</option>
+          <option value="deny">Deny</option>
+        </select>
+        <label className="inline-label">
+          From <input className="input" type="datetime-local" value={fromText} onChange={(e) => (setFromText(e.target.value), update({ from: toMs(e.target.value) }))} />
+        </label>
+        <label className="inline-label">
+          To <input className="input" type="datetime-local" value={toText} onChange={(e) => (setToText(e.target.value), update({ to: toMs(e.target.value) }))} />
+        </label>
+        <span className="push-right inline-actions">
+          <button type="button" className="button" onClick={() => void doExport('jsonl')} data-testid="activity-export-jsonl">
+            Export JSONL
+          </button>
+          <button type="button" className="button" onClick={() => void doExport('csv')} data-testid="activity-export-csv">
+            Export CSV
+          </button>
+        </span>
+      </div>
+      <ErrorNote error={error} testId="activity-error" />
+      <ErrorNote error={exportError} />
+      {exported ? (
+        <div className="card export" data-testid="activity-export">
+          <p>
+            {exported.rows} records.{' '}
+            <a href={exported.url} download={exported.filename} className="button button-small" data-testid="activity-export-download">
+              Download {exported.filename}
+            </a>{' '}
+            <button type="button" className="button button-small" onClick={() => (URL.revokeObjectURL(exported.url), setExported(null))}>
+              Close
+            </button>
+          </p>
+          <textarea className="input mono" readOnly rows={6} value={exported.content} aria-label="exported text" />
+        </div>
+      ) : null}
+      <HistoryPanel />
+      <p className="muted" data-testid="activity-count">
+        Showing {rows.length} of {total} records (newest first).
+      </p>
+      <table className="table" data-testid="activity-table">
+        <thead>
+          <tr>
+            <th>Time</th>
+            <th>Event</th>
+            <th>Tool</th>
+            <th>Server / account</th>
+            <th>Decision</th>
+            <th>Reason</th>
+            <th />
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((r) => (
+            <tr key={r.seq} data-testid="activity-row" data-operation={r.operationId ?? ''} data-to={r.to ?? ''}>
+              <td className="nowrap">
+                <Time at={r.time} />
+              </td>
+              <td>
+                <code className="small">{r.type}</code>
+                {r.from || r.to ? <span className="muted small"> {`${r.from ?? '∅'} → ${r.to ?? '∅'}`}</span> : null}
+              </td>
+              <td>{r.toolName ? <code>{r.toolName}</code> : null}</td>
+              <td className="small">{r.serverId ? `${r.serverId} / ${r.accountId ?? ''}` : ''}</td>
+              <td>{r.decision ? <DecisionPill decision={r.decision} /> : null}</td>
+              <td className="muted small">{r.reason}</td>
+              <td>
+                {r.operationId ? (
+                  <button type="button" className="button button-small" onClick={() => void openHistory(r.operationId!)}>
+                    Why?
+                  </button>
+                ) : null}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </ViewFrame>
+  );
+}

@@ -1,0 +1,143 @@
+/**
+ * Approvals: tool calls waiting for a person, each with the preview Warden's own code wrote from
+ * the tool identity and the exact canonical arguments (never text from the model or server).
+ *
+ * This window cannot approve: there is no approve button and no approve channel. "Review…" asks
+ * main to open Warden's native dialog, where the person decides; Reject works from here.
+ */
+import { useEffect, useState } from 'react';
+import type { PendingApproval } from '../../../shared/contract/approvals';
+import { ErrorNote, StatePill, Time, ViewFrame } from '../components/common';
+import { useAppStore } from '../store';
+
+function ApprovalCard({ approval }: { approval: PendingApproval }) {
+  const review = useAppStore((s) => s.review);
+  const reject = useAppStore((s) => s.reject);
+  const reviewing = useAppStore((s) => s.reviewing.includes(approval.operation.operationId));
+  const [reason, setReason] = useState('');
+  const { operation: op, preview } = approval;
+  const id = op.operationId;
+  return (
+    <article className="card approval" data-testid={`approval-${id}`}>
+      <header className="card-head">
+        <h2 className="approval-title">{preview.title}</h2>
+        <span className="pill pill-hint">from {op.origin.source}</span>
+      </header>
+      <p>{preview.detail}</p>
+      <dl className="facts">
+        <dt>Server</dt>
+        <dd>
+          {preview.serverLabel} <code className="muted">{op.identity.serverId}</code>
+        </dd>
+        <dt>Account</dt>
+        <dd>
+          {preview.accountLabel} <code className="muted">{op.identity.accountId}</code>
+        </dd>
+        <dt>Tool</dt>
+        <dd>
+          <code>{preview.toolName}</code>
+        </dd>
+        <dt>Requested</dt>
+        <dd>
+          <Time at={op.requestedAt} />
+        </dd>
+        {op.expiresAt ? (
+          <>
+            <dt>Expires</dt>
+            <dd>
+              <Time at={op.expiresAt} />
+            </dd>
+          </>
+        ) : null}
+        <dt>Fingerprint</dt>
+        <dd>
+          <code className="small">{op.fingerprint}</code>
+        </dd>
+      </dl>
+      <div className="field">
+        <span>Exact arguments that will be sent</span>
+        <pre className="code-block" data-testid={`approval-${id}-arguments`}>
+          {preview.argumentsJson}
+        </pre>
+      </div>
+      <div className="form-actions">
+        <button type="button" className="button button-primary" disabled={reviewing} onClick={() => void review(id)} data-testid={`approval-${id}-review`}>
+          {reviewing ? 'Waiting for Warden’s dialog…' : 'Review…'}
+        </button>
+        <input className="input" placeholder="Reason (optional)" value={reason} onChange={(e) => setReason(e.target.value)} aria-label="reason for rejecting" />
+        <button type="button" className="button button-danger" onClick={() => void reject(id, reason.trim() || undefined)} data-testid={`approval-${id}-reject`}>
+          Reject
+        </button>
+      </div>
+    </article>
+  );
+}
+
+/** The Approvals view. */
+export function ApprovalsView() {
+  const approvals = useAppStore((s) => s.approvals);
+  const operations = useAppStore((s) => s.operations);
+  const error = useAppStore((s) => s.approvalsError);
+  const refreshApprovals = useAppStore((s) => s.refreshApprovals);
+  useEffect(() => {
+    void refreshApprovals();
+  }, [refreshApprovals]);
+  const recent = operations.filter((o) => o.state !== 'awaiting_approval').slice(0, 20);
+  return (
+    <ViewFrame
+      id="approvals"
+      title="Approvals"
+      wide
+      note={
+        <p className="callout" data-testid="approvals-cannot-approve">
+          Approving happens only in Warden's own native dialog, never in this window. “Review…” opens that dialog with the same preview; from
+          here you can only reject.
+        </p>
+      }
+    >
+      <ErrorNote error={error} testId="approvals-error" />
+      {approvals.length === 0 ? (
+        <p className="empty" data-testid="approvals-empty">
+          Nothing is waiting for your approval.
+        </p>
+      ) : (
+        approvals.map((a) => <ApprovalCard key={a.operation.operationId} approval={a} />)
+      )}
+      {recent.length > 0 ? (
+        <>
+          <h2 className="section-title">Recent decisions</h2>
+          <table className="table" data-testid="approvals-recent">
+            <thead>
+              <tr>
+                <th>Time</th>
+                <th>Tool</th>
+                <th>Server / account</th>
+                <th>State</th>
+                <th>Why</th>
+              </tr>
+            </thead>
+            <tbody>
+              {recent.map((o) => (
+                <tr key={o.operationId}>
+                  <td>
+                    <Time at={o.requestedAt} />
+                  </td>
+                  <td>
+                    <code>{o.identity.toolName}</code>
+                  </td>
+                  <td>
+                    {o.labels.server} / {o.labels.account}
+                  </td>
+                  <td>
+                    <StatePill state={o.state} />
+                  </td>
+                  <td className="muted">{o.reason}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </>
+      ) : null}
+    </ViewFrame>
+  );
+}

@@ -1,0 +1,150 @@
+/**
+ * Permissions: one row per server × account × tool with the person's mode (Always Allow / Ask /
+ * Disabled), the effective decision and why, "changed since allowed" badges, organization locks,
+ * and the server's own description in a separate, clearly labelled column (untrusted).
+ *
+ * Rows are virtualized (only the visible ones are in the DOM), so 10k tools stay fast; the search
+ * filters the cached matrix locally, without a round trip per keystroke.
+ */
+import { useVirtualizer } from '@tanstack/react-virtual';
+import { useDeferredValue, useEffect, useMemo, useRef, useState } from 'react';
+import type { MatrixRow } from '../../../shared/contract/permissions';
+import type { PermissionMode } from '../../../shared/domain/operations';
+import { DecisionPill, ErrorNote, ViewFrame } from '../components/common';
+import { useAppStore } from '../store';
+import { filterMatrix } from './view-helpers';
+
+const ROW_HEIGHT = 58;
+
+function pinBadge(pin: MatrixRow['pin']) {
+  if (pin === 'contract-changed') return <span className="pill pill-warn" title="The tool's name, description, schema or hints changed after you allowed it; it falls back to Ask.">Changed since allowed</span>;
+  if (pin === 'endpoint-changed') return <span className="pill pill-warn" title="The server's command or URL changed after you allowed it; it falls back to Ask.">Server changed since allowed</span>;
+  return null;
+}
+
+function ModeSelect({ row }: { row: MatrixRow }) {
+  const setToolMode = useAppStore((s) => s.setToolMode);
+  const [busy, setBusy] = useState(false);
+  const testId = `perm-mode-${row.serverId}-${row.accountId}-${row.toolName}`;
+  if (row.orgLocked) {
+    return (
+      <span className="pill pill-locked" title="Set by your organization; it cannot be changed here." data-testid={testId}>
+        Locked by organization
+      </span>
+    );
+  }
+  return (
+    <select
+      className="input input-small"
+      value={row.mode ?? ''}
+      disabled={busy}
+      aria-label={`mode of ${row.toolName} on ${row.serverLabel} (${row.accountLabel})`}
+      data-testid={testId}
+      onChange={(e) => {
+        const mode = e.target.value as PermissionMode;
+        if (!mode) return;
+        setBusy(true);
+        void setToolMode(row, mode).finally(() => setBusy(false));
+      }}
+    >
+      <option value="" disabled>
+        Not set (default)
+      </option>
+      <option value="allow">Always Allow</option>
+      <option value="ask">Ask</option>
+      <option value="disabled">Disabled</option>
+    </select>
+  );
+}
+
+/** The Permissions view. */
+export function PermissionsView() {
+  const matrix = useAppStore((s) => s.matrix);
+  const configErrors = useAppStore((s) => s.configErrors);
+  const error = useAppStore((s) => s.permissionsError);
+  const refreshMatrix = useAppStore((s) => s.refreshMatrix);
+  const [query, setQuery] = useState('');
+  const deferred = useDeferredValue(query);
+  const rows = useMemo(() => filterMatrix(matrix, deferred), [matrix, deferred]);
+  const scroller = useRef<HTMLDivElement>(null);
+  const virtualizer = useVirtualizer({ count: rows.length, getScrollElement: () => scroller.current, estimateSize: () => ROW_HEIGHT, overscan: 8 });
+  useEffect(() => {
+    void refreshMatrix();
+  }, [refreshMatrix]);
+
+  return (
+    <ViewFrame
+      id="permissions"
+      title="Permissions"
+      wide
+      note={
+        <p>
+          Discovering a tool never grants it: a tool with no mode set is decided by the default (Ask). Always Allow and lifting Disabled are
+          confirmed in Warden's own dialog. A tool that changed since you allowed it falls back to Ask.
+        </p>
+      }
+    >
+      <div className="toolbar">
+        <input className="input grow" type="search" placeholder="Search servers, accounts, tools, descriptions…" value={query} onChange={(e) => setQuery(e.target.value)} data-testid="perm-search" aria-label="Search permissions" />
+        <span className="muted" data-testid="perm-count">
+          {rows.length} of {matrix.length} tools
+        </span>
+      </div>
+      <ErrorNote error={error} testId="perm-error" />
+      {configErrors.length > 0 ? (
+        <div className="error-note">
+          Configuration errors (read as Disabled):
+          <ul>
+            {configErrors.map((e) => (
+              <li key={e}>{e}</li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
+      <div className="matrix" role="table" aria-label="Permission matrix" aria-rowcount={rows.length}>
+        <div className="matrix-row matrix-header" role="row">
+          <span role="columnheader">Server / account</span>
+          <span role="columnheader">Tool</span>
+          <span role="columnheader">Your mode</span>
+          <span role="columnheader">Effective</span>
+          <span role="columnheader">Server's description (untrusted claim)</span>
+        </div>
+        <div className="matrix-body" ref={scroller} data-testid="perm-body">
+          {matrix.length === 0 ? <p className="empty">No tools yet. Connect a server to see its tools here.</p> : null}
+          <div className="matrix-inner" data-height={virtualizer.getTotalSize()} ref={(el) => el?.style.setProperty('height', `${virtualizer.getTotalSize()}px`)}>
+            {virtualizer.getVirtualItems().map((item) => {
+              const row = rows[item.index]!;
+              return (
+                <div
+                  key={`${row.serverId}/${row.accountId}/${row.toolName}`}
+                  className="matrix-row matrix-data"
+                  role="row"
+                  data-testid={`perm-row-${row.serverId}-${row.accountId}-${row.toolName}`}
+                  ref={(el) => el?.style.setProperty('transform', `translateY(${item.start}px)`)}
+                >
+                  <span role="cell" className="cell-ellipsis" title={`${row.serverLabel} / ${row.accountLabel}`}>
+                    {row.serverLabel}
+                    <span className="muted"> / {row.accountLabel}</span>
+                  </span>
+                  <span role="cell" className="cell-ellipsis">
+                    <code>{row.toolName}</code> {pinBadge(row.pin)}
+                  </span>
+                  <span role="cell">
+                    <ModeSelect row={row} />
+                  </span>
+                  <span role="cell" className="cell-explain" title={row.explanation}>
+                    <DecisionPill decision={row.effective} testId={`perm-effective-${row.serverId}-${row.accountId}-${row.toolName}`} />
+                    <span className="muted small">{row.explanation}</span>
+                  </span>
+                  <span role="cell" className="cell-claim" title={row.serverDescription ?? ''}>
+                    {row.serverDescription ?? <span className="muted">none</span>}
+                  </span>
+                </div>
+              );
+            })}
+          </div>
+        </div>
+      </div>
+    </ViewFrame>
+  );
+}

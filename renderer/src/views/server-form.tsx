@@ -1,0 +1,288 @@
+/**
+ * Add or edit a server: stdio (command, args, cwd, env) or HTTP (url, headers, auth).
+ *
+ * Secret values (env vars and headers marked "secret", a bearer token) live only in this form's
+ * component state until Save; they travel once to main in the add/edit request, go to the OS
+ * keychain there, and the form is then closed so nothing keeps them. A local server is saved only
+ * after the person has seen the exact, untruncated command line that will run.
+ */
+import { useState, type FormEvent } from 'react';
+import type { SecretInput } from '../../../shared/contract/servers';
+import {
+  BEARER_SECRET,
+  displayCommandLine,
+  envSecretName,
+  headerSecretName,
+  type ServerDraft,
+  type ServerView,
+} from '../../../shared/domain/servers';
+import { toShownError, type ShownError } from '../api';
+import { ErrorNote } from '../components/common';
+import { useAppStore } from '../store';
+import { parseArgs } from './view-helpers';
+
+interface NamedRow {
+  name: string;
+  value: string;
+  secret: boolean;
+  /** For edits: a secret that is already in the keychain (an empty value keeps it). */
+  stored: boolean;
+}
+
+type AuthKind = 'none' | 'bearer' | 'oauth';
+
+function rowsFrom(list: ReadonlyArray<{ name: string; value?: string; secret?: boolean }>): NamedRow[] {
+  return list.map((e) => ({ name: e.name, value: e.value ?? '', secret: e.secret === true, stored: e.secret === true }));
+}
+
+function RowsEditor({ rows, onChange, kind }: { rows: NamedRow[]; onChange: (rows: NamedRow[]) => void; kind: 'env' | 'header' }) {
+  const update = (i: number, patch: Partial<NamedRow>) => onChange(rows.map((r, j) => (j === i ? { ...r, ...patch } : r)));
+  return (
+    <div className="rows-editor" data-testid={`server-form-${kind}`}>
+      {rows.map((row, i) => (
+        <div className="row-edit" key={i}>
+          <input
+            className="input"
+            aria-label={`${kind} name ${i + 1}`}
+            placeholder={kind === 'env' ? 'NAME' : 'Header-Name'}
+            value={row.name}
+            onChange={(e) => update(i, { name: e.target.value })}
+          />
+          <input
+            className="input"
+            aria-label={`${kind} value ${i + 1}`}
+            type={row.secret ? 'password' : 'text'}
+            autoComplete="off"
+            placeholder={row.secret && row.stored ? 'stored in keychain (leave empty to keep)' : 'value'}
+            value={row.value}
+            onChange={(e) => update(i, { value: e.target.value })}
+          />
+          <label className="check">
+            <input type="checkbox" checked={row.secret} onChange={(e) => update(i, { secret: e.target.checked, stored: false })} /> secret
+          </label>
+          <button type="button" className="button button-small" onClick={() => onChange(rows.filter((_, j) => j !== i))}>
+            Remove
+          </button>
+        </div>
+      ))}
+      <button
+        type="button"
+        className="button button-small"
+        onClick={() => onChange([...rows, { name: '', value: '', secret: false, stored: false }])}
+        data-testid={`server-form-add-${kind}`}
+      >
+        Add {kind === 'env' ? 'variable' : 'header'}
+      </button>
+    </div>
+  );
+}
+
+/** Builds the definition and the secrets to send; throws a plain Error naming the field on bad input. */
+function buildRequest(form: FormState): { draft: ServerDraft; secrets: SecretInput[] } {
+  const secrets: SecretInput[] = [];
+  const collect = (rows: NamedRow[], secretName: (n: string) => string) =>
+    rows.map((r) => {
+      if (!r.secret) return { name: r.name, value: r.value };
+      if (r.value !== '') secrets.push({ name: secretName(r.name), value: r.value });
+      else if (!r.stored) throw new Error(`${r.name || 'a secret value'}: enter the secret value (it goes to the OS keychain)`);
+      return { name: r.name, secret: true };
+    });
+  if (form.transport === 'stdio') {
+    const draft: ServerDraft = {
+      name: form.name,
+      transport: 'stdio',
+      command: form.command,
+      args: parseArgs(form.args),
+      env: collect(form.env, envSecretName),
+      ...(form.cwd.trim() ? { cwd: form.cwd } : {}),
+    };
+    return { draft, secrets };
+  }
+  const auth =
+    form.authKind === 'oauth'
+      ? {
+          kind: 'oauth' as const,
+          ...(form.clientId.trim() ? { clientId: form.clientId.trim() } : {}),
+          ...(form.scopes.trim() ? { scopes: form.scopes.trim().split(/\s+/) } : {}),
+        }
+      : { kind: form.authKind };
+  if (form.authKind === 'bearer' && form.bearer !== '') secrets.push({ name: BEARER_SECRET, value: form.bearer });
+  const draft: ServerDraft = { name: form.name, transport: 'http', url: form.url, headers: collect(form.headers, headerSecretName), auth };
+  return { draft, secrets };
+}
+
+interface FormState {
+  name: string;
+  transport: 'stdio' | 'http';
+  command: string;
+  args: string;
+  cwd: string;
+  env: NamedRow[];
+  url: string;
+  headers: NamedRow[];
+  authKind: AuthKind;
+  clientId: string;
+  scopes: string;
+  bearer: string;
+}
+
+function initialState(server: ServerView | null): FormState {
+  const d = server?.definition;
+  return {
+    name: d?.name ?? '',
+    transport: d?.transport ?? 'stdio',
+    command: d?.transport === 'stdio' ? d.command : '',
+    args: d?.transport === 'stdio' ? d.args.join('\n') : '',
+    cwd: d?.transport === 'stdio' ? (d.cwd ?? '') : '',
+    env: d?.transport === 'stdio' ? rowsFrom(d.env) : [],
+    url: d?.transport === 'http' ? d.url : '',
+    headers: d?.transport === 'http' ? rowsFrom(d.headers) : [],
+    authKind: d?.transport === 'http' ? d.auth.kind : 'none',
+    clientId: d?.transport === 'http' && d.auth.kind === 'oauth' ? (d.auth.clientId ?? '') : '',
+    scopes: d?.transport === 'http' && d.auth.kind === 'oauth' ? (d.auth.scopes ?? []).join(' ') : '',
+    bearer: '',
+  };
+}
+
+/**
+ * The add/edit form. `server` null = add. Calls `onDone` after a successful save.
+ *
+ * Why a confirmation step for stdio: saving a local server allows that exact command to run on
+ * this machine, so the person confirms the full command line, not a summary of it.
+ */
+export function ServerForm({ server, onDone }: { server: ServerView | null; onDone: (saved: ServerView | null) => void }) {
+  const addServer = useAppStore((s) => s.addServer);
+  const editServer = useAppStore((s) => s.editServer);
+  const [form, setForm] = useState<FormState>(() => initialState(server));
+  const [confirming, setConfirming] = useState(false);
+  const [error, setError] = useState<ShownError | null>(null);
+  const [busy, setBusy] = useState(false);
+  const patch = (p: Partial<FormState>) => {
+    setForm({ ...form, ...p });
+    setConfirming(false);
+  };
+  const commandLine = form.transport === 'stdio' && form.command ? displayCommandLine(form.command, parseArgs(form.args)) : null;
+
+  const save = async () => {
+    setBusy(true);
+    try {
+      const { draft, secrets } = buildRequest(form);
+      const saved = server
+        ? await editServer(server.definition.id, draft, secrets, server.accounts[0]?.id)
+        : await addServer(draft, secrets);
+      // Drop every typed secret value before closing.
+      setForm(initialState(null));
+      onDone(saved);
+    } catch (e) {
+      setError(toShownError(e));
+      setConfirming(false);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    setError(null);
+    if (form.transport === 'stdio' && !confirming) {
+      setConfirming(true);
+      return;
+    }
+    void save();
+  };
+
+  return (
+    <form className="card form" onSubmit={submit} data-testid="server-form">
+      <h2>{server ? `Edit ${server.definition.name}` : 'Add a server'}</h2>
+      <label className="field">
+        <span>Name</span>
+        <input className="input" data-testid="server-form-name" value={form.name} onChange={(e) => patch({ name: e.target.value })} />
+      </label>
+      <fieldset className="field segmented" disabled={server !== null}>
+        <legend>Transport</legend>
+        <label className="check">
+          <input type="radio" name="transport" checked={form.transport === 'stdio'} onChange={() => patch({ transport: 'stdio' })} /> Local
+          (stdio)
+        </label>
+        <label className="check">
+          <input type="radio" name="transport" data-testid="server-form-http" checked={form.transport === 'http'} onChange={() => patch({ transport: 'http' })} /> Remote
+          (HTTP)
+        </label>
+      </fieldset>
+      {form.transport === 'stdio' ? (
+        <>
+          <label className="field">
+            <span>Command (run directly, never through a shell)</span>
+            <input className="input mono" data-testid="server-form-command" value={form.command} onChange={(e) => patch({ command: e.target.value })} />
+          </label>
+          <label className="field">
+            <span>Arguments, one per line (exactly as typed)</span>
+            <textarea className="input mono" rows={4} data-testid="server-form-args" value={form.args} onChange={(e) => patch({ args: e.target.value })} />
+          </label>
+          <label className="field">
+            <span>Working directory (optional)</span>
+            <input className="input mono" data-testid="server-form-cwd" value={form.cwd} onChange={(e) => patch({ cwd: e.target.value })} />
+          </label>
+          <div className="field">
+            <span>Environment</span>
+            <RowsEditor kind="env" rows={form.env} onChange={(env) => patch({ env })} />
+          </div>
+        </>
+      ) : (
+        <>
+          <label className="field">
+            <span>URL (https, or http on this machine only)</span>
+            <input className="input mono" data-testid="server-form-url" value={form.url} onChange={(e) => patch({ url: e.target.value })} />
+          </label>
+          <div className="field">
+            <span>Headers</span>
+            <RowsEditor kind="header" rows={form.headers} onChange={(headers) => patch({ headers })} />
+          </div>
+          <fieldset className="field segmented">
+            <legend>Authentication</legend>
+            {(['none', 'bearer', 'oauth'] as const).map((k) => (
+              <label className="check" key={k}>
+                <input type="radio" name="auth" checked={form.authKind === k} onChange={() => patch({ authKind: k })} />{' '}
+                {k === 'none' ? 'None' : k === 'bearer' ? 'Bearer token' : 'OAuth'}
+              </label>
+            ))}
+          </fieldset>
+          {form.authKind === 'bearer' ? (
+            <label className="field">
+              <span>Bearer token (stored in the OS keychain{server ? '; leave empty to keep the stored one' : ''})</span>
+              <input className="input" type="password" autoComplete="off" value={form.bearer} onChange={(e) => patch({ bearer: e.target.value })} />
+            </label>
+          ) : null}
+          {form.authKind === 'oauth' ? (
+            <div className="field-row">
+              <label className="field">
+                <span>Client id (optional; empty = dynamic registration)</span>
+                <input className="input" value={form.clientId} onChange={(e) => patch({ clientId: e.target.value })} />
+              </label>
+              <label className="field">
+                <span>Scopes (space separated, optional)</span>
+                <input className="input" value={form.scopes} onChange={(e) => patch({ scopes: e.target.value })} />
+              </label>
+            </div>
+          ) : null}
+        </>
+      )}
+      {commandLine !== null ? (
+        <div className={confirming ? 'commandline commandline-confirm' : 'commandline'}>
+          <span className="commandline-label">{confirming ? 'Saving allows exactly this command to run on this computer:' : 'Will run exactly:'}</span>
+          <pre data-testid="server-form-commandline">{commandLine}</pre>
+          {form.cwd.trim() ? <span className="muted">in {form.cwd}</span> : null}
+        </div>
+      ) : null}
+      <ErrorNote error={error} testId="server-form-error" />
+      <div className="form-actions">
+        <button type="submit" className="button button-primary" disabled={busy} data-testid="server-form-save">
+          {form.transport === 'stdio' ? (confirming ? 'Confirm and save' : 'Review command…') : 'Save'}
+        </button>
+        <button type="button" className="button" onClick={() => onDone(null)}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}

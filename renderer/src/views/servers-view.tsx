@@ -1,0 +1,369 @@
+/**
+ * Servers: every configured server with its exact command line (or URL), accounts, connection
+ * status per account, connect/disconnect, sign-in for OAuth servers, the stderr log ring, the tools
+ * each account lists (descriptions shown as the server's untrusted claim) with a Run form, and
+ * import from Claude Desktop / VS Code / Cursor.
+ */
+import { useEffect, useState } from 'react';
+import type { ToolView } from '../../../shared/contract/connections';
+import type { AccountView, ServerView } from '../../../shared/domain/servers';
+import { getWardenApi, toShownError, unwrap, type ShownError } from '../api';
+import { ConnectionPill, ErrorNote, ServerClaim, ViewFrame } from '../components/common';
+import { useAppStore } from '../store';
+import { connectionKey } from '../store/servers-slice';
+import { ImportPanel } from './import-panel';
+import { RunForm } from './run-form';
+import { ServerForm } from './server-form';
+
+/** Runs an action, reporting a failure to `onError` instead of throwing. */
+function useAction(): [ShownError | null, (work: () => Promise<unknown>) => Promise<void>] {
+  const [error, setError] = useState<ShownError | null>(null);
+  const run = async (work: () => Promise<unknown>) => {
+    setError(null);
+    try {
+      await work();
+    } catch (e) {
+      setError(toShownError(e));
+    }
+  };
+  return [error, run];
+}
+
+interface AuthStatusLike {
+  signedIn: boolean;
+  issuer: string | null;
+  expiresAt: string | null;
+}
+interface AuthApi {
+  login(r: { serverId: string; accountId: string }): Promise<import('../../../shared/result').Result<AuthStatusLike>>;
+  logout(r: { serverId: string; accountId: string }): Promise<import('../../../shared/result').Result<AuthStatusLike>>;
+  status(r: { serverId: string; accountId: string }): Promise<import('../../../shared/result').Result<AuthStatusLike>>;
+}
+
+/** The auth:* bridge when this build's contract has it (it is optional so the view works without). */
+function authApi(): AuthApi | null {
+  try {
+    const auth = (getWardenApi() as unknown as { auth?: Partial<AuthApi> }).auth;
+    return auth && typeof auth.login === 'function' && typeof auth.logout === 'function' && typeof auth.status === 'function' ? (auth as AuthApi) : null;
+  } catch {
+    return null;
+  }
+}
+
+function OAuthControls({ serverId, accountId }: { serverId: string; accountId: string }) {
+  const api = authApi();
+  const [status, setStatus] = useState<AuthStatusLike | null>(null);
+  const [error, run] = useAction();
+  useEffect(() => {
+    if (api) void unwrap(api.status({ serverId, accountId })).then(setStatus, () => setStatus(null));
+  }, [serverId, accountId]);
+  if (!api) return <span className="muted">OAuth sign-in is not available in this build.</span>;
+  return (
+    <span className="inline-actions">
+      <span className="muted">{status?.signedIn ? `Signed in${status.issuer ? ` with ${status.issuer}` : ''}` : 'Not signed in'}</span>
+      {status?.signedIn ? (
+        <button type="button" className="button button-small" onClick={() => run(async () => setStatus(await unwrap(api.logout({ serverId, accountId }))))}>
+          Sign out
+        </button>
+      ) : (
+        <button type="button" className="button button-small" onClick={() => run(async () => setStatus(await unwrap(api.login({ serverId, accountId }))))}>
+          Sign in…
+        </button>
+      )}
+      <ErrorNote error={error} />
+    </span>
+  );
+}
+
+function SecretsEditor({ server, account }: { server: ServerView; account: AccountView }) {
+  const setSecret = useAppStore((s) => s.setSecret);
+  const clearSecret = useAppStore((s) => s.clearSecret);
+  const [editing, setEditing] = useState<string | null>(null);
+  const [value, setValue] = useState('');
+  const [error, run] = useAction();
+  if (account.secrets.length === 0) return null;
+  return (
+    <div className="secrets">
+      {account.secrets.map((s) => (
+        <div className="secret-row" key={s.name}>
+          <code>{s.name}</code>
+          <span className={s.hasSecret ? 'pill pill-connected' : 'pill pill-error'}>{s.hasSecret ? 'in keychain' : 'not set'}</span>
+          {editing === s.name ? (
+            <form
+              className="inline-actions"
+              onSubmit={(e) => {
+                e.preventDefault();
+                const v = value;
+                setValue('');
+                setEditing(null);
+                void run(() => setSecret(server.definition.id, account.id, s.name, v));
+              }}
+            >
+              <input className="input" type="password" autoComplete="off" aria-label={`value of ${s.name}`} value={value} onChange={(e) => setValue(e.target.value)} />
+              <button type="submit" className="button button-small" disabled={value === ''}>
+                Store
+              </button>
+              <button type="button" className="button button-small" onClick={() => (setValue(''), setEditing(null))}>
+                Cancel
+              </button>
+            </form>
+          ) : (
+            <span className="inline-actions">
+              <button type="button" className="button button-small" onClick={() => setEditing(s.name)}>
+                {s.hasSecret ? 'Replace…' : 'Set…'}
+              </button>
+              {s.hasSecret ? (
+                <button type="button" className="button button-small" onClick={() => run(() => clearSecret(server.definition.id, account.id, s.name))}>
+                  Clear
+                </button>
+              ) : null}
+            </span>
+          )}
+        </div>
+      ))}
+      <ErrorNote error={error} />
+    </div>
+  );
+}
+
+function ToolList({ tools, testPrefix }: { tools: ToolView[]; testPrefix: string }) {
+  const [running, setRunning] = useState<string | null>(null);
+  if (tools.length === 0) return <p className="muted">No tools listed.</p>;
+  return (
+    <ul className="tool-list" data-testid={`${testPrefix}-tools`}>
+      {tools.map((t) => (
+        <li key={t.name} className="tool-item" data-testid={`tool-${t.name}`}>
+          <div className="tool-head">
+            <code className="tool-name">{t.name}</code>
+            {t.title ? <span className="muted">{t.title}</span> : null}
+            {t.annotations?.readOnlyHint === true ? <span className="pill pill-hint">read-only (claimed)</span> : null}
+            {t.annotations?.destructiveHint === true ? <span className="pill pill-hint-danger">destructive (claimed)</span> : null}
+            <button type="button" className="button button-small push-right" data-testid={`tool-run-${t.name}`} onClick={() => setRunning(running === t.name ? null : t.name)}>
+              Run…
+            </button>
+          </div>
+          <div className="tool-desc">
+            <ServerClaim>{t.description}</ServerClaim>
+          </div>
+          {running === t.name ? <RunForm tool={t} onClose={() => setRunning(null)} /> : null}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function AccountPanel({ server, account }: { server: ServerView; account: AccountView }) {
+  const serverId = server.definition.id;
+  const key = connectionKey(serverId, account.id);
+  const connection = useAppStore((s) => s.connections[key]);
+  const tools = useAppStore((s) => s.tools[key]);
+  const logs = useAppStore((s) => s.logs[key]);
+  const connect = useAppStore((s) => s.connect);
+  const disconnect = useAppStore((s) => s.disconnect);
+  const loadLogs = useAppStore((s) => s.loadLogs);
+  const renameAccount = useAppStore((s) => s.renameAccount);
+  const removeAccount = useAppStore((s) => s.removeAccount);
+  const switchAccount = useAppStore((s) => s.switchAccount);
+  const [showLogs, setShowLogs] = useState(false);
+  const [renaming, setRenaming] = useState<string | null>(null);
+  const [error, run] = useAction();
+  const state = connection?.status.state ?? 'disconnected';
+  const instructions = connection && 'instructions' in connection ? connection.instructions : undefined;
+  const prefix = `account-${serverId}-${account.id}`;
+
+  return (
+    <div className="account" data-testid={prefix}>
+      <div className="account-head">
+        {renaming !== null ? (
+          <form
+            className="inline-actions"
+            onSubmit={(e) => {
+              e.preventDefault();
+              const label = renaming;
+              setRenaming(null);
+              void run(() => renameAccount(account.id, label));
+            }}
+          >
+            <input className="input" aria-label="account name" value={renaming} onChange={(e) => setRenaming(e.target.value)} />
+            <button type="submit" className="button button-small">
+              Rename
+            </button>
+          </form>
+        ) : (
+          <strong className="account-label">{account.label}</strong>
+        )}
+        <ConnectionPill status={connection?.status} testId={`${prefix}-status`} />
+        <span className="inline-actions push-right">
+          {state === 'connected' || state === 'connecting' || state === 'error' ? (
+            <button type="button" className="button button-small" data-testid={`${prefix}-disconnect`} onClick={() => run(() => disconnect(serverId, account.id))}>
+              Disconnect
+            </button>
+          ) : null}
+          {state !== 'connected' && state !== 'connecting' ? (
+            <button type="button" className="button button-small button-primary" data-testid={`${prefix}-connect`} onClick={() => run(() => connect(serverId, account.id))}>
+              Connect
+            </button>
+          ) : null}
+          <button
+            type="button"
+            className="button button-small"
+            data-testid={`${prefix}-logs-toggle`}
+            onClick={() => {
+              setShowLogs(!showLogs);
+              if (!showLogs) void run(() => loadLogs(serverId, account.id));
+            }}
+          >
+            {showLogs ? 'Hide log' : 'Log'}
+          </button>
+          <button type="button" className="button button-small" onClick={() => run(() => switchAccount('default', serverId, account.id))} title="Use this account in the default conversation">
+            Use
+          </button>
+          <button type="button" className="button button-small" onClick={() => setRenaming(account.label)}>
+            Rename…
+          </button>
+          {server.accounts.length > 1 ? (
+            <button type="button" className="button button-small button-danger" onClick={() => run(() => removeAccount(account.id))}>
+              Remove
+            </button>
+          ) : null}
+        </span>
+      </div>
+      {server.definition.transport === 'http' && server.definition.auth.kind === 'oauth' ? <OAuthControls serverId={serverId} accountId={account.id} /> : null}
+      <SecretsEditor server={server} account={account} />
+      <ErrorNote error={error} />
+      {instructions ? (
+        <p className="tool-desc">
+          <ServerClaim>{instructions}</ServerClaim>
+        </p>
+      ) : null}
+      {showLogs ? (
+        <pre className="log-ring" data-testid={`${prefix}-logs`}>
+          {(logs ?? []).length === 0 ? 'No log lines yet.' : (logs ?? []).map((l) => `${new Date(l.time).toISOString()} [${l.source}] ${l.text}`).join('\n')}
+        </pre>
+      ) : null}
+      {tools ? <ToolList tools={tools} testPrefix={prefix} /> : state === 'connected' ? <p className="muted">Loading tools…</p> : null}
+    </div>
+  );
+}
+
+function ServerCard({ server, onEdit }: { server: ServerView; onEdit: () => void }) {
+  const removeServer = useAppStore((s) => s.removeServer);
+  const addAccount = useAppStore((s) => s.addAccount);
+  const [newAccount, setNewAccount] = useState<string | null>(null);
+  const [confirmRemove, setConfirmRemove] = useState(false);
+  const [error, run] = useAction();
+  const d = server.definition;
+  return (
+    <article className="card server-card" data-testid={`server-${d.id}`}>
+      <header className="card-head">
+        <h2>{d.name}</h2>
+        <span className="pill pill-hint">{d.transport === 'stdio' ? 'local' : 'remote'}</span>
+        <span className="inline-actions push-right">
+          <button type="button" className="button button-small" onClick={onEdit} data-testid={`server-${d.id}-edit`}>
+            Edit…
+          </button>
+          <button type="button" className="button button-small" onClick={() => setNewAccount('')}>
+            Add account…
+          </button>
+          {confirmRemove ? (
+            <>
+              <button type="button" className="button button-small button-danger" onClick={() => run(() => removeServer(d.id))}>
+                Remove server and its secrets
+              </button>
+              <button type="button" className="button button-small" onClick={() => setConfirmRemove(false)}>
+                Keep
+              </button>
+            </>
+          ) : (
+            <button type="button" className="button button-small button-danger" onClick={() => setConfirmRemove(true)}>
+              Remove…
+            </button>
+          )}
+        </span>
+      </header>
+      {server.commandLine !== null ? (
+        <div className="commandline">
+          <span className="commandline-label">Runs exactly:</span>
+          <pre data-testid={`server-${d.id}-commandline`}>{server.commandLine}</pre>
+          {d.transport === 'stdio' && d.cwd ? <span className="muted">in {d.cwd}</span> : null}
+        </div>
+      ) : d.transport === 'http' ? (
+        <div className="commandline">
+          <span className="commandline-label">Connects to:</span>
+          <pre>{d.url}</pre>
+          <span className="muted">Authentication: {d.auth.kind}</span>
+        </div>
+      ) : null}
+      {newAccount !== null ? (
+        <form
+          className="inline-actions"
+          onSubmit={(e) => {
+            e.preventDefault();
+            const label = newAccount;
+            setNewAccount(null);
+            void run(() => addAccount(d.id, label, []));
+          }}
+        >
+          <input className="input" aria-label="new account name" placeholder="Account name (e.g. Work)" value={newAccount} onChange={(e) => setNewAccount(e.target.value)} />
+          <button type="submit" className="button button-small">
+            Add
+          </button>
+          <button type="button" className="button button-small" onClick={() => setNewAccount(null)}>
+            Cancel
+          </button>
+        </form>
+      ) : null}
+      <ErrorNote error={error} />
+      {server.accounts.map((a) => (
+        <AccountPanel key={a.id} server={server} account={a} />
+      ))}
+    </article>
+  );
+}
+
+/** The Servers view. */
+export function ServersView() {
+  const servers = useAppStore((s) => s.servers);
+  const refreshServers = useAppStore((s) => s.refreshServers);
+  const serversError = useAppStore((s) => s.serversError);
+  const keychainProblem = useAppStore((s) => s.keychainProblem);
+  const settingsProblem = useAppStore((s) => s.settingsProblem);
+  const [editing, setEditing] = useState<ServerView | 'new' | null>(null);
+  const [importing, setImporting] = useState(false);
+  useEffect(() => {
+    void refreshServers();
+  }, [refreshServers]);
+
+  return (
+    <ViewFrame
+      id="servers"
+      title="Servers"
+      wide
+      actions={
+        <>
+          <button type="button" className="button button-primary" data-testid="servers-add" onClick={() => (setImporting(false), setEditing('new'))}>
+            Add server…
+          </button>
+          <button type="button" className="button" data-testid="servers-import" onClick={() => (setEditing(null), setImporting(true))}>
+            Import…
+          </button>
+        </>
+      }
+      note={<p>Tool names and descriptions below are what each server claims about itself. Warden shows them; it does not trust them.</p>}
+    >
+      <ErrorNote error={serversError} testId="servers-error" />
+      {settingsProblem ? <p className="error-note">Settings file problem: {settingsProblem}</p> : null}
+      {keychainProblem ? <p className="error-note">Keychain problem: {keychainProblem}</p> : null}
+      {editing !== null ? <ServerForm server={editing === 'new' ? null : editing} onDone={() => setEditing(null)} /> : null}
+      {importing ? <ImportPanel onDone={() => setImporting(false)} /> : null}
+      {servers.length === 0 && editing === null && !importing ? (
+        <p className="empty" data-testid="servers-empty">
+          No servers yet. Add one, or import them from Claude Desktop, VS Code or Cursor.
+        </p>
+      ) : null}
+      {servers.map((s) => (
+        <ServerCard key={s.definition.id} server={s} onEdit={() => (setImporting(false), setEditing(s))} />
+      ))}
+    </ViewFrame>
+  );
+}

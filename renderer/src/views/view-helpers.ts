@@ -1,0 +1,46 @@
+/**
+ * Pure helpers of the views, kept out of the .tsx files so unit tests (Node, no JSX) can import
+ * them: the args box split, the matrix search and the Run form's starting arguments.
+ */
+import type { MatrixRow } from '../../../shared/contract/permissions';
+
+/**
+ * Splits the args box: one argument per line, exactly as typed (no shell parsing, no trimming).
+ *
+ * Why so literal: the command-line preview must be exactly what runs, so nothing may reinterpret
+ * what the person typed.
+ */
+export function parseArgs(text: string): string[] {
+  if (text === '') return [];
+  return text.replace(/\r\n/g, '\n').split('\n');
+}
+
+/**
+ * Rows whose server, account, tool or description contains every word of `query` (case-insensitive).
+ *
+ * Why local: the matrix is already cached, so typing filters 10k rows without a round trip each key.
+ */
+export function filterMatrix(rows: readonly MatrixRow[], query: string): MatrixRow[] {
+  const words = query.toLowerCase().split(/\s+/).filter(Boolean);
+  if (words.length === 0) return rows as MatrixRow[];
+  return rows.filter((r) => {
+    const hay = `${r.serverLabel} ${r.accountLabel} ${r.toolName} ${r.serverId} ${r.accountId} ${r.serverDescription ?? ''}`.toLowerCase();
+    return words.every((w) => hay.includes(w));
+  });
+}
+
+/**
+ * A starting JSON object with the schema's property names (empty values of their type).
+ *
+ * Why: a person running a tool by hand should see which arguments it takes without reading JSON Schema.
+ */
+export function argumentSkeleton(inputSchema: Record<string, unknown>): string {
+  const props = inputSchema.properties;
+  if (!props || typeof props !== 'object') return '{}';
+  const out: Record<string, unknown> = {};
+  for (const [name, schema] of Object.entries(props as Record<string, { type?: unknown } | null>)) {
+    const t = schema?.type;
+    out[name] = t === 'string' ? '' : t === 'number' || t === 'integer' ? 0 : t === 'boolean' ? false : t === 'array' ? [] : null;
+  }
+  return JSON.stringify(out, null, 2);
+}
