@@ -286,6 +286,7 @@ export class Connection {
     const key = secretKey(this.deps.definition.id, this.deps.accountId, name);
     const value = await this.deps.secrets.get(key);
     if (value === null) throw new MissingSecret(`secret "${name}" is not set for account ${this.deps.accountId}`);
+    this.deps.log.addSecret(value);
     return value;
   }
 

@@ -30,6 +30,7 @@ export class LogRing {
   private seq = 0;
   private partial = '';
   private droppedCount = 0;
+  private readonly secrets = new Set<string>();
   private readonly maxLines: number;
   private readonly maxBytes: number;
   private readonly maxLineLength: number;
@@ -65,7 +66,22 @@ export class LogRing {
     this.push('warden', text);
   }
 
-  private push(source: LogLine['source'], raw: string): void {
+  /**
+   * Registers a secret value this connection uses; every later line has it replaced before it is
+   * stored, so a server that prints its token never puts it in front of the UI.
+   */
+  addSecret(value: string): void {
+    if (value.length >= 4) this.secrets.add(value);
+  }
+
+  private scrub(text: string): string {
+    let out = text;
+    for (const secret of this.secrets) if (out.includes(secret)) out = out.split(secret).join('[redacted secret]');
+    return out;
+  }
+
+  private push(source: LogLine['source'], unscrubbed: string): void {
+    const raw = this.secrets.size ? this.scrub(unscrubbed) : unscrubbed;
     const text = raw.length > this.maxLineLength ? `${raw.slice(0, this.maxLineLength)} …[truncated ${raw.length - this.maxLineLength} chars]` : raw;
     const line: LogLine = { seq: ++this.seq, time: this.now(), source, text };
     this.lines.push(line);

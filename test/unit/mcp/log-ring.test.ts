@@ -44,3 +44,15 @@ describe('LogRing', () => {
     expect(ring.read(first!.seq).map((l) => l.text)).toEqual(['b']);
   });
 });
+
+describe('LogRing secret scrubbing', () => {
+  it('replaces every registered secret value before a line is stored, including in partial-line assembly', () => {
+    const ring = new LogRing();
+    ring.addSecret('s3cr3t-value');
+    ring.appendChunk('token=s3cr3t-');
+    ring.appendChunk('value and again s3cr3t-value\n');
+    ring.note('warden saw s3cr3t-value');
+    expect(ring.read().map((l) => l.text)).toEqual(['token=[redacted secret] and again [redacted secret]', 'warden saw [redacted secret]']);
+    expect(JSON.stringify(ring.read())).not.toContain('s3cr3t');
+  });
+});
