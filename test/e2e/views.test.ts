@@ -1,0 +1,227 @@
+/**
+ * End to end through the real views: the built renderer in headless Chromium, over the test host,
+ * against the REAL core and a REAL spawned stdio MCP server (test/fixtures/counting-server.ts,
+ * which records every tools/call it actually receives).
+ *
+ * A person adds the server through the form (and sees the exact command line first), connects,
+ * sees its tools, sets a tool to Ask, runs a call, finds it in Approvals, rejects it (the server
+ * never gets it), sets Always Allow (confirmed in the stand-in for main's native dialog) and runs
+ * again (the server gets exactly one call), then sees both in Activity and exports the log.
+ *
+ * The only stand-in is the native dialog (Electron's `dialog`), replaced by a prompter that
+ * records what it was shown and approves: the renderer itself has no way to approve anything.
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCore, type WardenCore } from '../../electron/core/app-core';
+import type { ApprovalPreview } from '../../electron/core/ports';
+import { displayCommandLine } from '../../shared/domain/servers';
+import { ensureRendererBuilt } from '../host/build-renderer';
+import { startTestHost, type TestHost } from '../host/test-host';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const resultsDir = `${root}test-results`;
+const tsxLoader = path.join(root, 'node_modules/tsx/dist/loader.mjs');
+const fixture = path.join(root, 'test/fixtures/counting-server.ts');
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
+
+let dir: string;
+let countFile: string;
+let core: WardenCore | undefined;
+let host: TestHost | undefined;
+let browser: Browser | undefined;
+let page: Page;
+const prompts: ApprovalPreview[] = [];
+const pageErrors: string[] = [];
+const consoleErrors: string[] = [];
+
+/** What the fixture server actually received, one entry per tools/call. */
+const received = (): Array<{ tool: string; args: Record<string, unknown> }> =>
+  existsSync(countFile) ? readFileSync(countFile, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
+
+const shot = (name: string) => page.screenshot({ path: `${resultsDir}/views-${name}.png`, fullPage: true });
+
+describe('the views in a real browser against the real core and a real stdio server', () => {
+  let serverId = '';
+  let accountId = '';
+  let rejectedId = '';
+  let allowedId = '';
+
+  beforeAll(async () => {
+    await mkdir(resultsDir, { recursive: true });
+    dir = mkdtempSync(path.join(tmpdir(), 'warden-e2e-views-'));
+    countFile = path.join(dir, 'calls.jsonl');
+    const rendererDir = await ensureRendererBuilt(root);
+    core = createCore({
+      version: '0.1.0-e2e-views',
+      platform: 'e2e-test-os',
+      // Stand-in for main's native dialog: records the trusted preview and approves.
+      gate: { prompter: { prompt: async (preview) => (prompts.push(preview), 'approve') } },
+    });
+    host = await startTestHost({ core, rendererDir, logError: () => {} });
+    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+    const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+    page = await context.newPage();
+    page.on('pageerror', (e) => pageErrors.push(e.message));
+    page.on('console', (m) => {
+      if (m.type() === 'error') consoleErrors.push(m.text());
+    });
+    await page.addInitScript({
+      content:
+        "window.__cspViolations = []; document.addEventListener('securitypolicyviolation', (e) => " +
+        "window.__cspViolations.push(e.violatedDirective + ' ' + e.blockedURI), true);",
+    });
+    await page.goto(host.url);
+    await page.getByTestId('status-connection').filter({ hasText: 'Live' }).waitFor({ timeout: 30_000 });
+  });
+
+  afterAll(async () => {
+    try {
+      await browser?.close();
+    } finally {
+      try {
+        await host?.close();
+      } finally {
+        // Disconnects every connection and kills each spawned server's process tree.
+        await core?.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
+  });
+
+  it('adding a local server shows the exact, untruncated command line before it is saved', async () => {
+    await page.getByTestId('nav-servers').click();
+    await page.getByTestId('servers-empty').waitFor();
+    await page.getByTestId('servers-add').click();
+    await page.getByTestId('server-form-name').fill('Counting fixture');
+    await page.getByTestId('server-form-command').fill(process.execPath);
+    await page.getByTestId('server-form-args').fill(['--import', tsxLoader, fixture].join('\n'));
+    await page.getByTestId('server-form-cwd').fill(root);
+    await page.getByTestId('server-form-add-env').click();
+    await page.getByLabel('env name 1').fill('COUNT_FILE');
+    await page.getByLabel('env value 1').fill(countFile);
+    const expected = displayCommandLine(process.execPath, ['--import', tsxLoader, fixture]);
+    await page.getByTestId('server-form-save').click();
+    // First click only shows the confirmation with the full command line; nothing is saved yet.
+    expect(await page.getByTestId('server-form-save').innerText()).toBe('Confirm and save');
+    expect(await page.getByTestId('server-form-commandline').innerText()).toBe(expected);
+    expect(core!.servers.definitions()).toHaveLength(0);
+    await shot('server-form');
+    await page.getByTestId('server-form-save').click();
+    await page.getByTestId('server-form').waitFor({ state: 'detached' });
+    const defs = core!.servers.definitions();
+    expect(defs).toHaveLength(1);
+    serverId = defs[0]!.id;
+    accountId = (await core!.handlers['accounts:list']({ serverId })).accounts[0]!.id;
+    expect(await page.getByTestId(`server-${serverId}-commandline`).innerText()).toBe(expected);
+  });
+
+  it('connecting shows the status and the tools, with descriptions labelled as the server’s claim', async () => {
+    const prefix = `account-${serverId}-${accountId}`;
+    await page.getByTestId(`${prefix}-connect`).click();
+    await page.locator(`[data-testid="${prefix}-status"][data-state="connected"]`).waitFor({ timeout: 60_000 });
+    const tools = page.getByTestId(`${prefix}-tools`);
+    await tools.getByTestId('tool-close_issue').waitFor();
+    expect(await tools.locator('.tool-item').count()).toBe(4);
+    expect(await tools.getByTestId('tool-close_issue').innerText()).toMatch(/server says:\s*close_issue \(counting fixture\)/i);
+    // The status bar follows the connection (re-read on the connection event).
+    await expect.poll(() => page.getByTestId('status-servers').innerText(), { timeout: 15_000 }).toBe('1/1 connected');
+    await page.getByTestId(`${prefix}-logs-toggle`).click();
+    await page.getByTestId(`${prefix}-logs`).waitFor();
+    await shot('servers');
+  });
+
+  it('a tool set to Ask and run from the UI waits in Approvals, which has no approve button; rejecting it sends nothing', async () => {
+    await page.getByTestId('nav-permissions').click();
+    const mode = page.getByTestId(`perm-mode-${serverId}-${accountId}-close_issue`);
+    await mode.waitFor();
+    await mode.selectOption('ask');
+    await expect.poll(() => mode.inputValue(), { timeout: 15_000 }).toBe('ask');
+    expect(await page.getByTestId(`perm-effective-${serverId}-${accountId}-close_issue`).innerText()).toBe('Ask');
+    await shot('permissions');
+
+    await page.getByTestId('nav-servers').click();
+    await page.getByTestId('tool-run-close_issue').click();
+    await page.getByTestId('run-form-arguments').fill('{"n": 42, "text": "first"}');
+    await page.getByTestId('run-form-submit').click();
+    await page.locator('[data-testid="run-form-state"][data-state="awaiting_approval"]').waitFor({ timeout: 30_000 });
+
+    await page.getByTestId('nav-approvals').click();
+    const card = page.locator('[data-testid^="approval-"][data-testid$="-arguments"]');
+    await card.waitFor({ timeout: 30_000 });
+    expect(JSON.parse(await card.innerText())).toEqual({ n: 42, text: 'first' });
+    rejectedId = (await card.getAttribute('data-testid'))!.replace(/^approval-/, '').replace(/-arguments$/, '');
+    // The renderer cannot approve: no approve control anywhere, and the view says so.
+    expect(await page.getByRole('button', { name: /approve/i }).count()).toBe(0);
+    expect(await page.getByTestId('approvals-cannot-approve').innerText()).toContain('never in this window');
+    await shot('approvals');
+    await page.getByTestId(`approval-${rejectedId}-reject`).click();
+    await page.getByTestId('approvals-empty').waitFor({ timeout: 30_000 });
+    expect(core!.gate.gate.get(rejectedId)?.state).toBe('rejected');
+    expect(received()).toEqual([]);
+  });
+
+  it('Always Allow (confirmed in the native-dialog stand-in) lets the next run through: the server gets exactly one call', async () => {
+    await page.getByTestId('nav-permissions').click();
+    const mode = page.getByTestId(`perm-mode-${serverId}-${accountId}-close_issue`);
+    await mode.selectOption('allow');
+    await expect.poll(() => page.getByTestId(`perm-effective-${serverId}-${accountId}-close_issue`).innerText(), { timeout: 15_000 }).toBe('Allow');
+    expect(prompts.some((p) => p.toolName === 'close_issue' && p.title.startsWith('Always allow'))).toBe(true);
+
+    await page.getByTestId('nav-servers').click();
+    const runForm = page.getByTestId('run-form');
+    if ((await runForm.count()) === 0) await page.getByTestId('tool-run-close_issue').click();
+    await page.getByTestId('run-form-arguments').fill('{"n": 7, "text": "second"}');
+    await page.getByTestId('run-form-submit').click();
+    await page.locator('[data-testid="run-form-state"][data-state="succeeded"]').waitFor({ timeout: 30_000 });
+    expect(await page.getByTestId('run-form-output').innerText()).toBe('close_issue done');
+    const calls = received();
+    expect(calls.map((c) => [c.tool, c.args])).toEqual([['close_issue', { n: 7, text: 'second' }]]);
+    allowedId = core!.gate.gate.list({}).find((o) => o.state === 'succeeded')!.operationId;
+    await shot('run-form');
+  });
+
+  it('Activity shows both runs, explains why one ran, and exports the log as a download', async () => {
+    await page.getByTestId('nav-activity').click();
+    await page.locator(`[data-testid="activity-row"][data-operation="${allowedId}"][data-to="succeeded"]`).waitFor({ timeout: 30_000 });
+    expect(await page.locator(`[data-testid="activity-row"][data-operation="${rejectedId}"][data-to="rejected"]`).count()).toBe(1);
+    await page.locator(`[data-testid="activity-row"][data-operation="${allowedId}"][data-to="succeeded"]`).getByRole('button', { name: 'Why?' }).click();
+    const history = page.getByTestId('activity-history');
+    await history.waitFor();
+    expect(await history.innerText()).toContain(allowedId);
+    await page.getByTestId('activity-filter-tool').fill('close_issue');
+    await page.getByTestId('activity-export-jsonl').click();
+    const link = page.getByTestId('activity-export-download');
+    await link.waitFor();
+    expect(await link.getAttribute('href')).toMatch(/^blob:/);
+    // The download itself (a blob: URL under the strict CSP) delivers the exported file.
+    const [download] = await Promise.all([page.waitForEvent('download'), link.click()]);
+    expect(download.suggestedFilename()).toMatch(/\.jsonl$/);
+    const exported = readFileSync(await download.path(), 'utf8');
+    const ops = new Set(exported.split('\n').filter(Boolean).map((l) => JSON.parse(l).operationId));
+    expect(ops.has(allowedId) && ops.has(rejectedId)).toBe(true);
+    await shot('activity');
+    await page.getByTestId('nav-recovery').click();
+    await page.getByTestId('recovery-empty').waitFor();
+    await shot('recovery');
+  });
+
+  it('ran with no page errors and no CSP violations', async () => {
+    expect(pageErrors).toEqual([]);
+    expect(await page.evaluate('window.__cspViolations')).toEqual([]);
+    expect(consoleErrors.filter((e) => !/favicon/.test(e))).toEqual([]);
+  });
+});
