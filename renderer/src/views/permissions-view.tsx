@@ -29,7 +29,7 @@ function ModeSelect({ row }: { row: MatrixRow }) {
   if (row.orgLocked) {
     return (
       <span className="pill pill-locked" title="Set by your organization; it cannot be changed here." data-testid={testId}>
-        Locked by organization
+        Org locked
       </span>
     );
   }
@@ -126,8 +126,9 @@ export function PermissionsView() {
                     {row.serverLabel}
                     <span className="muted"> / {row.accountLabel}</span>
                   </span>
-                  <span role="cell" className="cell-ellipsis">
-                    <code>{row.toolName}</code> {pinBadge(row.pin)}
+                  <span role="cell" className="cell-tool" title={row.toolName}>
+                    <code className="cell-ellipsis">{row.toolName}</code>
+                    {pinBadge(row.pin)}
                   </span>
                   <span role="cell">
                     <ModeSelect row={row} />
