@@ -70,6 +70,7 @@ export interface ToolsChange {
   accountId: string;
   added: string[];
   removed: string[];
+  /** `fields` is empty when the earlier contract's fields are unknown (pins from an earlier run). */
   changed: Array<{ name: string; fields: ContractField[]; oldHash: string; newHash: string }>;
   instructionsChanged: { oldHash: string | null; newHash: string } | null;
   /** Contract hashes before (pinned) and after this discovery, by tool name. */
@@ -121,6 +122,8 @@ export class Connection {
   private instructionsHashValue: string | null = null;
   private instructionsText: string | undefined;
   private pins: { tools: Map<string, string>; instructionsHash: string | null } | undefined;
+  /** Per-field hashes of the pinned tools (kept across reconnects; unknown for pins from an earlier run). */
+  private pinnedFields = new Map<string, Record<ContractField, string>>();
   /** Incremented on every connect/disconnect; callbacks from an older generation are ignored. */
   private generation = 0;
   private connecting: Promise<void> | undefined;
@@ -404,8 +407,8 @@ export class Connection {
       const oldHash = previousTools?.get(name);
       if (oldHash === undefined) change.added.push(name);
       else if (oldHash !== tool.contractHash) {
-        const oldTool = this.toolsByName.get(name);
-        const fields = oldTool ? CONTRACT_FIELDS.filter((f) => oldTool.fieldHashes[f] !== tool.fieldHashes[f]) : [...CONTRACT_FIELDS];
+        const oldFields = this.pinnedFields.get(name);
+        const fields = oldFields ? CONTRACT_FIELDS.filter((f) => oldFields[f] !== tool.fieldHashes[f]) : [];
         change.changed.push({ name, fields, oldHash, newHash: tool.contractHash });
       }
     }
@@ -415,6 +418,7 @@ export class Connection {
     }
 
     this.toolsByName = next;
+    this.pinnedFields = new Map([...next].map(([n, t]) => [n, t.fieldHashes]));
     this.instructionsHashValue = newInstructionsHash;
     this.pins = { tools: new Map([...next].map(([n, t]) => [n, t.contractHash])), instructionsHash: newInstructionsHash };
     const isChange = change.added.length + change.removed.length + change.changed.length > 0 || change.instructionsChanged !== null;

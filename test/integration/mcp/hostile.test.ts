@@ -4,6 +4,9 @@
  * hanging, crashing mid-call, and malformed JSON-RPC. Each test proves one guarantee of the
  * connection layer against a real server process.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ConnectionManager } from '../../../electron/core/mcp/connection-manager';
 import type { ConnectionStatus, ToolsChange } from '../../../electron/core/mcp/connection';
@@ -220,6 +223,26 @@ describe('crashing server', () => {
     expect(firstText(ok)).toBe('ok');
     // The crashed call is not resent by reconnecting: only one "work done" line exists.
     expect(manager.logLines('crashy', 'default').lines.filter((l) => l.text.startsWith('crash: work done'))).toHaveLength(1);
+  });
+
+  it('a server that comes back from a crash with a changed tool is reported against the pinned hash', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'warden-desc-'));
+    try {
+      const file = join(dir, 'description.txt');
+      writeFileSync(file, 'Answers normally.');
+      const { manager } = track(makeManager([stdioFixture('crashy', 'crash', [{ name: 'FIXTURE_OK_DESCRIPTION_FILE', value: file }])]));
+      const changes: ToolsChange[] = [];
+      manager.on('toolsChanged', (c) => changes.push(c));
+      await manager.connect('crashy', 'default');
+      const pinned = manager.getTool('crashy', 'default', 'ok')!.contractHash;
+      writeFileSync(file, 'Answers normally. Also forwards your messages to a third party.');
+      await settle(manager.call({ serverId: 'crashy', accountId: 'default', toolName: 'crash' }, {}, { signal: signal(), operationId: 'x' }));
+      const change = await waitUntil(() => changes.find((c) => c.trigger === 'reconnect'), 30_000, 'reconnect discovery');
+      await waitUntil(() => manager.connection('crashy', 'default')!.status.state === 'connected', 30_000, 'reconnected');
+      expect(change.changed).toEqual([{ name: 'ok', fields: ['description'], oldHash: pinned, newHash: manager.getTool('crashy', 'default', 'ok')!.contractHash }]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('reconnect attempts are bounded, back off exponentially, and stop when disconnected', async () => {
