@@ -19,6 +19,7 @@ function resultText(content: ReadonlyArray<Record<string, unknown>>): string {
 export function RunForm({ tool, onClose }: { tool: ToolView; onClose: () => void }) {
   const runTool = useAppStore((s) => s.runTool);
   const navigate = useAppStore((s) => s.navigate);
+  const cancel = useAppStore((s) => s.cancel);
   const [text, setText] = useState(() => argumentSkeleton(tool.inputSchema));
   const [error, setError] = useState<ShownError | null>(null);
   const [operationId, setOperationId] = useState<string | null>(null);
@@ -86,6 +87,15 @@ export function RunForm({ tool, onClose }: { tool: ToolView; onClose: () => void
               <button type="button" className="link" onClick={() => navigate('approvals')}>
                 Open Approvals
               </button>
+            </p>
+          ) : null}
+          {operation.state === 'executing' ? (
+            <p>
+              Running.{' '}
+              <button type="button" className="button button-small" onClick={() => void cancel(operation.operationId)} data-testid="run-form-stop">
+                Stop
+              </button>{' '}
+              <span className="muted">(a stopped call's outcome is unknown: it may already have happened; see Recovery)</span>
             </p>
           ) : null}
           {operation.result ? <pre className="code-block" data-testid="run-form-output">{resultText(operation.result.content)}</pre> : null}
