@@ -22,6 +22,7 @@ import { createCore, type WardenCore } from '../../electron/core/app-core';
 import type { Handlers } from '../../electron/core/dispatch';
 import type { MatrixRow } from '../../shared/contract/permissions';
 import type { ApprovalPreview } from '../../electron/core/ports';
+import { KeytarSecretStore } from '../../electron/core/secrets/keytar-secret-store';
 import { displayCommandLine } from '../../shared/domain/servers';
 import { ensureRendererBuilt } from '../host/build-renderer';
 import { startTestHost, type TestHost } from '../host/test-host';
@@ -43,6 +44,8 @@ const CHROMIUM_ARGS = [
 let dir: string;
 let countFile: string;
 let core: WardenCore | undefined;
+/** A keychain service of its own (the real OS keychain; `npm test` runs in a private keyring session). */
+const secrets = new KeytarSecretStore({ service: `warden-e2e-views-${process.pid}-${Date.now()}` });
 let host: TestHost | undefined;
 let browser: Browser | undefined;
 let page: Page;
@@ -72,6 +75,7 @@ describe('the views in a real browser against the real core and a real stdio ser
     core = createCore({
       version: '0.1.0-e2e-views',
       platform: 'e2e-test-os',
+      servers: { secrets },
       // Stand-in for main's native dialog: records the trusted preview and approves.
       gate: { prompter: { prompt: async (preview) => (prompts.push(preview), 'approve') } },
     });
@@ -104,6 +108,7 @@ describe('the views in a real browser against the real core and a real stdio ser
         // Disconnects every connection and kills each spawned server's process tree.
         await core?.close();
         rmSync(dir, { recursive: true, force: true });
+        for (const key of await secrets.keys('').catch(() => [] as string[])) await secrets.delete(key).catch(() => undefined);
       }
     }
   });
@@ -223,6 +228,29 @@ describe('the views in a real browser against the real core and a real stdio ser
     await page.getByTestId('nav-recovery').click();
     await page.getByTestId('recovery-empty').waitFor();
     await shot('recovery');
+  });
+
+  it('import from a Claude Desktop config shows each exact command line and asks about every secret-looking value', async () => {
+    await page.getByTestId('nav-servers').click();
+    await page.getByTestId('servers-import').click();
+    await page.getByTestId('import-source').selectOption('file');
+    await page.getByTestId('import-path').fill(path.join(root, 'test/fixtures/configs/claude_desktop_config.json'));
+    await page.getByTestId('import-preview').click();
+    const panel = page.getByTestId('import-panel');
+    await panel.getByText('Will run exactly:').first().waitFor({ timeout: 30_000 });
+    const text = await panel.innerText();
+    expect(text).toContain(displayCommandLine('npx', ['-y', '@modelcontextprotocol/server-filesystem', '/Users/me/Desktop', '/Users/me/My Documents']));
+    expect(text).toContain('GITHUB_PERSONAL_ACCESS_TOKEN');
+    expect(text).not.toContain('ghp_FAKE');
+    const importButton = panel.getByRole('button', { name: /^Import \d+ server/ });
+    expect(await importButton.isDisabled()).toBe(true);
+    const choices = panel.getByLabel(/^what to do with /);
+    for (let i = 0; i < (await choices.count()); i++) await choices.nth(i).selectOption('keychain');
+    await shot('import');
+    await importButton.click();
+    await panel.getByText(/Imported 3 servers/).waitFor({ timeout: 30_000 });
+    expect(core!.servers.definitions().map((d) => d.name).sort()).toEqual(['Counting fixture', 'filesystem', 'github', 'remote-notes']);
+    expect(await page.content()).not.toContain('ghp_FAKE');
   });
 
   it('the permission matrix stays fast with 10,000 tools: only visible rows are in the DOM, search filters locally', async () => {

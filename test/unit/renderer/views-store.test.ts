@@ -161,6 +161,38 @@ describe('view slices over the real core and a real stdio server', () => {
     expect(exported.content.split('\n').filter(Boolean).some((l) => JSON.parse(l).operationId === op.operationId)).toBe(true);
   });
 
+  it('import shows each exact command line and needs a decision per secret-looking value; confirmed secrets go to the keychain, never the store', async () => {
+    const preview = await store.getState().importPreview({ source: 'file', path: path.join(root, 'test/fixtures/configs/claude_desktop_config.json') });
+    const byName = Object.fromEntries(preview.entries.map((e) => [e.sourceName, e]));
+    expect(byName.filesystem!.commandLine).toBe(displayCommandLine('npx', ['-y', '@modelcontextprotocol/server-filesystem', '/Users/me/Desktop', '/Users/me/My Documents']));
+    expect(byName.insecure!.problem).not.toBeNull();
+    const github = byName.github!;
+    expect(github.detectedSecrets.map((d) => d.name)).toEqual(['GITHUB_PERSONAL_ACCESS_TOKEN']);
+    expect(JSON.stringify(preview)).not.toContain('ghp_FAKE');
+    await expect(store.getState().importServers(preview.previewId, [github.entryId], [])).rejects.toMatchObject({ code: expect.any(String) });
+    const imported = await store.getState().importServers(preview.previewId, [github.entryId], [{ valueId: github.detectedSecrets[0]!.valueId, action: 'keychain' }]);
+    expect(imported).toHaveLength(1);
+    const cached = store.getState().servers.find((s) => s.definition.id === imported[0]!.definition.id)!;
+    expect(cached.accounts[0]!.secrets).toEqual([{ name: 'env:GITHUB_PERSONAL_ACCESS_TOKEN', hasSecret: true }]);
+    expect(JSON.stringify(store.getState())).not.toContain('ghp_FAKE');
+  });
+
+  it('accounts can be added, renamed and removed, and an edit keeps the server id', async () => {
+    const view = await store.getState().addServer({ name: 'Acc', transport: 'stdio', command: 'true', args: [], env: [] }, []);
+    const serverId = view.definition.id;
+    await store.getState().addAccount(serverId, 'Work', []);
+    const work = store.getState().servers.find((s) => s.definition.id === serverId)!.accounts.find((a) => a.label === 'Work')!;
+    await store.getState().renameAccount(work.id, 'Office');
+    expect(store.getState().servers.find((s) => s.definition.id === serverId)!.accounts.map((a) => a.label)).toEqual(['Default', 'Office']);
+    await store.getState().removeAccount(work.id);
+    expect(store.getState().servers.find((s) => s.definition.id === serverId)!.accounts.map((a) => a.label)).toEqual(['Default']);
+    const edited = await store.getState().editServer(serverId, { name: 'Acc 2', transport: 'stdio', command: 'true', args: ['--x'], env: [] }, []);
+    expect(edited.definition.id).toBe(serverId);
+    expect(store.getState().servers.find((s) => s.definition.id === serverId)!.commandLine).toBe('true --x');
+    await store.getState().removeServer(serverId);
+    expect(store.getState().servers.some((s) => s.definition.id === serverId)).toBe(false);
+  });
+
   it('a secret env value goes to the keychain and reaches the server, but never the store', async () => {
     const secretValue = `s3cret-${randomUUID()}`;
     const { serverId, accountId } = await addAndConnect([{ name: 'API_TOKEN', secret: true }], [{ name: 'env:API_TOKEN', value: secretValue }]);
