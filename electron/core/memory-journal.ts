@@ -1,7 +1,13 @@
 /**
  * An in-memory Journal for unit tests and the offline demo. Not durable: `durable: true` is
  * accepted and means nothing here; the file-backed ledger is the durable implementation.
+ *
+ * Stored records are deep copies taken at append time and frozen at every level, so neither the
+ * writer (editing its entry afterwards) nor a reader (editing a returned record) can change what
+ * was recorded. Because they are frozen, `append` and `read` hand out the stored records
+ * themselves instead of copying them again.
  */
+import { plainCopy } from './canonical/canonical-json';
 import type { Clock, Journal, JournalEntry, JournalRecord } from './ports';
 
 export class MemoryJournal implements Journal {
@@ -12,14 +18,11 @@ export class MemoryJournal implements Journal {
 
   async append(entries: JournalEntry[]): Promise<JournalRecord[]> {
     const time = this.clock.now();
-    const added = entries.map((e, i) => ({
-      seq: this.records.length + 1 + i,
-      time,
-      type: e.type,
-      payload: structuredClone(e.payload),
-    }));
-    this.records.push(...added);
-    return added.map((r) => structuredClone(r));
+    const first = this.records.length + 1;
+    // Copy everything before storing anything: a payload that cannot be copied rejects the whole group.
+    const added: JournalRecord[] = entries.map((e, i) => Object.freeze({ seq: first + i, time, type: e.type, payload: plainCopy(e.payload, true) }));
+    for (const r of added) this.records.push(r);
+    return added;
   }
 
   read(): readonly JournalRecord[] {
