@@ -17,6 +17,7 @@ import { operationsChannels, operationsEvents } from './contract/operations';
 import { permissionsChannels, permissionsEvents } from './contract/permissions';
 import { connectionsChannels, connectionsEvents } from './contract/connections';
 import { runChannels } from './contract/run';
+import { authChannels } from './contract/auth';
 
 /** Every request/response channel. */
 export const channels = {
@@ -28,6 +29,7 @@ export const channels = {
   ...permissionsChannels,
   ...connectionsChannels,
   ...runChannels,
+  ...authChannels,
 } as const satisfies Record<string, ChannelSpec>;
 
 /** Every main→renderer event. */

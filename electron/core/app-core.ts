@@ -5,8 +5,11 @@
 import type { CoreStatus } from '../../shared/contract/core';
 import type { Handlers } from './dispatch';
 import { CoreEvents } from './events';
-import { systemClock, type Clock, type Journal } from './ports';
+import { systemClock, type BrowserOpener, type Clock, type Journal } from './ports';
+import { OAuthService, createAuthHandlers } from './mcp/oauth';
+import { cancellingElicitor, type Elicitor } from './elicitation/elicitation';
 import { MemoryJournal } from './memory-journal';
+import { WardenError } from '../../shared/result';
 import { activityHandlers } from './ledger/activity-handlers';
 import type { LedgerService } from './ledger/service';
 import type { OperationRecoveryReport } from '../../shared/contract/activity';
@@ -29,6 +32,13 @@ export interface CoreDeps {
   servers?: ServersModuleOptions;
   /** Gate wiring: the connection layer's registry/executor, the native approval prompter, stored rules (defaults: nothing listed, deny-all prompter). */
   gate?: Omit<GateModuleOptions, 'journal' | 'clock' | 'events'>;
+  /**
+   * Opens URLs in the system browser (main: `openExternalSafely`); used for OAuth sign-in and
+   * URL-mode elicitation. Default: refuses, so a headless core never opens anything.
+   */
+  browser?: BrowserOpener;
+  /** Asks the person a server's elicitation question. Default: every question is cancelled. */
+  elicitor?: Elicitor;
   /** MCP connection layer tuning: timeouts, backoff, the OAuth provider hook (default: the gate's registry/executor). */
   connections?: ConnectionLayerOptions;
 }
@@ -52,6 +62,13 @@ export interface WardenCore {
   close(): Promise<void>;
 }
 
+/** A browser opener for hosts that have none: refuses with a clear error, opens nothing. */
+const refusingBrowser: BrowserOpener = {
+  open: async () => {
+    throw new WardenError('UNSUPPORTED', 'This host cannot open a browser; sign in from the Warden app');
+  },
+};
+
 /** Assembles the core from its ports. */
 export function createCore(deps: CoreDeps): WardenCore {
   const clock = deps.clock ?? systemClock;
@@ -59,7 +76,36 @@ export function createCore(deps: CoreDeps): WardenCore {
   const events = new CoreEvents();
   const startedAt = new Date(clock.now()).toISOString();
   const serversModule = createServersModule({ ...deps.servers, clock, journal, events });
-  const connections = createConnectionLayer({ service: serversModule.service, secrets: serversModule.secrets, events, journal, clock, options: deps.connections });
+  const browser: BrowserOpener = deps.browser ?? refusingBrowser;
+  // OAuth sign-in for remote servers; after a login or logout the account reconnects (or drops)
+  // so the connection picks up the new session at once.
+  const late: { connections?: ReturnType<typeof createConnectionLayer> } = {};
+  const oauth = new OAuthService({
+    secrets: serversModule.secrets,
+    browser,
+    servers: serversModule.service,
+    clock,
+    onChanged: (s) => {
+      const manager = late.connections?.manager;
+      if (!manager) return;
+      if (s.signedIn) void manager.connect(s.serverId, s.accountId).catch(() => undefined);
+      else void manager.disconnect(s.serverId, s.accountId).catch(() => undefined);
+    },
+  });
+  const connections = createConnectionLayer({
+    service: serversModule.service,
+    secrets: serversModule.secrets,
+    events,
+    journal,
+    clock,
+    options: {
+      authProviderFor: (d, a) => oauth.providerFor(d, a),
+      authFetch: oauth.fetch,
+      elicitation: { elicitor: deps.elicitor ?? cancellingElicitor, browser },
+      ...deps.connections,
+    },
+  });
+  late.connections = connections;
   const gateModule = createGateModule({
     registry: connections.manager,
     executor: connections.manager,
@@ -104,6 +150,7 @@ export function createCore(deps: CoreDeps): WardenCore {
     ...serversModule.handlers,
     ...gateModule.handlers,
     ...connections.handlers,
+    ...createAuthHandlers(oauth),
     ...runHandlers(() => gateModule.gate),
   };
 

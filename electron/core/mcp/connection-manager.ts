@@ -10,7 +10,9 @@ import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.
 import type { RegistryChange, ToolCallResult, ToolDescriptor, ToolExecutor, ToolRegistry } from '../gate/ports';
 import type { ServerDefinition } from '../../../shared/domain/servers';
 import { WardenError } from '../../../shared/result';
-import type { SecretStore } from '../ports';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { BrowserOpener, SecretStore } from '../ports';
+import type { Elicitor } from '../elicitation/elicitation';
 import {
   Connection,
   type CallProgress,
@@ -36,6 +38,10 @@ export interface ConnectionManagerOptions {
   clientInfo?: { name: string; version: string };
   /** OAuth hook for helper-7's provider: the provider for one (server, account), if signed in or signing in. */
   authProviderFor?: (definition: ServerDefinition, accountId: string) => OAuthClientProvider | undefined;
+  /** The guarded fetch HTTP transports of OAuth servers use (OAuthService.fetch). */
+  authFetch?: FetchLike;
+  /** Answers servers' elicitation requests (absent = elicitation not offered to servers). */
+  elicitation?: { elicitor: Elicitor; browser: BrowserOpener };
   /** Per-call timeout when neither the call nor the server sets one (default 60 s). */
   defaultCallTimeoutMs?: number;
   /** Bound on connecting + first discovery (default 30 s). */
@@ -147,6 +153,11 @@ export class ConnectionManager implements ToolRegistry, ToolExecutor {
       log: this.logFor(serverId, accountId),
       clientInfo: this.options.clientInfo ?? { name: 'warden', version: '0.1.0' },
       authProviderFor: this.options.authProviderFor,
+      authFetch: this.options.authFetch,
+      elicitation: this.options.elicitation && {
+        ...this.options.elicitation,
+        serverLabel: definition.name,
+      },
       defaultCallTimeoutMs: this.options.defaultCallTimeoutMs ?? 60_000,
       connectTimeoutMs: this.options.connectTimeoutMs ?? 30_000,
       reconnect,

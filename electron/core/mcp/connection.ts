@@ -10,7 +10,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   CallToolResultSchema,
   ErrorCode as RpcErrorCode,
@@ -28,7 +28,8 @@ import {
   type ServerDefinition,
 } from '../../../shared/domain/servers';
 import { endpointHash } from '../settings/identity';
-import type { SecretStore } from '../ports';
+import type { BrowserOpener, SecretStore } from '../ports';
+import { ELICITATION_CAPABILITIES, registerElicitation, type Elicitor } from '../elicitation/elicitation';
 import { LogRing } from './log-ring';
 import { CallNotSentError, ToolCallFailedError, ToolCallOutcomeUnknownError } from './outcome';
 import { LOGGED, ProcessTransport } from './process-transport';
@@ -104,6 +105,13 @@ export interface ConnectionDeps {
   clientInfo: { name: string; version: string };
   /** OAuth hook (issue 5 §4): the provider for an `auth.kind === 'oauth'` server's account. */
   authProviderFor?: (definition: ServerDefinition, accountId: string) => OAuthClientProvider | undefined;
+  /**
+   * The https-or-loopback guarded fetch (OAuthService.fetch). Used by HTTP transports of OAuth
+   * servers so discovery from a background connection obeys the same URL rule as a login.
+   */
+  authFetch?: FetchLike;
+  /** Answers a server's elicitation requests; absent = the client does not offer elicitation. */
+  elicitation?: { elicitor: Elicitor; browser: BrowserOpener; serverLabel: string };
   defaultCallTimeoutMs: number;
   connectTimeoutMs: number;
   reconnect: ReconnectPolicy;
@@ -271,7 +279,7 @@ export class Connection {
     const url = new URL(def.url);
     const requestInit: RequestInit = { headers };
     try {
-      const transport = new StreamableHTTPClientTransport(url, { requestInit, authProvider });
+      const transport = new StreamableHTTPClientTransport(url, { requestInit, authProvider, ...(authProvider && this.deps.authFetch ? { fetch: this.deps.authFetch } : {}) });
       const client = await this.attach(transport, generation);
       return { client, transport, kind: 'streamable-http' };
     } catch (error) {
@@ -280,7 +288,7 @@ export class Connection {
       if (!(error instanceof StreamableHTTPError) || !isLegacyAnswer(error.code)) throw error;
       this.deps.log.note(`Streamable HTTP answered ${error.code}; falling back to legacy HTTP+SSE`);
     }
-    const transport = new SSEClientTransport(url, { requestInit, authProvider });
+    const transport = new SSEClientTransport(url, { requestInit, authProvider, ...(authProvider && this.deps.authFetch ? { fetch: this.deps.authFetch } : {}) });
     const client = await this.attach(transport, generation);
     return { client, transport, kind: 'sse' };
   }
@@ -295,7 +303,13 @@ export class Connection {
 
   /** A fresh SDK client over `transport`, with our send/close hooks installed. */
   private async attach(transport: Transport, generation: number): Promise<Client> {
-    const client = new Client(this.deps.clientInfo, { capabilities: {} });
+    const elicitation = this.deps.elicitation;
+    const client = new Client(this.deps.clientInfo, { capabilities: elicitation ? ELICITATION_CAPABILITIES : {} });
+    if (elicitation) {
+      // Labelled with Warden's id and label for the server, never its self-declared name; an
+      // answer is only an answer, never a tool approval (the gate is not reachable from here).
+      registerElicitation(client, { serverId: this.deps.definition.id, serverLabel: elicitation.serverLabel, elicitor: elicitation.elicitor, browser: elicitation.browser });
+    }
     if (generation !== this.generation) {
       // A disconnect or a newer connect happened while this one was being prepared.
       await transport.close().catch(() => {});
