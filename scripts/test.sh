@@ -9,6 +9,11 @@ if [ ! -x tools/node22/node_modules/node/bin/node ]; then
   echo "== installing the Node 22 runtime for the conformance suite (tools/node22)"
   npm ci --prefix tools/node22 --no-audit --no-fund
 fi
+# keytar may have been rebuilt for Electron by `npm start`; the tests run it in Node.
+if ! node -e "require('keytar')" >/dev/null 2>&1; then
+  echo "== rebuilding keytar for Node (it was built for Electron)"
+  npm rebuild keytar
+fi
 echo "== typecheck"; npm run --silent typecheck
 echo "== lint"; npm run --silent lint
 echo "== build"; npm run --silent build
