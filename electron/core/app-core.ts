@@ -19,6 +19,7 @@ import { createGateModule, type GateModule, type GateModuleOptions } from './gat
 import { createConnectionLayer, type ConnectionLayerOptions } from './mcp/connection-layer';
 import type { ConnectionManager } from './mcp/connection-manager';
 import { runHandlers } from './run/run-handlers';
+import { offerDemoServerOnFirstRun, openBuiltinTransport } from './demo/demo-setup';
 
 /** What the core needs from its host. */
 export interface CoreDeps {
@@ -41,6 +42,8 @@ export interface CoreDeps {
   elicitor?: Elicitor;
   /** MCP connection layer tuning: timeouts, backoff, the OAuth provider hook (default: the gate's registry/executor). */
   connections?: ConnectionLayerOptions;
+  /** Add the built-in offline demo server on a first run with no servers (the app: true; tests: off). */
+  offerDemoServer?: boolean;
 }
 
 /** The running core: contract handlers, outgoing events, and shutdown. */
@@ -58,6 +61,8 @@ export interface WardenCore {
    * never re-sent; the gate learns every recorded operation id. Await before serving requests.
    */
   readonly recovered: Promise<OperationRecoveryReport | null>;
+  /** What the first-run demo offer did (null when `offerDemoServer` is off). */
+  readonly demoOffered: Promise<Awaited<ReturnType<typeof offerDemoServerOnFirstRun>> | null>;
   status(): CoreStatus;
   close(): Promise<void>;
 }
@@ -102,6 +107,7 @@ export function createCore(deps: CoreDeps): WardenCore {
       authProviderFor: (d, a) => oauth.providerFor(d, a),
       authFetch: oauth.fetch,
       elicitation: { elicitor: deps.elicitor ?? cancellingElicitor, browser },
+      builtinTransport: openBuiltinTransport,
       ...deps.connections,
     },
   });
@@ -127,6 +133,9 @@ export function createCore(deps: CoreDeps): WardenCore {
   // unhandled rejection here so a failure surfaces where it is awaited).
   const recovered = deps.ledger ? deps.ledger.recoverOperations(gateModule.gate) : Promise.resolve(null);
   recovered.catch(() => undefined);
+  // First run with no servers: add the built-in offline demo once (a preference makes removal stick).
+  const demoOffered = deps.offerDemoServer ? offerDemoServerOnFirstRun({ settings: serversModule.settings, service: serversModule.service }) : Promise.resolve(null);
+  demoOffered.catch(() => undefined);
 
   const status = (): CoreStatus => ({
     version: deps.version,
@@ -161,6 +170,7 @@ export function createCore(deps: CoreDeps): WardenCore {
     gate: gateModule,
     connections: connections.manager,
     recovered,
+    demoOffered,
     status,
     close: async () => {
       gateModule.close();

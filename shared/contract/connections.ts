@@ -18,7 +18,7 @@ export const ConnectionStatusView = z.discriminatedUnion('state', [
   z
     .object({
       state: z.literal('connected'),
-      transport: z.enum(['stdio', 'streamable-http', 'sse']),
+      transport: z.enum(['stdio', 'streamable-http', 'sse', 'in-process']),
       /** What the server calls itself: display only, never an identity. */
       serverName: z.string().optional(),
       serverVersion: z.string().optional(),

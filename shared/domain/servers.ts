@@ -171,8 +171,24 @@ export const HttpServerDefinition = z
   .strict();
 export type HttpServerDefinition = z.infer<typeof HttpServerDefinition>;
 
+/**
+ * A server built into Warden that runs inside its own process over an in-memory transport (the
+ * offline demo): nothing is spawned or contacted, so there is no command line or URL to show.
+ */
+export const BuiltinServerDefinition = z
+  .object({
+    id: EntityId,
+    name: DisplayName,
+    transport: z.literal('builtin'),
+    /** Which built-in server; only Warden's own code provides them. */
+    builtin: z.enum(['demo']),
+    timeoutMs: TimeoutMs.optional(),
+  })
+  .strict();
+export type BuiltinServerDefinition = z.infer<typeof BuiltinServerDefinition>;
+
 /** One configured MCP server, discriminated on `transport`. */
-export const ServerDefinition = z.discriminatedUnion('transport', [StdioServerDefinition, HttpServerDefinition]);
+export const ServerDefinition = z.discriminatedUnion('transport', [StdioServerDefinition, HttpServerDefinition, BuiltinServerDefinition]);
 export type ServerDefinition = z.infer<typeof ServerDefinition>;
 export type ServerTransport = ServerDefinition['transport'];
 
@@ -180,6 +196,7 @@ export type ServerTransport = ServerDefinition['transport'];
 export const ServerDraft = z.discriminatedUnion('transport', [
   StdioServerDefinition.omit({ id: true }),
   HttpServerDefinition.omit({ id: true }),
+  BuiltinServerDefinition.omit({ id: true }),
 ]);
 export type ServerDraft = z.infer<typeof ServerDraft>;
 
@@ -305,6 +322,7 @@ export function settableSecretNames(def: ServerDefinition): string[] {
 
 /** The secret names a server definition needs per account (env/header secrets, bearer token). */
 export function requiredSecretNames(def: ServerDefinition): string[] {
+  if (def.transport === 'builtin') return [];
   if (def.transport === 'stdio') return def.env.filter((e) => e.secret === true).map((e) => envSecretName(e.name));
   const names = def.headers.filter((h) => h.secret === true).map((h) => headerSecretName(h.name));
   if (def.auth.kind === 'bearer') names.push(BEARER_SECRET);

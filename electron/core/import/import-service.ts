@@ -147,7 +147,7 @@ export class ImportService {
             `decisions: no decision for ${s.field} "${s.name}" of "${e.view.sourceName}" (valueId ${s.valueId}); choose keychain, plain or omit`,
           );
         }
-        const list = draft.transport === 'stdio' ? (s.field === 'env' ? draft.env : []) : s.field === 'header' ? draft.headers : [];
+        const list = draft.transport === 'stdio' ? (s.field === 'env' ? draft.env : []) : draft.transport === 'http' && s.field === 'header' ? draft.headers : [];
         const slot = list.find((x) => x.name === s.name)!;
         if (action === 'plain') {
           slot.secret = undefined;
@@ -185,7 +185,7 @@ export class ImportService {
 
 /** Drops `secret: undefined` / `value: undefined` keys so the strict schema sees clean entries. */
 function clean(draft: ServerDraft): void {
-  const list = draft.transport === 'stdio' ? draft.env : draft.headers;
+  const list = draft.transport === 'stdio' ? draft.env : draft.transport === 'http' ? draft.headers : [];
   for (const e of list) {
     if (e.secret === undefined) delete e.secret;
     if (e.value === undefined) delete e.value;

@@ -16,6 +16,7 @@ import type { Elicitor } from '../elicitation/elicitation';
 import {
   Connection,
   type CallProgress,
+  type ConnectionDeps,
   type ConnectionStatus,
   type DiscoveredTool,
   type ReconnectPolicy,
@@ -50,6 +51,8 @@ export interface ConnectionManagerOptions {
   /** Hashes pinned earlier (e.g. from the ledger), so the first discovery after start compares with them. */
   pinnedFor?: (serverId: string, accountId: string) => { tools: Record<string, string>; instructionsHash: string | null } | undefined;
   logLimits?: { maxLines?: number; maxBytes?: number };
+  /** Opens the in-memory transport of a built-in server (electron/core/demo); absent = built-ins cannot connect. */
+  builtinTransport?: ConnectionDeps['builtinTransport'];
 }
 
 /** A snapshot of one connection for the status channel. */
@@ -162,6 +165,7 @@ export class ConnectionManager implements ToolRegistry, ToolExecutor {
       connectTimeoutMs: this.options.connectTimeoutMs ?? 30_000,
       reconnect,
       pinned: this.options.pinnedFor?.(serverId, accountId),
+      builtinTransport: this.options.builtinTransport,
       onStatus: (status) => {
         for (const l of this.listeners.status) l(serverId, accountId, status);
         if (status.state !== 'connected' && status.state !== 'connecting') {

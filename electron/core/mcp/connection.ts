@@ -25,6 +25,7 @@ import {
   envSecretName,
   headerSecretName,
   secretKey,
+  type BuiltinServerDefinition,
   type ServerDefinition,
 } from '../../../shared/domain/servers';
 import { endpointHash } from '../settings/identity';
@@ -38,7 +39,7 @@ import { sanitizeForDisplay } from './sanitize';
 /** The state of one connection, as the UI shows it. */
 export type ConnectionStatus =
   | { state: 'connecting'; attempt: number }
-  | { state: 'connected'; transport: 'stdio' | 'streamable-http' | 'sse'; serverName?: string; serverVersion?: string }
+  | { state: 'connected'; transport: 'stdio' | 'streamable-http' | 'sse' | 'in-process'; serverName?: string; serverVersion?: string }
   | { state: 'error'; reason: string; retryInMs?: number; attempt?: number }
   | { state: 'auth_required'; reason: string }
   | { state: 'disconnected' };
@@ -119,6 +120,8 @@ export interface ConnectionDeps {
   pinned?: { tools: Record<string, string>; instructionsHash: string | null };
   onStatus: (status: ConnectionStatus) => void;
   onToolsChanged: (change: ToolsChange) => void;
+  /** Opens the in-memory transport of a built-in server (the offline demo); absent = none available. */
+  builtinTransport?: (builtin: BuiltinServerDefinition['builtin']) => Promise<Transport>;
 }
 
 /** A live (server, account) connection. */
@@ -259,8 +262,14 @@ export class Connection {
   }
 
   /** Builds the transport and connects an SDK client over it (HTTP: Streamable first, then SSE). */
-  private async open(generation: number): Promise<{ client: Client; transport: Transport; kind: 'stdio' | 'streamable-http' | 'sse' }> {
+  private async open(generation: number): Promise<{ client: Client; transport: Transport; kind: 'stdio' | 'streamable-http' | 'sse' | 'in-process' }> {
     const def = this.deps.definition;
+    if (def.transport === 'builtin') {
+      if (!this.deps.builtinTransport) throw new Error(`the built-in server "${def.builtin}" is not available in this build`);
+      const transport = await this.deps.builtinTransport(def.builtin);
+      const client = await this.attach(transport, generation);
+      return { client, transport, kind: 'in-process' };
+    }
     if (def.transport === 'stdio') {
       const env: Record<string, string> = {};
       for (const v of def.env) env[v.name] = v.secret ? await this.secret(envSecretName(v.name)) : v.value!;

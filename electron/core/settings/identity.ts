@@ -16,6 +16,9 @@ import type { ServerDefinition } from '../../../shared/domain/servers';
  * and timeouts are not part of the endpoint: they do not change what runs or where.
  */
 export function endpointOf(def: ServerDefinition): Endpoint {
+  // A built-in server runs Warden's own code: its endpoint is its name, in a form no spawned
+  // command can take (a relative command with a colon is never resolved on PATH by Warden).
+  if (def.transport === 'builtin') return { kind: 'stdio', command: `warden-builtin:${def.builtin}`, args: [], cwd: null };
   return def.transport === 'stdio'
     ? { kind: 'stdio', command: def.command, args: [...def.args], cwd: def.cwd ?? null }
     : { kind: 'http', url: def.url };

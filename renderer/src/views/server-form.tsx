@@ -130,7 +130,7 @@ function initialState(server: ServerView | null): FormState {
   const d = server?.definition;
   return {
     name: d?.name ?? '',
-    transport: d?.transport ?? 'stdio',
+    transport: d?.transport === 'http' ? 'http' : 'stdio',
     command: d?.transport === 'stdio' ? d.command : '',
     args: d?.transport === 'stdio' ? d.args.join('\n') : '',
     cwd: d?.transport === 'stdio' ? (d.cwd ?? '') : '',

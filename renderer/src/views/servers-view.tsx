@@ -257,11 +257,13 @@ function ServerCard({ server, onEdit }: { server: ServerView; onEdit: () => void
     <article className="card server-card" data-testid={`server-${d.id}`}>
       <header className="card-head">
         <h2>{d.name}</h2>
-        <span className="pill pill-hint">{d.transport === 'stdio' ? 'local' : 'remote'}</span>
+        <span className="pill pill-hint">{d.transport === 'stdio' ? 'local' : d.transport === 'http' ? 'remote' : 'built-in'}</span>
         <span className="inline-actions push-right">
-          <button type="button" className="button button-small" onClick={onEdit} data-testid={`server-${d.id}-edit`}>
-            Edit…
-          </button>
+          {d.transport !== 'builtin' ? (
+            <button type="button" className="button button-small" onClick={onEdit} data-testid={`server-${d.id}-edit`}>
+              Edit…
+            </button>
+          ) : null}
           <button type="button" className="button button-small" onClick={() => setNewAccount('')}>
             Add account…
           </button>
@@ -293,7 +295,15 @@ function ServerCard({ server, onEdit }: { server: ServerView; onEdit: () => void
           <pre>{d.url}</pre>
           <span className="muted">Authentication: {d.auth.kind}</span>
         </div>
-      ) : null}
+      ) : (
+        <div className="commandline" data-testid={`server-${d.id}-builtin`}>
+          <span className="commandline-label">Built into Warden:</span>
+          <span>
+            The offline demo server runs inside Warden itself: nothing is started on this computer and nothing goes over the network. Its notes and
+            files are make-believe and live in memory.
+          </span>
+        </div>
+      )}
       {newAccount !== null ? (
         <form
           className="inline-actions"
@@ -330,6 +340,9 @@ export function ServersView() {
   const settingsProblem = useAppStore((s) => s.settingsProblem);
   const [editing, setEditing] = useState<ServerView | 'new' | null>(null);
   const [importing, setImporting] = useState(false);
+  const addServer = useAppStore((s) => s.addServer);
+  const [demoError, runDemo] = useAction();
+  const addDemo = () => runDemo(() => addServer({ name: 'Warden demo (built-in)', transport: 'builtin', builtin: 'demo' }, []));
   useEffect(() => {
     void refreshServers();
   }, [refreshServers]);
@@ -357,9 +370,15 @@ export function ServersView() {
       {editing !== null ? <ServerForm server={editing === 'new' ? null : editing} onDone={() => setEditing(null)} /> : null}
       {importing ? <ImportPanel onDone={() => setImporting(false)} /> : null}
       {servers.length === 0 && editing === null && !importing ? (
-        <p className="empty" data-testid="servers-empty">
-          No servers yet. Add one, or import them from Claude Desktop, VS Code or Cursor.
-        </p>
+        <div className="empty-block">
+          <p className="empty" data-testid="servers-empty">
+            No servers yet. Add one, or import them from Claude Desktop, VS Code or Cursor.
+          </p>
+          <button type="button" className="button" data-testid="servers-add-demo" onClick={() => void addDemo()}>
+            Add the built-in demo server
+          </button>
+          <ErrorNote error={demoError} />
+        </div>
       ) : null}
       {servers.map((s) => (
         <ServerCard key={s.definition.id} server={s} onEdit={() => (setImporting(false), setEditing(s))} />
