@@ -113,6 +113,28 @@ describe('the views in a real browser against the real core and a real stdio ser
     }
   });
 
+  it('the built-in offline demo can be added from the empty Servers view, connects in-process and lists its tools; removing it empties the list', async () => {
+    await page.getByTestId('nav-servers').click();
+    await page.getByTestId('servers-empty').waitFor();
+    await page.getByTestId('servers-add-demo').click();
+    const card = page.locator('[data-testid^="server-"][data-testid$="-builtin"]');
+    await card.waitFor({ timeout: 30_000 });
+    const demoId = core!.servers.definitions()[0]!.id;
+    const demoAccount = (await core!.handlers['accounts:list']({ serverId: demoId })).accounts[0]!.id;
+    const prefix = `account-${demoId}-${demoAccount}`;
+    await page.getByTestId(`${prefix}-connect`).click();
+    await page.locator(`[data-testid="${prefix}-status"][data-state="connected"]`).waitFor({ timeout: 30_000 });
+    const tools = page.getByTestId(`${prefix}-tools`);
+    await tools.getByTestId('tool-notes_delete').waitFor();
+    expect(await tools.locator('.tool-item').count()).toBe(5);
+    expect(await tools.getByTestId('tool-notes_delete').innerText()).toMatch(/destructive \(claimed\)/);
+    await shot('demo');
+    await page.getByTestId(`server-${demoId}`).getByRole('button', { name: 'Remove…' }).click();
+    await page.getByTestId(`server-${demoId}`).getByRole('button', { name: 'Remove server and its secrets' }).click();
+    await page.getByTestId('servers-empty').waitFor({ timeout: 30_000 });
+    expect(core!.servers.definitions()).toHaveLength(0);
+  });
+
   it('adding a local server shows the exact, untruncated command line before it is saved', async () => {
     await page.getByTestId('nav-servers').click();
     await page.getByTestId('servers-empty').waitFor();
