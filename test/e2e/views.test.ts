@@ -275,6 +275,23 @@ describe('the views in a real browser against the real core and a real stdio ser
     expect(await page.content()).not.toContain('ghp_FAKE');
   });
 
+  it('an HTTP server with OAuth is added through the form and shows its sign-in state (no token ever reaches the page)', async () => {
+    await page.getByTestId('nav-servers').click();
+    await page.getByTestId('servers-add').click();
+    await page.getByTestId('server-form-name').fill('Remote OAuth');
+    await page.getByTestId('server-form-http').check();
+    await page.getByTestId('server-form-url').fill('https://mcp.example.com/mcp');
+    await page.getByRole('radio', { name: 'OAuth' }).check();
+    await page.getByTestId('server-form-save').click();
+    await page.getByTestId('server-form').waitFor({ state: 'detached', timeout: 30_000 });
+    const def = core!.servers.definitions().find((d) => d.name === 'Remote OAuth')!;
+    expect(def).toMatchObject({ transport: 'http', url: 'https://mcp.example.com/mcp', auth: { kind: 'oauth' } });
+    const account = (await core!.handlers['accounts:list']({ serverId: def.id })).accounts[0]!.id;
+    const auth = page.getByTestId(`auth-${def.id}-${account}`);
+    await auth.getByText('Not signed in').waitFor({ timeout: 30_000 });
+    expect(await auth.getByRole('button', { name: 'Sign in…' }).count()).toBe(1);
+  });
+
   it('the permission matrix stays fast with 10,000 tools: only visible rows are in the DOM, search filters locally', async () => {
     bigMatrix = Array.from({ length: 10_000 }, (_, i) => ({
       serverId: `srv-${i % 50}`,

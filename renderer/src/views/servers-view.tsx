@@ -5,6 +5,7 @@
  * import from Claude Desktop / VS Code / Cursor.
  */
 import { useEffect, useState } from 'react';
+import type { AuthStatus } from '../../../shared/contract/auth';
 import type { ToolView } from '../../../shared/contract/connections';
 import type { AccountView, ServerView } from '../../../shared/domain/servers';
 import { getWardenApi, toShownError, unwrap, type ShownError } from '../api';
@@ -29,44 +30,28 @@ function useAction(): [ShownError | null, (work: () => Promise<unknown>) => Prom
   return [error, run];
 }
 
-interface AuthStatusLike {
-  signedIn: boolean;
-  issuer: string | null;
-  expiresAt: string | null;
-}
-interface AuthApi {
-  login(r: { serverId: string; accountId: string }): Promise<import('../../../shared/result').Result<AuthStatusLike>>;
-  logout(r: { serverId: string; accountId: string }): Promise<import('../../../shared/result').Result<AuthStatusLike>>;
-  status(r: { serverId: string; accountId: string }): Promise<import('../../../shared/result').Result<AuthStatusLike>>;
-}
-
-/** The auth:* bridge when this build's contract has it (it is optional so the view works without). */
-function authApi(): AuthApi | null {
-  try {
-    const auth = (getWardenApi() as unknown as { auth?: Partial<AuthApi> }).auth;
-    return auth && typeof auth.login === 'function' && typeof auth.logout === 'function' && typeof auth.status === 'function' ? (auth as AuthApi) : null;
-  } catch {
-    return null;
-  }
-}
-
+/** Sign-in state and Sign in / Sign out for one account of an OAuth server (auth:* channels; no token ever reaches here). */
 function OAuthControls({ serverId, accountId }: { serverId: string; accountId: string }) {
-  const api = authApi();
-  const [status, setStatus] = useState<AuthStatusLike | null>(null);
+  const [status, setStatus] = useState<AuthStatus | null>(null);
   const [error, run] = useAction();
   useEffect(() => {
-    if (api) void unwrap(api.status({ serverId, accountId })).then(setStatus, () => setStatus(null));
+    void run(async () => setStatus(await unwrap(getWardenApi().auth.status({ serverId, accountId }))));
   }, [serverId, accountId]);
-  if (!api) return <span className="muted">OAuth sign-in is not available in this build.</span>;
   return (
-    <span className="inline-actions">
-      <span className="muted">{status?.signedIn ? `Signed in${status.issuer ? ` with ${status.issuer}` : ''}` : 'Not signed in'}</span>
+    <span className="inline-actions" data-testid={`auth-${serverId}-${accountId}`}>
+      <span className="muted">
+        {status?.loginInProgress
+          ? 'Waiting for the browser sign-in…'
+          : status?.signedIn
+            ? `Signed in${status.issuer ? ` with ${status.issuer}` : ''}${status.expiresAt ? ` (token until ${new Date(status.expiresAt).toLocaleString()})` : ''}`
+            : 'Not signed in'}
+      </span>
       {status?.signedIn ? (
-        <button type="button" className="button button-small" onClick={() => run(async () => setStatus(await unwrap(api.logout({ serverId, accountId }))))}>
+        <button type="button" className="button button-small" onClick={() => run(async () => setStatus(await unwrap(getWardenApi().auth.logout({ serverId, accountId }))))}>
           Sign out
         </button>
       ) : (
-        <button type="button" className="button button-small" onClick={() => run(async () => setStatus(await unwrap(api.login({ serverId, accountId }))))}>
+        <button type="button" className="button button-small" onClick={() => run(async () => setStatus(await unwrap(getWardenApi().auth.login({ serverId, accountId }))))}>
           Sign in…
         </button>
       )}
