@@ -252,6 +252,25 @@ describe('the views in a real browser against the real core and a real stdio ser
     await shot('recovery');
   });
 
+  it('Review… asks main to show its dialog with the trusted preview; only the dialog’s answer (here: approve) sends the call', async () => {
+    await page.getByTestId('nav-servers').click();
+    await page.getByTestId('tool-run-read_file').click();
+    await page.getByTestId('run-form-arguments').last().fill('{"path": "/tmp/reviewed.txt"}');
+    await page.getByTestId('run-form-submit').last().click();
+    await page.locator('[data-testid="run-form-state"][data-state="awaiting_approval"]').waitFor({ timeout: 30_000 });
+    expect(received().filter((c) => c.tool === 'read_file')).toEqual([]);
+    await page.getByTestId('nav-approvals').click();
+    const review = page.locator('[data-testid^="approval-"][data-testid$="-review"]');
+    await review.waitFor({ timeout: 30_000 });
+    const before = prompts.length;
+    await review.click();
+    await page.getByTestId('approvals-empty').waitFor({ timeout: 30_000 });
+    expect(prompts.length).toBe(before + 1);
+    expect(prompts.at(-1)).toMatchObject({ toolName: 'read_file' });
+    expect(JSON.parse(prompts.at(-1)!.argumentsJson)).toEqual({ path: '/tmp/reviewed.txt' });
+    await expect.poll(() => received().filter((c) => c.tool === 'read_file').map((c) => c.args), { timeout: 30_000 }).toEqual([{ path: '/tmp/reviewed.txt' }]);
+  });
+
   it('import from a Claude Desktop config shows each exact command line and asks about every secret-looking value', async () => {
     await page.getByTestId('nav-servers').click();
     await page.getByTestId('servers-import').click();
