@@ -98,7 +98,14 @@ export function RunForm({ tool, onClose }: { tool: ToolView; onClose: () => void
               <span className="muted">(a stopped call's outcome is unknown: it may already have happened; see Recovery)</span>
             </p>
           ) : null}
-          {operation.result ? <pre className="code-block" data-testid="run-form-output">{resultText(operation.result.content)}</pre> : null}
+          {operation.result ? (
+            <div className="field">
+              <span>{operation.result.isError ? "The server's error (untrusted text)" : "The server's answer (untrusted text)"}</span>
+              <pre className="code-block" data-testid="run-form-output">
+                {resultText(operation.result.content)}
+              </pre>
+            </div>
+          ) : null}
           {operation.error ? (
             <p className="error-note">
               <code>{operation.error.code}</code> {operation.error.message}
