@@ -19,6 +19,8 @@ export interface PermissionsSlice {
    * by the person in main's native dialog; a "not confirmed" answer is reported, not thrown.
    */
   setToolMode(row: Pick<MatrixRow, 'serverId' | 'accountId' | 'toolName'>, mode: PermissionMode): Promise<void>;
+  /** Removes one rule (back to the default); lifting a Disabled is confirmed in main's dialog. */
+  revokeRule(ruleId: string): Promise<void>;
 }
 
 /**
@@ -62,6 +64,16 @@ export const createPermissionsSlice: SliceCreator<PermissionsSlice> = ({ api }) 
     }
     await get().refreshMatrix();
     // Shown after the re-read, so a "not confirmed in the dialog" stays visible.
+    if (failure) set({ permissionsError: failure });
+  },
+  async revokeRule(ruleId) {
+    let failure: ShownError | null = null;
+    try {
+      await unwrap(api().permissions.revoke({ ruleId }));
+    } catch (error) {
+      failure = toShownError(error);
+    }
+    await get().refreshMatrix();
     if (failure) set({ permissionsError: failure });
   },
 });

@@ -24,6 +24,7 @@ function pinBadge(pin: MatrixRow['pin']) {
 
 function ModeSelect({ row }: { row: MatrixRow }) {
   const setToolMode = useAppStore((s) => s.setToolMode);
+  const revokeRule = useAppStore((s) => s.revokeRule);
   const [busy, setBusy] = useState(false);
   const testId = `perm-mode-${row.serverId}-${row.accountId}-${row.toolName}`;
   if (row.orgLocked) {
@@ -41,10 +42,11 @@ function ModeSelect({ row }: { row: MatrixRow }) {
       aria-label={`mode of ${row.toolName} on ${row.serverLabel} (${row.accountLabel})`}
       data-testid={testId}
       onChange={(e) => {
-        const mode = e.target.value as PermissionMode;
-        if (!mode) return;
+        const value = e.target.value;
+        if (!value) return;
         setBusy(true);
-        void setToolMode(row, mode).finally(() => setBusy(false));
+        const done = value === 'reset' && row.ruleId ? revokeRule(row.ruleId) : setToolMode(row, value as PermissionMode);
+        void done.finally(() => setBusy(false));
       }}
     >
       <option value="" disabled>
@@ -53,6 +55,7 @@ function ModeSelect({ row }: { row: MatrixRow }) {
       <option value="allow">Always Allow</option>
       <option value="ask">Ask</option>
       <option value="disabled">Disabled</option>
+      {row.ruleId ? <option value="reset">Reset to default</option> : null}
     </select>
   );
 }

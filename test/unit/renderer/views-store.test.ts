@@ -148,6 +148,15 @@ describe('view slices over the real core and a real stdio server', () => {
     await store.getState().setToolMode({ serverId, accountId, toolName: 'close_issue' }, 'allow');
     await until(() => store.getState().matrix.find((r) => r.toolName === 'close_issue')?.effective === 'allow', 'the matrix to show allow');
     expect(store.getState().permissionsError).toBeNull();
+    // A rule can be reset to the default (tightening: no dialog) and set again.
+    const allowRule = store.getState().matrix.find((r) => r.toolName === 'close_issue')!.ruleId!;
+    const promptsBeforeReset = prompts.length;
+    await store.getState().revokeRule(allowRule);
+    await until(() => store.getState().matrix.find((r) => r.toolName === 'close_issue')?.mode === null, 'the rule to be removed');
+    expect(store.getState().matrix.find((r) => r.toolName === 'close_issue')?.effective).toBe('ask');
+    expect(prompts.length).toBe(promptsBeforeReset);
+    await store.getState().setToolMode({ serverId, accountId, toolName: 'close_issue' }, 'allow');
+    await until(() => store.getState().matrix.find((r) => r.toolName === 'close_issue')?.effective === 'allow', 'the matrix to show allow again');
     const op = await store.getState().runTool({ serverId, accountId, toolName: 'close_issue', arguments: { n: 7 } });
     await until(() => store.getState().operations.find((o) => o.operationId === op.operationId)?.state === 'succeeded', 'the call to succeed');
     expect(received().map((r) => r.args)).toEqual([{ n: 7 }]);
