@@ -157,6 +157,7 @@ describe('view slices over the real core and a real stdio server', () => {
     expect(prompts.length).toBe(promptsBeforeReset);
     await store.getState().setToolMode({ serverId, accountId, toolName: 'close_issue' }, 'allow');
     await until(() => store.getState().matrix.find((r) => r.toolName === 'close_issue')?.effective === 'allow', 'the matrix to show allow again');
+    expect(prompts.length).toBe(promptsBeforeReset + 1);
     const op = await store.getState().runTool({ serverId, accountId, toolName: 'close_issue', arguments: { n: 7 } });
     await until(() => store.getState().operations.find((o) => o.operationId === op.operationId)?.state === 'succeeded', 'the call to succeed');
     expect(received().map((r) => r.args)).toEqual([{ n: 7 }]);
