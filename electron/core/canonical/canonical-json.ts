@@ -14,10 +14,20 @@ import { WardenError } from '../../../shared/result';
  * functions, symbols, cycles) instead of silently dropping them.
  */
 export function canonicalJson(value: unknown): string {
-  const out: string[] = [];
-  const stack: Array<string | number> = [];
-  write(value, out, stack, new Set());
-  return out.join('');
+  try {
+    return write(value, new Set());
+  } catch (error) {
+    if (error instanceof NotJson) throw new WardenError('VALIDATION_FAILED', `${pathOf(error.path.reverse())}: ${error.what}`);
+    throw error;
+  }
+}
+
+/** Thrown inside the writer; each enclosing level adds its key as it propagates (no path kept on the happy path). */
+class NotJson extends Error {
+  readonly path: Array<string | number> = [];
+  constructor(readonly what: string) {
+    super(what);
+  }
 }
 
 /** `$.a[0].b` for error messages; built only when something is wrong. */
@@ -25,67 +35,69 @@ function pathOf(stack: ReadonlyArray<string | number>): string {
   return '$' + stack.map((k) => (typeof k === 'number' ? `[${k}]` : `.${k}`)).join('');
 }
 
-function fail(stack: ReadonlyArray<string | number>, what: string): never {
-  throw new WardenError('VALIDATION_FAILED', `${pathOf(stack)}: ${what}`);
+function at(error: unknown, key: string | number): unknown {
+  if (error instanceof NotJson) error.path.push(key);
+  return error;
 }
 
-function write(value: unknown, out: string[], stack: Array<string | number>, seen: Set<object>): void {
-  if (value === null) {
-    out.push('null');
-    return;
-  }
+function write(value: unknown, seen: Set<object>): string {
+  if (value === null) return 'null';
   switch (typeof value) {
     case 'boolean':
-      out.push(value ? 'true' : 'false');
-      return;
+      return value ? 'true' : 'false';
     case 'string':
-      out.push(JSON.stringify(value));
-      return;
+      return JSON.stringify(value);
     case 'number':
-      if (!Number.isFinite(value)) fail(stack, `${String(value)} is not a JSON number`);
+      if (!Number.isFinite(value)) throw new NotJson(`${String(value)} is not a JSON number`);
       // ECMAScript Number::toString is the JCS number form; -0 serializes as 0.
-      out.push(value === 0 ? '0' : String(value));
-      return;
+      return value === 0 ? '0' : String(value);
     case 'object': {
-      if (seen.has(value)) fail(stack, 'circular reference');
+      if (seen.has(value)) throw new NotJson('circular reference');
       seen.add(value);
+      let out: string;
       if (Array.isArray(value)) {
-        out.push('[');
+        out = '[';
         for (let i = 0; i < value.length; i++) {
-          if (i) out.push(',');
+          if (i) out += ',';
           const v: unknown = value[i];
-          stack.push(i);
-          if (v === undefined) out.push('null');
-          else write(v, out, stack, seen);
-          stack.pop();
+          if (v === undefined) out += 'null';
+          else {
+            try {
+              out += write(v, seen);
+            } catch (error) {
+              throw at(error, i);
+            }
+          }
         }
-        out.push(']');
+        out += ']';
       } else {
         const proto = Object.getPrototypeOf(value);
         if (proto !== Object.prototype && proto !== null) {
-          fail(stack, `only plain objects are JSON (got ${(proto as { constructor?: { name?: string } })?.constructor?.name ?? 'object'})`);
+          throw new NotJson(`only plain objects are JSON (got ${(proto as { constructor?: { name?: string } })?.constructor?.name ?? 'object'})`);
         }
         const obj = value as Record<string, unknown>;
-        const keys = Object.keys(obj).sort(); // default sort compares UTF-16 code units, as RFC 8785 requires
-        out.push('{');
+        const keys = Object.keys(obj);
+        if (keys.length > 1) keys.sort(); // default sort compares UTF-16 code units, as RFC 8785 requires
+        out = '{';
         let first = true;
         for (const k of keys) {
           const v = obj[k];
           if (v === undefined) continue;
-          if (!first) out.push(',');
+          if (!first) out += ',';
           first = false;
-          out.push(JSON.stringify(k), ':');
-          stack.push(k);
-          write(v, out, stack, seen);
-          stack.pop();
+          try {
+            out += JSON.stringify(k) + ':' + write(v, seen);
+          } catch (error) {
+            throw at(error, k);
+          }
         }
-        out.push('}');
+        out += '}';
       }
       seen.delete(value);
-      return;
+      return out;
     }
     default:
-      fail(stack, `a ${typeof value} is not JSON`);
+      throw new NotJson(`a ${typeof value} is not JSON`);
   }
 }
 
@@ -172,4 +184,66 @@ function freezeGraph<T>(value: T): T {
     for (const v of Object.values(value)) freezeGraph(v);
   }
   return value;
+}
+
+class NotPlainJson extends Error {}
+
+/**
+ * Deep-copies a value the way `JSON.parse(JSON.stringify(value))` does (undefined members dropped,
+ * non-finite numbers as null, -0 as 0), optionally freezing every level of the copy. Plain data is
+ * copied directly; anything else (toJSON, class instances, functions, cycles, …) takes the JSON
+ * round trip itself, so the result and any error are always those of the round trip.
+ *
+ * Why: tool results and snapshots are copied on every call; the round trip builds and re-parses a
+ * string for what is usually a handful of small objects.
+ */
+export function jsonCopy<T>(value: T, freeze: boolean): T {
+  try {
+    return jsonLevel(value, freeze, 0) as T;
+  } catch (error) {
+    if (!(error instanceof NotPlainJson)) throw error;
+    const copied = JSON.parse(JSON.stringify(value)) as T;
+    return freeze ? deepFreeze(copied) : copied;
+  }
+}
+
+function jsonLevel(value: unknown, freeze: boolean, depth: number): unknown {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value;
+    case 'number':
+      return Number.isFinite(value) ? (value === 0 ? 0 : value) : null;
+    case 'object':
+      break;
+    default:
+      throw new NotPlainJson(); // undefined/function/symbol at this position, bigint: the round trip decides
+  }
+  if (value === null) return null;
+  if (depth > MAX_PLAIN_DEPTH) throw new NotPlainJson();
+  let out: unknown;
+  if (Array.isArray(value)) {
+    const n = value.length;
+    const arr: unknown[] = new Array<unknown>(n);
+    for (let i = 0; i < n; i++) {
+      const v: unknown = value[i];
+      arr[i] = v === undefined ? null : jsonLevel(v, freeze, depth + 1);
+    }
+    out = arr;
+  } else {
+    const proto: unknown = Object.getPrototypeOf(value);
+    if (proto !== Object.prototype && proto !== null) throw new NotPlainJson();
+    const obj: Record<string, unknown> = {};
+    for (const k in value) {
+      if (!Object.prototype.hasOwnProperty.call(value, k)) continue;
+      const raw = (value as Record<string, unknown>)[k];
+      if (raw === undefined) continue;
+      if (k === 'toJSON') throw new NotPlainJson();
+      const v = jsonLevel(raw, freeze, depth + 1);
+      if (k === '__proto__') Object.defineProperty(obj, k, { value: v, enumerable: true, writable: true, configurable: true });
+      else obj[k] = v;
+    }
+    out = obj;
+  }
+  return freeze ? Object.freeze(out) : out;
 }

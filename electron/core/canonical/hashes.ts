@@ -2,12 +2,15 @@
  * The hashes identities are pinned to: fingerprints (approval binding), tool contract hashes
  * (rug-pull detection) and server endpoint hashes (what actually runs or is contacted).
  */
-import { createHash } from 'node:crypto';
+import * as nodeCrypto from 'node:crypto';
 import { canonicalJson } from './canonical-json';
+
+/** Node's one-shot `crypto.hash` (Node ≥ 20.12): several times cheaper than createHash for short inputs. */
+const oneShotHash = (nodeCrypto as { hash?: (algorithm: string, data: string, encoding: 'hex') => string }).hash;
 
 /** sha256 hex of a UTF-8 string. */
 export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
+  return oneShotHash ? oneShotHash('sha256', text, 'hex') : nodeCrypto.createHash('sha256').update(text, 'utf8').digest('hex');
 }
 
 /** The fields a fingerprint binds. */
@@ -30,17 +33,11 @@ export interface FingerprintInput {
  * as a canonical JSON array, so no separator trick can make two different tuples collide.
  */
 export function fingerprint(input: FingerprintInput): string {
-  return sha256Hex(
-    canonicalJson([
-      'warden.fingerprint.v1',
-      input.serverId,
-      input.endpointHash,
-      input.accountId,
-      input.toolName,
-      input.contractHash,
-      input.canonicalArguments,
-    ]),
-  );
+  const fields = ['warden.fingerprint.v1', input.serverId, input.endpointHash, input.accountId, input.toolName, input.contractHash, input.canonicalArguments];
+  // For an array of strings JSON.stringify writes exactly the canonical form (no keys, no numbers):
+  // same bytes, same hash, without the generic writer (this runs on every tool call).
+  const allStrings = fields.every((f) => typeof f === 'string');
+  return sha256Hex(allStrings ? JSON.stringify(fields) : canonicalJson(fields));
 }
 
 /** The parts of an MCP tool definition its contract hash covers. */

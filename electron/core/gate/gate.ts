@@ -30,7 +30,7 @@ import {
 } from '../../../shared/domain/journal-events';
 import type { PolicyDecision, PolicyState } from '../../../shared/domain/policy';
 import { WardenError } from '../../../shared/result';
-import { canonicalJson, deepFreeze, deepFreezeCopy } from '../canonical/canonical-json';
+import { canonicalJson, deepFreeze, deepFreezeCopy, jsonCopy } from '../canonical/canonical-json';
 import { fingerprint as computeFingerprint } from '../canonical/hashes';
 import { decide } from '../policy/engine';
 import { normalizeArgumentsForPolicy, pathFieldsFor } from '../policy/normalize';
@@ -173,6 +173,8 @@ export class Gate {
   private readonly paths: { semantics: PathSemantics; fs: PathFs | null };
   /** Journal appends are chained so records land in the order decisions were made. */
   private journalTail: Promise<unknown> = Promise.resolve();
+  /** Appends handed to the journal chain and not yet finished (0: the next one may go straight to the journal). */
+  private appendsInFlight = 0;
 
   constructor(private readonly deps: GateDeps) {
     this.clock = deps.clock ?? systemClock;
@@ -513,6 +515,7 @@ export class Gate {
 
   /** The active account of a server for a conversation (or the global one), if set. */
   activeAccount(serverId: string, conversationId: string | null): string | undefined {
+    if (this.activeAccounts.size === 0) return undefined;
     return this.activeAccounts.get(accountKey(serverId, conversationId)) ?? this.activeAccounts.get(accountKey(serverId, null));
   }
 
@@ -680,34 +683,35 @@ export class Gate {
 
   private async runCall(op: Operation): Promise<void> {
     const signal = op.abort!.signal;
+    let outcome: JournalEntry;
     if (signal.aborted) {
       const why = reasonOf(signal.reason);
-      await this.append([this.transition(op, 'failed', `Not sent: ${why}`, { error: { code: 'CANCELLED', message: why } })]);
-      return;
-    }
-    try {
-      const raw = await this.deps.executor.call(
-        { serverId: op.identity.serverId, accountId: op.identity.accountId, toolName: op.identity.toolName },
-        op.args,
-        { signal, operationId: op.id },
-      );
-      const result = toResultRecord(raw);
-      const to = result.isError ? 'failed' : 'succeeded';
-      await this.append([this.transition(op, to, result.isError ? 'The tool reported an error' : 'The tool call succeeded', { result })]);
-    } catch (error) {
-      const message = signal.aborted ? reasonOf(signal.reason) : error instanceof Error ? error.message : String(error);
-      if (isCallNotSent(error)) {
-        await this.append([this.transition(op, 'failed', `Not sent: ${message}`, { error: { code: 'NOT_SENT', message } })]);
-      } else {
-        await this.append([
-          this.transition(op, 'outcome_unknown', `${signal.aborted ? 'Cancelled while running' : 'The call failed after it was sent'}: the server may have acted (${message})`, {
-            error: { code: signal.aborted ? 'CANCELLED' : 'OUTCOME_UNKNOWN', message },
-          }),
-        ]);
+      outcome = this.transition(op, 'failed', `Not sent: ${why}`, { error: { code: 'CANCELLED', message: why } });
+    } else {
+      try {
+        const raw = await this.deps.executor.call(
+          { serverId: op.identity.serverId, accountId: op.identity.accountId, toolName: op.identity.toolName },
+          op.args,
+          { signal, operationId: op.id },
+        );
+        const result = toResultRecord(raw);
+        const to = result.isError ? 'failed' : 'succeeded';
+        outcome = this.transition(op, to, result.isError ? 'The tool reported an error' : 'The tool call succeeded', { result });
+      } catch (error) {
+        const message = signal.aborted ? reasonOf(signal.reason) : error instanceof Error ? error.message : String(error);
+        outcome = isCallNotSent(error)
+          ? this.transition(op, 'failed', `Not sent: ${message}`, { error: { code: 'NOT_SENT', message } })
+          : this.transition(op, 'outcome_unknown', `${signal.aborted ? 'Cancelled while running' : 'The call failed after it was sent'}: the server may have acted (${message})`, {
+              error: { code: signal.aborted ? 'CANCELLED' : 'OUTCOME_UNKNOWN', message },
+            });
       }
-    } finally {
-      op.abort = null;
     }
+    op.abort = null;
+    // The outcome is decided; only its record is left. A journal that fails now leaves `executing`
+    // as the last durable record, which recovery turns into outcome_unknown (never a resend).
+    await this.append([outcome]).catch((error: unknown) => {
+      console.error(`gate: the outcome of operation ${op.id} (${op.state}) could not be journaled`, error);
+    });
   }
 
   /** Applies a transition in memory (synchronously) and returns its journal entry. */
@@ -735,8 +739,23 @@ export class Gate {
 
   /** Appends in decision order; `durable` waits for stable storage. */
   private append(entries: JournalEntry[], durable = false): Promise<unknown> {
-    const next = this.journalTail.then(() => this.deps.journal.append(entries, durable ? { durable: true } : undefined));
-    this.journalTail = next.catch(() => undefined);
+    const options = durable ? { durable: true } : undefined;
+    let next: Promise<unknown>;
+    if (this.appendsInFlight === 0) {
+      // Nothing queued ahead: hand it to the journal now (same order, one promise hop less).
+      try {
+        next = this.deps.journal.append(entries, options);
+      } catch (error) {
+        next = Promise.reject(error);
+      }
+    } else {
+      next = this.journalTail.then(() => this.deps.journal.append(entries, options));
+    }
+    this.appendsInFlight++;
+    const done = (): void => {
+      this.appendsInFlight--;
+    };
+    this.journalTail = next.then(done, done);
     return next;
   }
 
@@ -770,7 +789,7 @@ export class Gate {
       state: op.state,
       origin: { ...op.origin },
       identity: { ...op.identity },
-      arguments: JSON.parse(op.canonicalArguments) as Record<string, unknown>,
+      arguments: jsonCopy(op.args, false) as Record<string, unknown>,
       canonicalArguments: op.canonicalArguments,
       fingerprint: op.fingerprint,
       requestedAt: op.requestedAt,
@@ -778,7 +797,7 @@ export class Gate {
       decision: op.decision ? { ...op.decision, configErrors: [...op.decision.configErrors] } : null,
       reason: op.reason,
       approvedByUser: op.approvedByUser,
-      result: op.result ? (JSON.parse(JSON.stringify(op.result)) as ToolResultRecord) : null,
+      result: op.result ? jsonCopy(op.result, false) : null,
       error: op.error ? { ...op.error } : null,
       history: op.history.map((h) => ({ ...h })),
       labels: { ...op.labels },
@@ -796,8 +815,8 @@ function reasonOf(reason: unknown): string {
 
 function toResultRecord(raw: unknown): ToolResultRecord {
   const r = (raw ?? {}) as { content?: unknown; structuredContent?: unknown; isError?: unknown };
-  const content = Array.isArray(r.content) ? (JSON.parse(JSON.stringify(r.content)) as Array<Record<string, unknown>>) : [];
+  const content = Array.isArray(r.content) ? jsonCopy(r.content as Array<Record<string, unknown>>, false) : [];
   const out: ToolResultRecord = { isError: r.isError === true, content };
-  if (r.structuredContent && typeof r.structuredContent === 'object') out.structuredContent = JSON.parse(JSON.stringify(r.structuredContent));
+  if (r.structuredContent && typeof r.structuredContent === 'object') out.structuredContent = jsonCopy(r.structuredContent as Record<string, unknown>, false);
   return out;
 }

@@ -26,6 +26,8 @@ export interface NormalizeOptions {
 export function normalizeArgumentsForPolicy(args: Readonly<Record<string, unknown>>, options: NormalizeOptions): Readonly<Record<string, unknown>> {
   // Without a file system there is nothing to resolve; decide() never mutates its input.
   if (!options.fs) return args;
+  // Nothing path-like to resolve (the common case): the input as is, no copy.
+  if (!needsResolution(args, options.pathFields)) return args;
   const copy = structuredClone(args) as Record<string, unknown>;
   const fs = options.fs;
   const fix = (v: unknown): unknown => (typeof v === 'string' ? resolveSymlinks(v, options.semantics, fs) : Array.isArray(v) ? v.map(fix) : v);
@@ -44,6 +46,17 @@ export function normalizeArgumentsForPolicy(args: Readonly<Record<string, unknow
     }
   }
   return copy;
+}
+
+/** True when some field would be rewritten: a path-like name holding a string or array, or an explicit path field. */
+function needsResolution(args: Readonly<Record<string, unknown>>, pathFields: readonly string[] | undefined): boolean {
+  if (pathFields && pathFields.length > 0) return true;
+  for (const k in args) {
+    if (!Object.prototype.hasOwnProperty.call(args, k)) continue;
+    const v = args[k];
+    if ((typeof v === 'string' || Array.isArray(v)) && PATH_LIKE_NAME.test(k)) return true;
+  }
+  return false;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { canonicalJson, contractHash, deepFreezeCopy, endpointHash, fingerprint } from '../../../electron/core/canonical';
+import { canonicalJson, contractHash, deepFreezeCopy, endpointHash, fingerprint, sha256Hex } from '../../../electron/core/canonical';
 
 const base = {
   serverId: 'github',
@@ -89,6 +89,21 @@ describe('fingerprint', () => {
         const fa = fingerprint({ ...base, canonicalArguments: canonicalJson({ v: a }) });
         const fb = fingerprint({ ...base, canonicalArguments: canonicalJson({ v: b }) });
         expect(fa).not.toBe(fb);
+      }),
+    );
+  });
+
+  it('fingerprints and hashes are stable across versions (recorded approvals stay valid after an upgrade)', () => {
+    // Golden values: a fingerprint stored in the ledger before a restart must be recomputed identically after it.
+    const fp = fingerprint({ ...base, canonicalArguments: canonicalJson({ repo: 'acme/mobile', issue: 42, note: 'é\u2028"\\' }) });
+    expect(fp).toBe('daacc1f3f7258f3b960486d7b3d87664ed890bda4eba1a0f388f603f13a59854');
+    expect(sha256Hex('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+    expect(sha256Hex('é\u0000')).toBe('6133f2d2dc6cad8dbbfc80f0fb587d3e61469954c82d906cce85239e4c6c8bbd');
+    // The fast path equals the definition: sha256 over the canonical JSON array of the bound fields.
+    fc.assert(
+      fc.property(fc.array(fc.string({ unit: 'binary' }), { minLength: 6, maxLength: 6 }), ([serverId, endpointHash, accountId, toolName, contractHash, canonicalArguments]) => {
+        const input = { serverId: serverId!, endpointHash: endpointHash!, accountId: accountId!, toolName: toolName!, contractHash: contractHash!, canonicalArguments: canonicalArguments! };
+        expect(fingerprint(input)).toBe(sha256Hex(canonicalJson(['warden.fingerprint.v1', serverId, endpointHash, accountId, toolName, contractHash, canonicalArguments])));
       }),
     );
   });

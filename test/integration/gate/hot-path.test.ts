@@ -1,0 +1,80 @@
+/**
+ * Guarantees the gate's fast path must keep (issue 3 performance work): a journal failure after
+ * the call never turns into a second transition or a crash, and nothing a caller receives aliases
+ * the gate's or the journal's stored state.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { Gate } from '../../../electron/core/gate/gate';
+import type { JournalEntry } from '../../../electron/core/ports';
+import { gateFixture } from './harness';
+
+type Fixture = Awaited<ReturnType<typeof gateFixture>>;
+let fx: Fixture | undefined;
+afterEach(async () => {
+  await fx?.close();
+  fx = undefined;
+});
+
+const call = (over: Record<string, unknown> = {}) => ({
+  source: 'model' as const,
+  conversationId: 'conv1',
+  serverId: 'gh',
+  accountId: 'work',
+  toolName: 'close_issue',
+  arguments: { text: 'close #42' },
+  ...over,
+});
+
+describe('gate hot path', () => {
+  it('a journal that fails on the outcome record leaves one final state, no second transition and no crash', async () => {
+    fx = await gateFixture();
+    fx.allow('close_issue');
+    const journal = fx.journal;
+    const failing = Object.assign(Object.create(Object.getPrototypeOf(journal)) as typeof journal, journal, {
+      append: async (entries: JournalEntry[], options?: { durable?: boolean }) => {
+        if (entries.some((e) => e.type === 'op.transition' && e.payload.from === 'executing')) throw new Error('ledger closed');
+        return journal.append(entries, options);
+      },
+    });
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    const errors: unknown[][] = [];
+    const originalError = console.error;
+    console.error = (...args: unknown[]) => void errors.push(args);
+    const gate = new Gate({ journal: failing, executor: fx.registry, registry: fx.registry, policy: fx.policy, clock: fx.clock, scheduleExpiry: false });
+    try {
+      const op = await gate.request(call());
+      expect(op.state).toBe('succeeded');
+      expect(op.history.map((h) => h.to)).toEqual(['approved', 'executing', 'succeeded']);
+      expect(fx.mcp.count()).toBe(1);
+      // The durable record still says executing: recovery makes it outcome_unknown, never a resend.
+      expect(fx.journal.transitions(op.operationId)).toEqual(['proposed→approved', 'approved→executing']);
+      await new Promise((r) => setTimeout(r, 20));
+      expect(unhandled).toEqual([]);
+      expect(String(errors[0]?.[0])).toMatch(/could not be journaled/);
+    } finally {
+      console.error = originalError;
+      process.off('unhandledRejection', onUnhandled);
+      gate.close();
+    }
+  });
+
+  it('snapshots and journal records share nothing with the gate: editing them changes nothing', async () => {
+    fx = await gateFixture();
+    fx.allow('close_issue');
+    const op = await fx.gate.request(call({ arguments: { text: 'close #42', n: 1 } }));
+    op.arguments.text = 'close #43';
+    (op.result!.content[0] as { text: string }).text = 'forged';
+    op.history.push({ from: 'succeeded', to: 'failed', reason: 'x', at: 0 });
+    op.decision!.configErrors.push('x');
+    const again = fx.gate.get(op.operationId)!;
+    expect(again.arguments).toEqual({ n: 1, text: 'close #42' });
+    expect(again.result!.content[0]).toMatchObject({ text: 'close_issue ok' });
+    expect(again.history).toHaveLength(3);
+    expect(again.decision!.configErrors).toEqual([]);
+    for (const record of fx.journal.read()) expect(Object.isFrozen(record.payload)).toBe(true);
+    const proposed = fx.journal.read().find((r) => r.type === 'op.proposed')!;
+    expect(() => ((proposed.payload.arguments as { text: string }).text = 'x')).toThrow(TypeError);
+  });
+});
