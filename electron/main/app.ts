@@ -5,15 +5,20 @@
  * Kept separate from index.ts (which only calls `startWarden`) so tests can drive the lifecycle
  * with a mocked `electron` module.
  */
-import { dirname } from 'node:path';
+import { copyFileSync, existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { app, BrowserWindow, ipcMain, session } from 'electron';
 import { eventWireChannel } from '../../shared/ipc';
 import { createCore, type WardenCore } from '../core/app-core';
+import { openLedgerForApp } from '../core/ledger';
+import { loadOrganizationPolicy } from '../core/policy/organization';
+import { loadPolicyFile, savePolicyFile } from '../core/settings/policy-file';
 import { createDialogPrompter } from './dialogs';
+import { openElectronSettingsStore } from './electron-settings-store';
 import { bindContract, createSenderCheck } from './ipc';
 import { registerAppScheme, rendererEntry, serveRenderer } from './protocol';
-import { hardenWebContents, isSameOrigin, secureAllSessions } from './security';
+import { hardenWebContents, isSameOrigin, secureAllSessions, systemBrowser } from './security';
 import { builtPaths, windowOptions } from './window';
 
 /** Knobs for tests; production uses the defaults. */
@@ -23,6 +28,49 @@ export interface StartOptions {
   env?: Record<string, string | undefined>;
   /** Builds the core; defaults to `createCore`. */
   makeCore?: (deps: Parameters<typeof createCore>[0]) => WardenCore;
+  /**
+   * Opens the durable state (ledger, settings, rules, organization policy); defaults to
+   * `openDurableState` in the user-data folder. Tests pass an in-memory stand-in.
+   */
+  openState?: () => Promise<Partial<Parameters<typeof createCore>[0]>>;
+}
+
+/**
+ * Where an administrator puts the managed (organization) policy: a machine-wide file a normal
+ * user cannot edit. Read-only in the app.
+ */
+export function organizationPolicyPath(platform: NodeJS.Platform, env: Record<string, string | undefined>): string {
+  if (platform === 'win32') return join(env.ProgramData ?? 'C:\\ProgramData', 'Warden', 'policy.json');
+  if (platform === 'darwin') return '/Library/Application Support/Warden/policy.json';
+  return '/etc/warden/policy.json';
+}
+
+/**
+ * Opens everything durable the core needs, in the user-data folder: the hash-chained ledger
+ * (recovering what the last exit interrupted), settings in electron-store, the person's rules,
+ * and the organization policy. One redactor is shared by the keychain and the ledger so no
+ * secret value is ever written to disk.
+ */
+export async function openDurableState(): Promise<Partial<Parameters<typeof createCore>[0]>> {
+  const userData = app.getPath('userData');
+  const { ledger, onSecretValue } = await openLedgerForApp(userData);
+  const rulesStore = openElectronSettingsStore('policy');
+  const rules = loadPolicyFile(rulesStore);
+  if (rules.problem) {
+    console.error(`[warden] ${rules.problem}`);
+    // Keep the unusable file for the person; new rule changes are saved to a fresh one.
+    if (existsSync(rulesStore.path)) copyFileSync(rulesStore.path, `${rulesStore.path}.invalid-${Date.now()}`);
+  }
+  const org = loadOrganizationPolicy(organizationPolicyPath(process.platform, process.env));
+  for (const e of org.errors) console.error(`[warden] organization policy: ${e}`);
+  return {
+    ledger,
+    servers: { settingsStore: openElectronSettingsStore(), onSecretValue },
+    gate: {
+      initialPolicy: { user: rules.user, conversation: rules.conversation, organization: org.rules },
+      persistPolicy: (state) => savePolicyFile(rulesStore, state),
+    },
+  };
 }
 
 /** What a started shell exposes to tests. */
@@ -60,12 +108,24 @@ export async function startWarden(options: StartOptions = {}): Promise<RunningWa
   secureAllSessions(app, session.defaultSession, entry.origin);
   if (entry.servesAppScheme) serveRenderer(paths.rendererDir);
 
+  const durable = await (options.openState ?? openDurableState)();
   // The native dialog is the core's only approver: the renderer has no approve channel.
   const core = (options.makeCore ?? createCore)({
+    ...durable,
     version: app.getVersion(),
     platform: process.platform,
-    gate: { prompter: createDialogPrompter(() => window) },
+    browser: systemBrowser,
+    // First run with no servers: add the in-process demo server (README: useful offline, no keys).
+    offerDemoServer: true,
+    gate: { ...durable.gate, prompter: createDialogPrompter(() => window) },
   });
+  // Operations the last exit interrupted are settled (executing → outcome_unknown, never resent)
+  // before the renderer can ask for anything.
+  const recovery = await core.recovered.catch((error: unknown) => {
+    console.error('[warden] recovering operations failed', error);
+    return null;
+  });
+  if (recovery) console.info('[warden] recovery', JSON.stringify(recovery));
 
   const unbind = bindContract(ipcMain, core.handlers, {
     isTrustedSender: createSenderCheck(() => (window && !window.isDestroyed() ? window.webContents : null), entry.origin),

@@ -7,6 +7,9 @@
  * surface Warden's shell uses is modelled; `resetElectronMock()` clears recorded state between tests.
  */
 import { EventEmitter } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { vi } from 'vitest';
 
 let nextId = 1;
@@ -108,6 +111,17 @@ class FakeApp extends EventEmitter {
   readonly exit = vi.fn();
   readonly whenReady = vi.fn(async () => undefined);
   readonly getVersion = vi.fn(() => '0.0.0-test');
+  /** A throwaway user-data folder per test process, so the shell's durable state is real files. */
+  private userData: string | undefined;
+  readonly getPath = vi.fn((name: string) => {
+    if (name !== 'userData') return tmpdir();
+    if (!this.userData) {
+      const dir = mkdtempSync(join(tmpdir(), 'warden-userdata-'));
+      process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+      this.userData = dir;
+    }
+    return this.userData;
+  });
 }
 
 const state = {
@@ -129,6 +143,8 @@ const ipcMain = {
   removeHandler: vi.fn((channel: string) => {
     state.ipcHandlers.delete(channel);
   }),
+  /** electron-store registers a data listener for its renderer helper (which Warden never uses). */
+  on: vi.fn(),
 };
 
 const ipcRenderer = {
@@ -174,6 +190,8 @@ export const electronModule = {
     }),
   },
 };
+// electron-store does `import electron from 'electron'`: the default export is the same module.
+(electronModule as Record<string, unknown>).default = electronModule;
 
 /** The same instance the mocked module hands out, plus what it recorded. */
 export const electronMock = { ...electronModule, state, defaultSession };

@@ -3,7 +3,9 @@ import { afterEach, beforeEach, describe, expect, it, vi, type Mock } from 'vite
 vi.mock('electron', () => import('../../helpers/electron-mock').then((m) => m.electronModule));
 
 import { createCore, type WardenCore } from '../../../electron/core/app-core';
-import { startWarden } from '../../../electron/main/app';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { organizationPolicyPath, startWarden } from '../../../electron/main/app';
 import { windowOptions } from '../../../electron/main/window';
 import { channelNames } from '../../../shared/ipc';
 import { electronMock, FakeEvent, FakeFrame, FakeWebContents, resetElectronMock } from '../../helpers/electron-mock';
@@ -176,5 +178,35 @@ describe('the main entry point', () => {
     // Quit the way Electron does, so the entry point's core is closed too.
     electronMock.app.emit('will-quit', new FakeEvent());
     await vi.waitFor(() => expect(electronMock.app.quit).toHaveBeenCalledTimes(1), { timeout: 10_000 });
+  });
+});
+
+describe('durable state in the user-data folder', () => {
+  it('the app journals to the hash-chained ledger in userData, not to memory', async () => {
+    const running = await start();
+    expect(running.core.status().journal.kind).toBe('ledger');
+    const userData = electronMock.app.getPath('userData');
+    expect(existsSync(join(userData, 'ledger'))).toBe(true);
+    // First run with no servers: the offline demo server is there, so the app is useful with no keys.
+    await running.core.demoOffered;
+    expect(running.core.servers.definitions().some((d) => d.transport === 'builtin')).toBe(true);
+  });
+
+  it('a rule set in one run is the rule the next run starts with (policy.json), and org policy is read from a machine-wide path', async () => {
+    const running = await start();
+    const before = running.core.gate.policy.current().user.length;
+    const change = await running.core.gate.policy.set({ scope: 'global', mode: 'disabled' }, null, 'user');
+    const saved = JSON.parse(readFileSync(join(electronMock.app.getPath('userData'), 'policy.json'), 'utf8')) as { user: { id: string }[] };
+    expect(saved.user.map((r) => r.id)).toContain(change.ruleId);
+    // Quit the way Electron does (unbinds IPC, closes the core), then start a second run.
+    electronMock.app.emit('will-quit', new FakeEvent());
+    await vi.waitFor(() => expect(electronMock.app.quit).toHaveBeenCalled(), { timeout: 10_000 });
+    resetElectronMock();
+    const again = await start();
+    expect(again.core.gate.policy.current().user.map((r) => r.id)).toContain(change.ruleId);
+    expect(again.core.gate.policy.current().user.length).toBe(before + 1);
+    expect(organizationPolicyPath('linux', {})).toBe('/etc/warden/policy.json');
+    expect(organizationPolicyPath('win32', { ProgramData: 'D:\\PD' })).toMatch(/^D:\\PD.Warden.policy\.json$/);
+    expect(organizationPolicyPath('darwin', {})).toBe('/Library/Application Support/Warden/policy.json');
   });
 });
