@@ -163,6 +163,32 @@ export function createCore(deps: CoreDeps): WardenCore {
     ...runHandlers(() => gateModule.gate),
   };
 
+  // Push `core:status-changed` whenever a domain event may have moved a status field (servers,
+  // connections, approvals, safe mode), coalesced per tick and only when something differs.
+  let lastStatus = JSON.stringify(status());
+  let statusCheckQueued = false;
+  const queueStatusCheck = () => {
+    if (statusCheckQueued) return;
+    statusCheckQueued = true;
+    queueMicrotask(() => {
+      statusCheckQueued = false;
+      const next = status();
+      const text = JSON.stringify(next);
+      if (text === lastStatus) return;
+      lastStatus = text;
+      events.emit('core:status-changed', next);
+    });
+  };
+  events.subscribe((event) => {
+    if (event !== 'core:status-changed') queueStatusCheck();
+  });
+  const acknowledge = handlers['ledger:acknowledge-safe-mode'];
+  handlers['ledger:acknowledge-safe-mode'] = async (request) => {
+    const result = await acknowledge(request);
+    queueStatusCheck();
+    return result;
+  };
+
   return {
     handlers,
     events,

@@ -12,7 +12,7 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 const { version } = JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as { version: string };
 
 const rendererDir = await ensureRendererBuilt(root);
-const core = createCore({ version: `${version}-host` });
+const core = createCore({ version: `${version}-host`, offerDemoServer: true });
 const host = await startTestHost({ core, rendererDir });
 console.log(`Warden test host (demo core, loopback only): ${host.url}`);
 console.log('Open it in a browser. Ctrl+C stops it.');
