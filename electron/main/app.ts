@@ -15,6 +15,7 @@ import { openLedgerForApp } from '../core/ledger';
 import { loadOrganizationPolicy } from '../core/policy/organization';
 import { loadPolicyFile, savePolicyFile } from '../core/settings/policy-file';
 import { createDialogPrompter } from './dialogs';
+import { createDialogElicitor } from './elicitor';
 import { openElectronSettingsStore } from './electron-settings-store';
 import { bindContract, createSenderCheck } from './ipc';
 import { registerAppScheme, rendererEntry, serveRenderer } from './protocol';
@@ -115,6 +116,7 @@ export async function startWarden(options: StartOptions = {}): Promise<RunningWa
     version: app.getVersion(),
     platform: process.platform,
     browser: systemBrowser,
+    elicitor: createDialogElicitor(() => window),
     // First run with no servers: add the in-process demo server (README: useful offline, no keys).
     offerDemoServer: true,
     gate: { ...durable.gate, prompter: createDialogPrompter(() => window) },

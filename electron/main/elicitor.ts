@@ -1,0 +1,66 @@
+/**
+ * Native answers to MCP elicitation (a server asking the person something), owned by main.
+ *
+ * URL mode: a message box names the asking server (Warden's label, not the server's own name) and
+ * the exact domain the page is on; Cancel is the default and the cancel button, so only an
+ * explicit "Open" consents, and the core then opens the page through the audited https-only
+ * opener. Form mode: Warden has no native form yet, so it says so and answers `decline` — the
+ * server learns the person was not asked, never a made-up answer. Either answer is only an answer:
+ * it never approves a tool call (approvals have their own dialog and the gate).
+ */
+import { dialog, type BrowserWindow, type MessageBoxOptions } from 'electron';
+import type { Elicitor, FormElicitation, UrlElicitation } from '../core/elicitation/elicitation';
+
+/** Buttons of the URL consent dialog: Cancel first (default, Escape). */
+export const URL_CONSENT_BUTTONS = ['Cancel', 'Open in browser'] as const;
+
+/** The message box for a URL-mode request, built from Warden's labels plus the server's text, labelled. */
+export function urlConsentOptions(request: UrlElicitation): MessageBoxOptions {
+  return {
+    type: 'question',
+    title: 'Warden: a server asks you to open a page',
+    message: `${request.serverLabel} asks you to open a page on ${request.domain}`,
+    detail: [`Address: ${request.url}`, '', `The server says (its own words, not Warden's):`, request.message].join('\n'),
+    buttons: [...URL_CONSENT_BUTTONS],
+    defaultId: 0,
+    cancelId: 0,
+    noLink: true,
+    normalizeAccessKeys: false,
+  };
+}
+
+/** The notice shown for a form-mode request Warden cannot display yet. */
+export function formNoticeOptions(request: FormElicitation): MessageBoxOptions {
+  return {
+    type: 'info',
+    title: 'Warden: a server asked a question',
+    message: `${request.serverLabel} asked you to fill in a form, which this version of Warden cannot show.`,
+    detail: [`The server was told you declined.`, '', `The server says (its own words, not Warden's):`, request.message].join('\n'),
+    buttons: ['OK'],
+    defaultId: 0,
+    cancelId: 0,
+    noLink: true,
+  };
+}
+
+/** An Elicitor that asks in native dialogs over Warden's window. */
+export function createDialogElicitor(getWindow: () => BrowserWindow | null): Elicitor {
+  const show = (options: MessageBoxOptions) => {
+    const window = getWindow();
+    return window && !window.isDestroyed() ? dialog.showMessageBox(window, options) : dialog.showMessageBox(options);
+  };
+  return {
+    async url(request, signal) {
+      try {
+        const { response } = await show(urlConsentOptions(request));
+        return response === 1 && !signal.aborted ? 'accept' : 'cancel';
+      } catch {
+        return 'cancel';
+      }
+    },
+    async form(request) {
+      await show(formNoticeOptions(request)).catch(() => undefined);
+      return { action: 'decline' };
+    },
+  };
+}
