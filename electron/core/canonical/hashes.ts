@@ -36,7 +36,8 @@ export function fingerprint(input: FingerprintInput): string {
   const fields = ['warden.fingerprint.v1', input.serverId, input.endpointHash, input.accountId, input.toolName, input.contractHash, input.canonicalArguments];
   // For an array of strings JSON.stringify writes exactly the canonical form (no keys, no numbers):
   // same bytes, same hash, without the generic writer (this runs on every tool call).
-  const allStrings = fields.every((f) => typeof f === 'string');
+  let allStrings = true;
+  for (let i = 1; i < fields.length; i++) if (typeof fields[i] !== 'string') allStrings = false;
   return sha256Hex(allStrings ? JSON.stringify(fields) : canonicalJson(fields));
 }
 

@@ -175,6 +175,9 @@ export class Gate {
   private journalTail: Promise<unknown> = Promise.resolve();
   /** Appends handed to the journal chain and not yet finished (0: the next one may go straight to the journal). */
   private appendsInFlight = 0;
+  private readonly appendDone = (): void => {
+    this.appendsInFlight--;
+  };
 
   constructor(private readonly deps: GateDeps) {
     this.clock = deps.clock ?? systemClock;
@@ -214,20 +217,21 @@ export class Gate {
     if (existing) return existing; // idempotency: never a second call for one id
 
     const now = this.clock.now();
-    const origin: RequestOrigin = {
+    // Everything the gate journals is frozen: the journal may keep it without copying.
+    const origin: RequestOrigin = Object.freeze({
       source: req.source,
       conversationId: req.conversationId ?? null,
       round: req.round ?? null,
       batchId: req.batchId ?? null,
-    };
+    });
     const tool = this.deps.registry.getTool(req.serverId, req.accountId, req.toolName);
-    const identity: ToolIdentity = {
+    const identity: ToolIdentity = Object.freeze({
       serverId: req.serverId,
       accountId: req.accountId,
       toolName: req.toolName,
       endpointHash: tool?.endpointHash ?? '',
       contractHash: tool?.contractHash ?? '',
-    };
+    });
 
     // Deep copy + freeze, and canonicalize; any non-JSON input fails validation.
     let args: Readonly<Record<string, unknown>> = Object.freeze({});
@@ -602,6 +606,12 @@ export class Gate {
 
   /** The policy decision for an operation under current state (request, approval, pre-execute). */
   private decideNow(op: Operation, tool: ToolDescriptor | undefined): PolicyDecision {
+    const decision = this.decideUnfrozen(op, tool);
+    Object.freeze(decision.configErrors);
+    return Object.freeze(decision);
+  }
+
+  private decideUnfrozen(op: Operation, tool: ToolDescriptor | undefined): PolicyDecision {
     const active = this.activeAccount(op.identity.serverId, op.origin.conversationId);
     if (active !== undefined && active !== op.identity.accountId) {
       return {
@@ -722,7 +732,7 @@ export class Gate {
     op.state = to;
     op.reason = reason;
     if (extra.result) op.result = extra.result;
-    if (extra.error) op.error = extra.error;
+    if (extra.error) op.error = Object.freeze(extra.error);
     if (extra.decision) op.decision = extra.decision;
     op.history.push({ from, to, reason, at });
     if (to !== 'awaiting_approval') this.clearExpiry(op);
@@ -740,6 +750,8 @@ export class Gate {
   /** Appends in decision order; `durable` waits for stable storage. */
   private append(entries: JournalEntry[], durable = false): Promise<unknown> {
     const options = durable ? { durable: true } : undefined;
+    // Frozen (their nested parts were frozen when made): the journal may keep them without copying.
+    for (const e of entries) Object.freeze(e.payload);
     let next: Promise<unknown>;
     if (this.appendsInFlight === 0) {
       // Nothing queued ahead: hand it to the journal now (same order, one promise hop less).
@@ -752,10 +764,7 @@ export class Gate {
       next = this.journalTail.then(() => this.deps.journal.append(entries, options));
     }
     this.appendsInFlight++;
-    const done = (): void => {
-      this.appendsInFlight--;
-    };
-    this.journalTail = next.then(done, done);
+    this.journalTail = next.then(this.appendDone, this.appendDone);
     return next;
   }
 
@@ -815,8 +824,9 @@ function reasonOf(reason: unknown): string {
 
 function toResultRecord(raw: unknown): ToolResultRecord {
   const r = (raw ?? {}) as { content?: unknown; structuredContent?: unknown; isError?: unknown };
-  const content = Array.isArray(r.content) ? jsonCopy(r.content as Array<Record<string, unknown>>, false) : [];
-  const out: ToolResultRecord = { isError: r.isError === true, content };
-  if (r.structuredContent && typeof r.structuredContent === 'object') out.structuredContent = jsonCopy(r.structuredContent as Record<string, unknown>, false);
-  return out;
+  // A frozen JSON copy: what the server said, immune to later edits, kept by the journal as is.
+  const content = Array.isArray(r.content) ? jsonCopy(r.content as Array<Record<string, unknown>>, true) : Object.freeze([]);
+  const out: ToolResultRecord = { isError: r.isError === true, content: content as Array<Record<string, unknown>> };
+  if (r.structuredContent && typeof r.structuredContent === 'object') out.structuredContent = jsonCopy(r.structuredContent as Record<string, unknown>, true);
+  return Object.freeze(out);
 }
