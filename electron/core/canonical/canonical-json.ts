@@ -14,9 +14,46 @@ import { WardenError } from '../../../shared/result';
  * functions, symbols, cycles) instead of silently dropping them.
  */
 export function canonicalJson(value: unknown): string {
+  return serialize(value, false);
+}
+
+/**
+ * Canonical JSON of `value` plus a deep-frozen copy of it, made in one read of every member: the
+ * copy is exactly `JSON.parse` of the canonical text (keys in canonical order, -0 as 0, undefined
+ * members dropped), frozen at every level.
+ *
+ * Why: the gate stores what it will send and fingerprints it; reading a caller's object once for
+ * both means a getter cannot show the hash one value and the copy another, and it saves the
+ * parse-and-freeze pass on every tool call.
+ */
+export function canonicalCopy<T>(value: T): { canonical: string; copy: T } {
+  const canonical = serialize(value, true);
+  const copy = lastCopy as T;
+  lastCopy = undefined;
+  return { canonical, copy };
+}
+
+/**
+ * Nesting depth the fast writer handles without tracking ancestors; anything deeper (a cycle, or
+ * a genuinely deep value) is written again by the careful writer, which finds cycles exactly.
+ */
+const FAST_DEPTH = 200;
+
+class TooDeepForFast extends Error {}
+
+/** The copy made by the last `write(…, copy = true)` call (a register, so `write` returns only its text). */
+let lastCopy: unknown;
+
+function serialize(value: unknown, copy: boolean): string {
   try {
-    return write(value, new Set());
+    try {
+      return write(value, copy, 0, null);
+    } catch (error) {
+      if (!(error instanceof TooDeepForFast)) throw error;
+      return write(value, copy, 0, new Set());
+    }
   } catch (error) {
+    lastCopy = undefined;
     if (error instanceof NotJson) throw new WardenError('VALIDATION_FAILED', `${pathOf(error.path.reverse())}: ${error.what}`);
     throw error;
   }
@@ -40,36 +77,58 @@ function at(error: unknown, key: string | number): unknown {
   return error;
 }
 
-function write(value: unknown, seen: Set<object>): string {
-  if (value === null) return 'null';
+/** Writes `value` canonically; with `copy`, leaves its frozen JSON copy in `lastCopy`. `seen` null = fast mode (depth-bounded). */
+function write(value: unknown, copy: boolean, depth: number, seen: Set<object> | null): string {
+  if (value === null) {
+    if (copy) lastCopy = null;
+    return 'null';
+  }
   switch (typeof value) {
     case 'boolean':
+      if (copy) lastCopy = value;
       return value ? 'true' : 'false';
     case 'string':
+      if (copy) lastCopy = value;
       return JSON.stringify(value);
     case 'number':
       if (!Number.isFinite(value)) throw new NotJson(`${String(value)} is not a JSON number`);
-      // ECMAScript Number::toString is the JCS number form; -0 serializes as 0.
-      return value === 0 ? '0' : String(value);
+      // ECMAScript Number::toString is the JCS number form; -0 serializes (and so parses back) as 0.
+      if (value === 0) {
+        if (copy) lastCopy = 0;
+        return '0';
+      }
+      if (copy) lastCopy = value;
+      return String(value);
     case 'object': {
-      if (seen.has(value)) throw new NotJson('circular reference');
-      seen.add(value);
+      if (seen === null) {
+        if (depth > FAST_DEPTH) throw new TooDeepForFast();
+      } else {
+        if (seen.has(value)) throw new NotJson('circular reference');
+        seen.add(value);
+      }
       let out: string;
+      let made: unknown;
       if (Array.isArray(value)) {
+        const n = value.length;
+        const arr: unknown[] | null = copy ? new Array<unknown>(n) : null;
         out = '[';
-        for (let i = 0; i < value.length; i++) {
+        for (let i = 0; i < n; i++) {
           if (i) out += ',';
           const v: unknown = value[i];
-          if (v === undefined) out += 'null';
-          else {
+          if (v === undefined) {
+            out += 'null';
+            if (arr) arr[i] = null;
+          } else {
             try {
-              out += write(v, seen);
+              out += write(v, copy, depth + 1, seen);
             } catch (error) {
               throw at(error, i);
             }
+            if (arr) arr[i] = lastCopy;
           }
         }
         out += ']';
+        made = arr;
       } else {
         const proto = Object.getPrototypeOf(value);
         if (proto !== Object.prototype && proto !== null) {
@@ -78,6 +137,7 @@ function write(value: unknown, seen: Set<object>): string {
         const obj = value as Record<string, unknown>;
         const keys = Object.keys(obj);
         if (keys.length > 1) keys.sort(); // default sort compares UTF-16 code units, as RFC 8785 requires
+        const target: Record<string, unknown> | null = copy ? {} : null;
         out = '{';
         let first = true;
         for (const k of keys) {
@@ -86,14 +146,21 @@ function write(value: unknown, seen: Set<object>): string {
           if (!first) out += ',';
           first = false;
           try {
-            out += JSON.stringify(k) + ':' + write(v, seen);
+            out += JSON.stringify(k) + ':' + write(v, copy, depth + 1, seen);
           } catch (error) {
             throw at(error, k);
           }
+          if (target) {
+            // An own "__proto__" member (JSON.parse makes one) must stay data: assigning it would set the prototype.
+            if (k === '__proto__') Object.defineProperty(target, k, { value: lastCopy, enumerable: true, writable: true, configurable: true });
+            else target[k] = lastCopy;
+          }
         }
         out += '}';
+        made = target;
       }
-      seen.delete(value);
+      if (seen !== null) seen.delete(value);
+      if (copy) lastCopy = Object.freeze(made);
       return out;
     }
     default:
@@ -108,7 +175,7 @@ function write(value: unknown, seen: Set<object>): string {
  * change it after the request, and a copy means later edits to the caller's object change nothing.
  */
 export function deepFreezeCopy<T>(value: T): T {
-  return deepFreeze(JSON.parse(canonicalJson(value))) as T;
+  return canonicalCopy(value).copy;
 }
 
 /** Freezes every level of a value in place (for values the caller just created and owns). */

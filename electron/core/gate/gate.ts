@@ -30,7 +30,7 @@ import {
 } from '../../../shared/domain/journal-events';
 import type { PolicyDecision, PolicyState } from '../../../shared/domain/policy';
 import { WardenError } from '../../../shared/result';
-import { canonicalJson, deepFreeze, deepFreezeCopy, jsonCopy } from '../canonical/canonical-json';
+import { canonicalCopy, deepFreezeCopy, jsonCopy } from '../canonical/canonical-json';
 import { fingerprint as computeFingerprint } from '../canonical/hashes';
 import { decide } from '../policy/engine';
 import { normalizeArgumentsForPolicy, pathFieldsFor } from '../policy/normalize';
@@ -243,9 +243,10 @@ export class Gate {
       } else if (typeof req.arguments !== 'object' || Array.isArray(req.arguments)) {
         copyError = 'arguments: must be an object';
       } else {
-        // One canonical serialization: it is both the fingerprint input and the source of the copy.
-        canonicalArguments = canonicalJson(req.arguments);
-        args = deepFreeze(JSON.parse(canonicalArguments) as Record<string, unknown>);
+        // One read of the caller's object gives both the fingerprint input and the stored copy.
+        const made = canonicalCopy(req.arguments as Record<string, unknown>);
+        canonicalArguments = made.canonical;
+        args = made.copy;
         if (canonicalArguments.length > MAX_ARGUMENTS_BYTES) copyError = `arguments: ${canonicalArguments.length} bytes exceeds the ${MAX_ARGUMENTS_BYTES}-byte limit`;
       }
     } catch (error) {

@@ -55,18 +55,25 @@ interface CompiledOrg {
 
 type CompiledConstraint = { field: string[]; test: (value: unknown, ctx: PolicyContext) => boolean; words: string };
 
+/** Rules by server, then account (or ANY), then tool (or ANY): nested maps, so a lookup hashes
+ * the request's own id strings (their hashes are cached) instead of building a key string. */
+type ByTool<T> = Map<string, T[]>;
+type ByAccountTool<T> = Map<string, ByTool<T>>;
+type ByServerAccountTool<T> = Map<string, ByAccountTool<T>>;
+
 interface CompiledPolicy {
-  org: Map<string, CompiledOrg[]>;
+  org: ByServerAccountTool<CompiledOrg>;
   orgEmpty: boolean;
   conversation: Map<string, CompiledRule[]>;
-  constraintRules: Map<string, CompiledRule[]>;
-  toolRules: Map<string, CompiledRule[]>;
-  serverRules: Map<string, CompiledRule[]>;
+  constraintRules: ByServerAccountTool<CompiledRule>;
+  toolRules: ByServerAccountTool<CompiledRule>;
+  /** Server defaults: by server, then account (or ANY), then always ANY for the tool. */
+  serverRules: ByServerAccountTool<CompiledRule>;
   globalRules: CompiledRule[];
 }
 
 const ANY = '\u0000*';
-const SEP = '\u0001';
+const NO_RULES: readonly never[] = Object.freeze([]);
 const RANK: Record<PermissionMode, number> = { disabled: 0, ask: 1, allow: 2 };
 const ORG_RANK: Record<OrgMode, number> = { forbid: 0, ask: 1, allow: 2 };
 
@@ -122,23 +129,20 @@ export function decide(request: PolicyRequest, policyState: PolicyState, context
   if (request.conversationId !== null) {
     const conv = policy.conversation.get(request.conversationId);
     if (conv) {
-      chosen = mostRestrictive(
-        conv.filter((r) => r.match!(request)),
-        request,
-        context,
-      );
+      // Each override's `match` filters it to this identity inside mostRestrictive.
+      chosen = mostRestrictive(conv, request, context, null);
       if (chosen) layer = 'conversation';
     }
   }
   if (!chosen) {
-    const levels = [policy.constraintRules, policy.toolRules];
-    for (const index of levels) {
-      const candidates = lookup(index, request, true);
-      chosen = mostRestrictive(candidates, request, context);
-      if (chosen) break;
+    // Specific account and any-account rules of a level are one candidate set: fold over both.
+    chosen = mostRestrictiveAt(policy.constraintRules, request, context);
+    if (!chosen) chosen = mostRestrictiveAt(policy.toolRules, request, context);
+    if (!chosen) {
+      const byAccount = policy.serverRules.get(request.serverId);
+      if (byAccount) chosen = mostRestrictive(byAccount.get(ANY)?.get(ANY) ?? NO_RULES, request, context, mostRestrictive(byAccount.get(request.accountId)?.get(ANY) ?? NO_RULES, request, context, null));
     }
-    if (!chosen) chosen = mostRestrictive(lookup(policy.serverRules, request, false), request, context);
-    if (!chosen) chosen = mostRestrictive(policy.globalRules, request, context);
+    if (!chosen) chosen = mostRestrictive(policy.globalRules, request, context, null);
     if (chosen) layer = 'user';
   }
 
@@ -192,10 +196,13 @@ function checkPin(rule: CompiledRule, context: PolicyContext): PinStatus {
   return 'ok';
 }
 
-/** Picks the most restrictive rule whose constraints hold; ties go to the smaller id (order-free). */
-function mostRestrictive(rules: readonly CompiledRule[], request: PolicyRequest, context: PolicyContext): CompiledRule | null {
-  let best: CompiledRule | null = null;
+/**
+ * Picks the most restrictive rule (starting from `best`) whose match and constraints hold; ties go
+ * to the smaller id. A fold with a total order, so splitting the candidates changes nothing.
+ */
+function mostRestrictive(rules: readonly CompiledRule[], request: PolicyRequest, context: PolicyContext, best: CompiledRule | null): CompiledRule | null {
   for (const rule of rules) {
+    if (rule.match && !rule.match(request)) continue;
     if (rule.constraints.length > 0 && !rule.constraints.every((c) => c.test(getField(request.arguments, c.field), context))) continue;
     if (!best || RANK[rule.mode] < RANK[best.mode] || (RANK[rule.mode] === RANK[best.mode] && tieBreak(rule, best))) best = rule;
   }
@@ -207,26 +214,31 @@ function tieBreak(a: CompiledRule, b: CompiledRule): boolean {
   return a.id < b.id || (a.id === b.id && a.sortKey() < b.sortKey());
 }
 
+/** The most restrictive rule of one (server, account|ANY, tool) level. */
+function mostRestrictiveAt(index: ByServerAccountTool<CompiledRule>, request: PolicyRequest, context: PolicyContext): CompiledRule | null {
+  const byAccount = index.get(request.serverId);
+  if (!byAccount) return null;
+  const specific = byAccount.get(request.accountId)?.get(request.toolName);
+  const anyAccount = byAccount.get(ANY)?.get(request.toolName);
+  return mostRestrictive(anyAccount ?? NO_RULES, request, context, specific ? mostRestrictive(specific, request, context, null) : null);
+}
+
 function mostRestrictiveOrg(policy: CompiledPolicy, request: PolicyRequest): CompiledOrg | null {
   let best: CompiledOrg | null = null;
-  for (const s of [request.serverId, ANY]) {
-    for (const a of [request.accountId, ANY]) {
-      for (const t of [request.toolName, ANY]) {
-        for (const rule of policy.org.get(s + SEP + a + SEP + t) ?? []) {
+  for (let si = 0; si < 2; si++) {
+    const byAccount = policy.org.get(si === 0 ? request.serverId : ANY);
+    if (!byAccount) continue;
+    for (let ai = 0; ai < 2; ai++) {
+      const byTool = byAccount.get(ai === 0 ? request.accountId : ANY);
+      if (!byTool) continue;
+      for (let ti = 0; ti < 2; ti++) {
+        for (const rule of byTool.get(ti === 0 ? request.toolName : ANY) ?? NO_RULES) {
           if (!best || ORG_RANK[rule.mode] < ORG_RANK[best.mode] || (ORG_RANK[rule.mode] === ORG_RANK[best.mode] && rule.id < best.id)) best = rule;
         }
       }
     }
   }
   return best;
-}
-
-function lookup(index: Map<string, CompiledRule[]>, request: PolicyRequest, withTool: boolean): CompiledRule[] {
-  const tool = withTool ? SEP + request.toolName : '';
-  const specific = index.get(request.serverId + SEP + request.accountId + tool);
-  const anyAccount = index.get(request.serverId + SEP + ANY + tool);
-  if (specific && anyAccount) return [...specific, ...anyAccount];
-  return specific ?? anyAccount ?? [];
 }
 
 function getField(args: Readonly<Record<string, unknown>>, path: string[]): unknown {
@@ -261,7 +273,7 @@ function compile(state: PolicyState): CompiledPolicy {
   };
   for (const rule of state.organization ?? []) {
     compiled.orgEmpty = false;
-    push(compiled.org, key(rule.serverId, rule.accountId, rule.toolName, true), compileOrg(rule));
+    push3(compiled.org, rule.serverId ?? ANY, rule.accountId ?? ANY, rule.toolName ?? ANY, compileOrg(rule));
   }
   for (const rule of state.conversation ?? []) {
     // Conversation overrides are indexed by conversation, then filtered by identity at decide time.
@@ -277,13 +289,13 @@ function compile(state: PolicyState): CompiledPolicy {
         compiled.globalRules.push(c);
         break;
       case 'server':
-        push(compiled.serverRules, s.serverId + SEP + (s.accountId ?? ANY), c);
+        push3(compiled.serverRules, s.serverId, s.accountId ?? ANY, ANY, c);
         break;
       case 'tool':
-        push(compiled.toolRules, s.serverId + SEP + (s.accountId ?? ANY) + SEP + s.toolName, c);
+        push3(compiled.toolRules, s.serverId, s.accountId ?? ANY, s.toolName, c);
         break;
       case 'tool-constraint':
-        push(compiled.constraintRules, s.serverId + SEP + (s.accountId ?? ANY) + SEP + s.toolName, c);
+        push3(compiled.constraintRules, s.serverId, s.accountId ?? ANY, s.toolName, c);
         break;
     }
   }
@@ -291,14 +303,14 @@ function compile(state: PolicyState): CompiledPolicy {
   return compiled;
 }
 
-function key(serverId: string | null, accountId: string | null, toolName: string | null, withTool: boolean): string {
-  return (serverId ?? ANY) + SEP + (accountId ?? ANY) + (withTool ? SEP + (toolName ?? ANY) : '');
-}
-
-function push<T>(map: Map<string, T[]>, k: string, v: T): void {
-  const list = map.get(k);
+function push3<T>(map: ByServerAccountTool<T>, serverId: string, accountId: string, toolName: string, v: T): void {
+  let byAccount = map.get(serverId);
+  if (!byAccount) map.set(serverId, (byAccount = new Map()));
+  let byTool = byAccount.get(accountId);
+  if (!byTool) byAccount.set(accountId, (byTool = new Map()));
+  const list = byTool.get(toolName);
   if (list) list.push(v);
-  else map.set(k, [v]);
+  else byTool.set(toolName, [v]);
 }
 
 function describeMode(raw: unknown): string {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { jsonCopy, plainCopy } from '../../../electron/core/canonical';
+import { canonicalCopy, canonicalJson, jsonCopy, plainCopy } from '../../../electron/core/canonical';
 
 describe('plainCopy', () => {
   it('equals structuredClone for any JSON value, shares no object with its input, and freezes every level on request', () => {
@@ -97,5 +97,50 @@ describe('jsonCopy', () => {
     expect(copy.content[0]!.meta.n).toBe(1);
     expect(Object.isFrozen(copy.content[0]!.meta)).toBe(true);
     expect(() => copy.content.push({ type: 'x', text: '', meta: { n: 0 } })).toThrow(TypeError);
+  });
+});
+
+describe('canonicalCopy', () => {
+  const isDeepFrozen = (v: unknown): boolean =>
+    v === null || typeof v !== 'object' || (Object.isFrozen(v) && Object.values(v).every(isDeepFrozen));
+
+  it('gives the canonical text and exactly JSON.parse of it, frozen at every level, from one read', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.constantFrom(undefined, -0), (value, extra) => {
+        const input = value !== null && typeof value === 'object' && !Array.isArray(value) ? { ...value, extra } : value;
+        const { canonical, copy } = canonicalCopy(input);
+        expect(canonical).toBe(canonicalJson(input));
+        expect(copy).toStrictEqual(JSON.parse(canonical));
+        expect(Object.keys(copy ?? {})).toEqual(Object.keys(JSON.parse(canonical) ?? {}));
+        expect(isDeepFrozen(copy)).toBe(true);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('a getter is read once: the copy and the text cannot disagree', () => {
+    let reads = 0;
+    const tricky = {
+      get path() {
+        reads++;
+        return reads === 1 ? '/safe' : '/etc/passwd';
+      },
+    };
+    const { canonical, copy } = canonicalCopy(tricky);
+    expect(reads).toBe(1);
+    expect(canonical).toBe('{"path":"/safe"}');
+    expect(copy).toEqual({ path: '/safe' });
+  });
+
+  it('values nested deeper than the fast writer goes are still written, and cycles still reported with their path', () => {
+    let deep: unknown = 'leaf';
+    for (let i = 0; i < 1000; i++) deep = i % 2 ? [deep] : { k: deep };
+    const { canonical, copy } = canonicalCopy(deep);
+    expect(copy).toStrictEqual(JSON.parse(canonical));
+    expect(canonical).toBe(JSON.stringify(deep));
+    const cyclic: Record<string, unknown> = { a: [1] };
+    (cyclic.a as unknown[]).push({ back: cyclic });
+    expect(() => canonicalCopy(cyclic)).toThrow(/^\$\.a\[1\]\.back: circular reference$/);
+    expect(() => canonicalJson({ x: [{ y: NaN }] })).toThrow(/^\$\.x\[0\]\.y: NaN is not a JSON number$/);
   });
 });
