@@ -302,7 +302,7 @@ export class Gate {
     // Always Allow: approved + executing go to the journal in ONE durable append.
     entries.push(this.transition(op, 'approved', decision.reason, { decision, actor: 'policy', fingerprint: op.fingerprint }));
     // The decision above was made in this same synchronous step: it IS the pre-execute check.
-    return this.beginExecuting(op, entries, { fingerprint: op.fingerprint, decision });
+    return await this.beginExecuting(op, entries, { fingerprint: op.fingerprint, decision });
   }
 
   /**
@@ -455,7 +455,7 @@ export class Gate {
       } else if (op.state === 'proposed') {
         entries.push(this.transition(op, 'denied', 'Recovered after a restart before a decision: submit it again', { actor: 'recovery' }));
       } else if (TERMINAL_STATES.has(op.state)) {
-        op.resolveSettled();
+        settle(op);
       } else if (op.state === 'awaiting_approval') {
         // A recovered approval without a recorded deadline gets a fresh one, never an endless wait.
         if (op.expiresAt === null) op.expiresAt = this.clock.now() + this.ttl;
@@ -738,7 +738,7 @@ export class Gate {
     op.history.push({ from, to, reason, at });
     if (to !== 'awaiting_approval') this.clearExpiry(op);
     const entry = journalEntry('op.transition', { operationId: op.id, from, to, reason, ...extra });
-    if (TERMINAL_STATES.has(to)) op.resolveSettled();
+    if (TERMINAL_STATES.has(to)) settle(op);
     if (this.listeners.size) {
       const snap = this.snapshot(op);
       queueMicrotask(() => {
@@ -750,7 +750,7 @@ export class Gate {
 
   /** Appends in decision order; `durable` waits for stable storage. */
   private append(entries: JournalEntry[], durable = false): Promise<unknown> {
-    const options = durable ? { durable: true } : undefined;
+    const options = durable ? DURABLE : undefined;
     // Frozen (their nested parts were frozen when made): the journal may keep them without copying.
     for (const e of entries) Object.freeze(e.payload);
     let next: Promise<unknown>;
@@ -813,6 +813,17 @@ export class Gate {
       labels: { ...op.labels },
     };
   }
+}
+
+const DURABLE = Object.freeze({ durable: true });
+const SETTLED: Promise<void> = Promise.resolve();
+const NOTHING = (): void => {};
+
+/** Resolves an operation's settled promise, then drops the resolver (done operations are kept for good). */
+function settle(op: Operation): void {
+  op.resolveSettled();
+  op.resolveSettled = NOTHING;
+  op.settled = SETTLED;
 }
 
 function accountKey(serverId: string, conversationId: string | null): string {
