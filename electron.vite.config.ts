@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { defineConfig } from 'electron-vite';
-import react from '@vitejs/plugin-react';
+import { rendererConfig } from './scripts/renderer-vite-config';
 
 // electron-vite builds the three Electron targets from their own folders (DESIGN.md §1).
 export default defineConfig({
@@ -22,12 +22,5 @@ export default defineConfig({
       },
     },
   },
-  renderer: {
-    root: resolve(__dirname, 'renderer'),
-    plugins: [react()],
-    build: {
-      outDir: resolve(__dirname, 'out/renderer'),
-      rollupOptions: { input: { index: resolve(__dirname, 'renderer/index.html') } },
-    },
-  },
+  renderer: rendererConfig,
 });

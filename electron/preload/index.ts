@@ -7,6 +7,8 @@
  * bridge; event listeners receive only the payload, never the IpcRendererEvent (whose `sender`
  * would hand the page an ipcRenderer).
  */
+// First: zod must be jitless before any schema exists (the page's CSP forbids eval).
+import '../../shared/zod-jitless';
 import { contextBridge, ipcRenderer, type IpcRendererEvent } from 'electron';
 import { createWardenApi, eventWireChannel, type Invoker, type Subscriber } from '../../shared/ipc';
 import type { Result } from '../../shared/result';

@@ -1,6 +1,8 @@
 /**
  * Renderer entry: builds the store over `window.warden` and mounts the app frame.
  */
+// First: zod must be jitless before any schema exists (the CSP forbids eval).
+import '../../shared/zod-jitless';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { getWardenApi } from './api';
