@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../helpers/chromium';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createCore, type WardenCore } from '../../electron/core/app-core';
@@ -21,15 +22,6 @@ import { SUBPROTOCOL, TOKEN_PROTOCOL_PREFIX } from '../host/wire';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const resultsDir = `${root}test-results`;
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
 const VIEWS = ['chat', 'servers', 'permissions', 'approvals', 'activity', 'recovery'] as const;
 
 let core: WardenCore;
@@ -98,7 +90,7 @@ describe('renderer shell in a real browser against the real core', () => {
       rendererDir,
       logError: (ctx, e) => hostErrors.push(`${ctx}: ${String(e)}`),
     });
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
     const context = await browser.newContext({ viewport: { width: 1180, height: 720 } });
     page = await context.newPage();
     page.on('console', (m) => {

@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../helpers/chromium';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCore, type WardenCore } from '../../electron/core/app-core';
 import type { Handlers } from '../../electron/core/dispatch';
@@ -31,15 +32,6 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 const resultsDir = `${root}test-results`;
 const tsxLoader = path.join(root, 'node_modules/tsx/dist/loader.mjs');
 const fixture = path.join(root, 'test/fixtures/counting-server.ts');
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
 
 let dir: string;
 let countFile: string;
@@ -82,7 +74,7 @@ describe('the views in a real browser against the real core and a real stdio ser
     const real = core.handlers;
     const handlers: Handlers = { ...real, 'permissions:matrix': (request) => bigMatrix ? { rows: bigMatrix, configErrors: [] } : real['permissions:matrix'](request) };
     host = await startTestHost({ core: { handlers, events: core.events }, rendererDir, logError: () => {} });
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
     const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
     page = await context.newPage();
     page.on('pageerror', (e) => pageErrors.push(e.message));
