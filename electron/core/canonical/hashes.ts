@@ -33,12 +33,42 @@ export interface FingerprintInput {
  * as a canonical JSON array, so no separator trick can make two different tuples collide.
  */
 export function fingerprint(input: FingerprintInput): string {
-  const fields = ['warden.fingerprint.v1', input.serverId, input.endpointHash, input.accountId, input.toolName, input.contractHash, input.canonicalArguments];
-  // For an array of strings JSON.stringify writes exactly the canonical form (no keys, no numbers):
-  // same bytes, same hash, without the generic writer (this runs on every tool call).
-  let allStrings = true;
-  for (let i = 1; i < fields.length; i++) if (typeof fields[i] !== 'string') allStrings = false;
-  return sha256Hex(allStrings ? JSON.stringify(fields) : canonicalJson(fields));
+  const { serverId, endpointHash, accountId, toolName, contractHash, canonicalArguments } = input;
+  if (
+    typeof serverId !== 'string' ||
+    typeof endpointHash !== 'string' ||
+    typeof accountId !== 'string' ||
+    typeof toolName !== 'string' ||
+    typeof contractHash !== 'string' ||
+    typeof canonicalArguments !== 'string'
+  ) {
+    return sha256Hex(canonicalJson(['warden.fingerprint.v1', serverId, endpointHash, accountId, toolName, contractHash, canonicalArguments]));
+  }
+  // For an array of strings JSON.stringify writes exactly the canonical form (no keys, no
+  // numbers): same bytes, same hash. The identity part repeats call after call, so its text is
+  // memoized; only the arguments are escaped per call (this runs on every tool call).
+  return sha256Hex(identityPrefix(serverId, endpointHash, accountId, toolName, contractHash) + JSON.stringify(canonicalArguments) + ']');
+}
+
+interface PrefixEntry {
+  serverId: string;
+  endpointHash: string;
+  accountId: string;
+  toolName: string;
+  prefix: string;
+}
+
+/** Canonical text of the identity fields (`["warden.fingerprint.v1",…,` up to the arguments), by contract hash. */
+const prefixes = new Map<string, PrefixEntry>();
+
+function identityPrefix(serverId: string, endpointHash: string, accountId: string, toolName: string, contractHash: string): string {
+  const hit = prefixes.get(contractHash);
+  if (hit && hit.serverId === serverId && hit.endpointHash === endpointHash && hit.accountId === accountId && hit.toolName === toolName) return hit.prefix;
+  const text = JSON.stringify(['warden.fingerprint.v1', serverId, endpointHash, accountId, toolName, contractHash]);
+  const prefix = text.slice(0, -1) + ',';
+  if (prefixes.size >= 1024) prefixes.clear();
+  prefixes.set(contractHash, { serverId, endpointHash, accountId, toolName, prefix });
+  return prefix;
 }
 
 /** The parts of an MCP tool definition its contract hash covers. */

@@ -108,6 +108,21 @@ describe('fingerprint', () => {
     );
   });
 
+  it('tools sharing a contract hash on other servers or accounts never share a fingerprint (memoized identity text is keyed by all fields)', () => {
+    const definition = (i: typeof base & { canonicalArguments: string }) =>
+      sha256Hex(canonicalJson(['warden.fingerprint.v1', i.serverId, i.endpointHash, i.accountId, i.toolName, i.contractHash, i.canonicalArguments]));
+    const variants = [base, { ...base, serverId: 'gitlab' }, { ...base, accountId: 'personal' }, { ...base, endpointHash: 'e2' }, { ...base, toolName: 'open_issue' }];
+    const seen = new Set<string>();
+    for (let round = 0; round < 3; round++) {
+      for (const v of variants) {
+        const input = { ...v, canonicalArguments: '{"n":1}' };
+        expect(fingerprint(input)).toBe(definition(input));
+        seen.add(fingerprint(input));
+      }
+    }
+    expect(seen.size).toBe(variants.length);
+  });
+
   it('field boundaries cannot be shifted to forge a collision', () => {
     const a = fingerprint({ ...base, serverId: 'ab', accountId: 'c', canonicalArguments: '{}' });
     const b = fingerprint({ ...base, serverId: 'a', accountId: 'bc', canonicalArguments: '{}' });
