@@ -36,7 +36,7 @@ import { decide } from '../policy/engine';
 import { normalizeArgumentsForPolicy, pathFieldsFor } from '../policy/normalize';
 import { hostPaths, type PathFs, type PathSemantics } from '../policy/paths';
 import { systemClock, type ApprovalPreview, type Clock, type Journal, type JournalEntry } from '../ports';
-import { isCallNotSent, type RegistryChange, type ToolDescriptor, type ToolExecutor, type ToolRegistry } from './ports';
+import { isCallFailed, isCallNotSent, type RegistryChange, type ToolDescriptor, type ToolExecutor, type ToolRegistry } from './ports';
 
 const addFormats = addFormatsImport as unknown as (ajv: Ajv) => Ajv;
 
@@ -134,6 +134,12 @@ interface Operation {
   history: OperationSnapshot['history'];
   labels: OperationSnapshot['labels'];
   abort: AbortController | null;
+  /**
+   * Set for an approval recovered after a restart while its server had not listed its tools yet
+   * (servers connect after recovery). Registry-driven re-validation leaves it queued until that
+   * server lists tools again; approving it still re-checks everything against current state.
+   */
+  waitingForServer?: boolean;
   settled: Promise<void>;
   resolveSettled: () => void;
 }
@@ -369,10 +375,15 @@ export class Gate {
    * Why: revocation (Always Allow → Disabled, endpoint/contract change, account switch) must stop
    * every queued call, not only future ones. Call after any policy or registry change.
    */
-  async revalidate(cause: string): Promise<void> {
+  async revalidate(cause: string, options: { registryChange?: boolean } = {}): Promise<void> {
     const entries: JournalEntry[] = [];
     for (const op of this.ops.values()) {
       if (op.state === 'awaiting_approval') {
+        if (op.waitingForServer) {
+          const unlisted = this.deps.registry.listTools({ serverId: op.identity.serverId, accountId: op.identity.accountId }).length === 0;
+          if (options.registryChange && unlisted) continue;
+          op.waitingForServer = false;
+        }
         const check = this.recheck(op);
         if (check.kind === 'invalidated') entries.push(this.transition(op, 'invalidated', `${check.reason} (${cause})`, { actor: 'gate', fingerprint: check.fingerprint, decision: check.decision }));
         else if (check.decision.decision === 'deny') entries.push(this.transition(op, 'denied', `${check.decision.reason} (${cause})`, { actor: 'policy', decision: check.decision }));
@@ -460,11 +471,12 @@ export class Gate {
         // A recovered approval without a recorded deadline gets a fresh one, never an endless wait.
         if (op.expiresAt === null) op.expiresAt = this.clock.now() + this.ttl;
         this.scheduleExpiry(op);
+        op.waitingForServer = this.deps.registry.listTools({ serverId: op.identity.serverId, accountId: op.identity.accountId }).length === 0;
       }
     }
     if (entries.length) await this.append(entries);
     await this.sweepExpired();
-    await this.revalidate('restored after restart');
+    await this.revalidate('restored after restart', { registryChange: true });
   }
 
   // ---- reads -------------------------------------------------------------------------------
@@ -712,7 +724,9 @@ export class Gate {
         const message = signal.aborted ? reasonOf(signal.reason) : error instanceof Error ? error.message : String(error);
         outcome = isCallNotSent(error)
           ? this.transition(op, 'failed', `Not sent: ${message}`, { error: { code: 'NOT_SENT', message } })
-          : this.transition(op, 'outcome_unknown', `${signal.aborted ? 'Cancelled while running' : 'The call failed after it was sent'}: the server may have acted (${message})`, {
+          : isCallFailed(error) && !signal.aborted
+            ? this.transition(op, 'failed', `The server answered with an error: ${message}`, { error: { code: 'TOOL_CALL_FAILED', message } })
+            : this.transition(op, 'outcome_unknown', `${signal.aborted ? 'Cancelled while running' : 'The call failed after it was sent'}: the server may have acted (${message})`, {
               error: { code: signal.aborted ? 'CANCELLED' : 'OUTCOME_UNKNOWN', message },
             });
       }
@@ -774,7 +788,11 @@ export class Gate {
     const delay = Math.max(0, op.expiresAt - this.clock.now());
     const timer = setTimeout(() => {
       this.timers.delete(op.id);
-      void this.sweepExpired();
+      void this.sweepExpired().then(() => {
+        // Timers can fire a millisecond before the wall clock reaches the deadline (and long
+        // delays are capped): an approval still pending is re-armed, never left waiting forever.
+        if (op.state === 'awaiting_approval') this.scheduleExpiry(op);
+      }, (error: unknown) => console.error(`gate: expiring operation ${op.id} failed`, error));
     }, Math.min(delay, 2 ** 31 - 1));
     timer.unref?.();
     this.timers.set(op.id, timer);
@@ -789,7 +807,9 @@ export class Gate {
   }
 
   private onRegistryChange(change: RegistryChange): void {
-    void this.revalidate(change.kind === 'endpoint-changed' ? 'server endpoint changed' : change.kind === 'disconnected' ? 'server disconnected' : 'tool list changed');
+    void this.revalidate(change.kind === 'endpoint-changed' ? 'server endpoint changed' : change.kind === 'disconnected' ? 'server disconnected' : 'tool list changed', {
+      registryChange: true,
+    });
   }
 
   /** A deep copy for callers (cheaper than structuredClone: the stored parts are plain JSON). */

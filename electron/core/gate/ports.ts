@@ -71,6 +71,15 @@ export class CallNotSentError extends Error {
   }
 }
 
+/**
+ * True if the server answered the call with a definite JSON-RPC error (the executor marks such
+ * errors `callFailed: true`, e.g. the MCP layer's ToolCallFailedError). The gate records `failed`:
+ * the server said no; it did not go silent.
+ */
+export function isCallFailed(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { callFailed?: unknown }).callFailed === true;
+}
+
 /** True if `error` says the call certainly never reached the server. */
 export function isCallNotSent(error: unknown): boolean {
   return typeof error === 'object' && error !== null && (error as { notSent?: unknown }).notSent === true;

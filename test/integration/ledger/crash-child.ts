@@ -136,7 +136,14 @@ async function main(): Promise<void> {
       known.push(id);
       if (roll < 0.3) {
         const pending = await gate.submit({ source: 'test', conversationId: `conv-${run}`, serverId: 'effects', accountId: 'work', toolName: 'perform_reviewed', arguments: { operationId: id }, operationId: id });
-        if (pending.state === 'awaiting_approval') await gate.approve(id);
+        if (pending.state === 'awaiting_approval') {
+          try {
+            await gate.approve(id);
+          } catch (error) {
+            // Another worker picked it from the pending queue and approved it first (single use).
+            if ((error as { code?: string }).code !== 'CONFLICT') throw error;
+          }
+        }
         await gate.settled(id);
       } else {
         await gate.request({ source: 'test', conversationId: `conv-${run}`, serverId: 'effects', accountId: 'work', toolName: 'perform', arguments: { operationId: id }, operationId: id });
