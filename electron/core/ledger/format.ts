@@ -54,11 +54,22 @@ export function encodeRecord(
   payload: Record<string, unknown>,
   prevHash: string,
 ): { line: Buffer; checksum: string } {
-  const body = `{"seq":${seq},"time":${time},"type":${JSON.stringify(type)},"payload":${JSON.stringify(payload)},"prevHash":"${prevHash}"`;
-  const bodyBytes = Buffer.from(body, 'utf8');
-  const checksum = sha256Hex(bodyBytes);
-  const line = Buffer.concat([bodyBytes, Buffer.from(`${CHECKSUM_PREFIX}${checksum}"}\n`, 'utf8')]);
-  return { line, checksum };
+  const { text, checksum } = encodeRecordText(seq, time, type, JSON.stringify(payload), prevHash);
+  return { line: Buffer.from(text, 'utf8'), checksum };
+}
+
+/**
+ * Serializes one record to its line as text (with the trailing newline), from the payload's JSON.
+ *
+ * Why: the ledger already holds the payload's JSON (from redaction) and writes a whole batch as
+ * one buffer, so it needs neither a second JSON pass nor a buffer per record. `payloadJson` must
+ * be `JSON.stringify` of a JSON-shaped object. The body is well-formed UTF-16 (JSON.stringify
+ * escapes lone surrogates), so hashing the string hashes exactly its UTF-8 bytes on disk.
+ */
+export function encodeRecordText(seq: number, time: number, type: string, payloadJson: string, prevHash: string): { text: string; checksum: string } {
+  const body = `{"seq":${seq},"time":${time},"type":${JSON.stringify(type)},"payload":${payloadJson},"prevHash":"${prevHash}"`;
+  const checksum = sha256Hex(body);
+  return { text: `${body}${CHECKSUM_PREFIX}${checksum}"}\n`, checksum };
 }
 
 /** Why one line was rejected. */

@@ -25,7 +25,7 @@ import {
 } from '../../../shared/domain/ledger';
 import { systemClock, type Clock, type Journal, type JournalEntry, type JournalRecord } from '../ports';
 import { Redactor } from '../redact/redactor';
-import { CHECKPOINT_TYPE, GENESIS_HASH, encodeRecord, scanSegment, sha256Hex, type ChainCursor, type StoredRecord } from './format';
+import { CHECKPOINT_TYPE, GENESIS_HASH, encodeRecordText, scanSegment, sha256Hex, type ChainCursor, type StoredRecord } from './format';
 import { inDir, nodeLedgerFs, type LedgerFs } from './ledger-fs';
 
 export { CHECKPOINT_TYPE } from './format';
@@ -201,27 +201,34 @@ export class Ledger implements Journal {
     }
     // Scrub (and JSON-shape) every entry before any of them gets a seq: a payload that cannot be
     // written must not leave a half-assigned batch behind (a hole in the chain).
-    let prepared: Array<{ type: string; payload: Record<string, unknown> }>;
+    // The scrubbed payload's JSON is what gets hashed and written (one serialization per record).
+    const types: string[] = [];
+    const scrubbed: Array<{ value: Record<string, unknown>; json: string }> = [];
     try {
-      prepared = entries.map((e) => ({ type: this.redactor.scrubString(e.type), payload: this.redactor.scrub(e.payload) as Record<string, unknown> }));
+      for (const e of entries) {
+        types.push(this.redactor.scrubString(e.type));
+        scrubbed.push(this.redactor.scrubToJson(e.payload));
+      }
     } catch (error) {
       return Promise.reject(new WardenError('INVALID_REQUEST', `ledger.append: a payload is not JSON-serializable (${error instanceof Error ? error.message : String(error)})`));
     }
     this.stats.appendCalls++;
     const time = this.clock.now();
     const added: StoredRecord[] = [];
-    const lines: Buffer[] = [];
-    for (const e of prepared) {
-      const { record, line } = this.makeRecord(time, e.type, e.payload);
-      added.push(record);
-      lines.push(line);
+    let text = '';
+    for (let i = 0; i < scrubbed.length; i++) {
+      const record = this.chainRecord(time, types[i]!, scrubbed[i]!.value, scrubbed[i]!.json);
+      added.push(record.record);
+      text += record.text;
     }
-    const bytes = lines.length === 1 ? lines[0]! : Buffer.concat(lines);
+    // One buffer for the whole batch (it is written in one go anyway).
+    const bytes = Buffer.from(text, 'utf8');
     this.segmentBytes += bytes.length;
     const written = this.enqueue({ kind: 'data', bytes, durable: options.durable === true });
     this.notify(added);
     if (this.segmentBytes >= this.rotateBytes) void this.enqueueRotation().catch(() => undefined);
-    return written.then(() => added.map(publicCopy));
+    // Callers get their own copies (parsed from the written JSON: cheaper than structuredClone).
+    return written.then(() => added.map((r, i) => publicCopy(r, scrubbed[i]!.json)));
   }
 
   /** Every retained record, in sequence order (checkpoints included). Do not mutate. */
@@ -301,14 +308,20 @@ export class Ledger implements Journal {
 
   /** Assigns seq and chain to an already scrubbed, JSON-shaped entry. Never throws. */
   private makeRecord(time: number, type: string, payload: Record<string, unknown>): { record: StoredRecord; line: Buffer } {
+    const { record, text } = this.chainRecord(time, type, payload, JSON.stringify(payload));
+    return { record, line: Buffer.from(text, 'utf8') };
+  }
+
+  /** makeRecord with the payload's JSON already at hand; returns the line as text. Never throws. */
+  private chainRecord(time: number, type: string, payload: Record<string, unknown>, payloadJson: string): { record: StoredRecord; text: string } {
     const seq = this.nextSeq++;
     const prevHash = this.lastHash;
-    const { line, checksum } = encodeRecord(seq, time, type, payload, prevHash);
+    const { text, checksum } = encodeRecordText(seq, time, type, payloadJson, prevHash);
     this.lastHash = checksum;
     const record: StoredRecord = { seq, time, type, payload, prevHash, checksum };
     this.records.push(record);
     this.stats.records++;
-    return { record, line };
+    return { record, text };
   }
 
   private notify(records: readonly StoredRecord[]): void {
@@ -559,6 +572,22 @@ export class Ledger implements Journal {
   }
 }
 
-function publicCopy(r: StoredRecord): JournalRecord {
-  return { seq: r.seq, time: r.time, type: r.type, payload: structuredClone(r.payload) };
+/**
+ * The caller's own copy of a record. Its payload is parsed from the written JSON on first read
+ * (most callers, the gate among them, never read it): still a private, JSON-shaped copy, but
+ * no copying work on the path of a tool call.
+ */
+function publicCopy(r: StoredRecord, payloadJson: string): JournalRecord {
+  let payload: Record<string, unknown> | undefined;
+  return {
+    seq: r.seq,
+    time: r.time,
+    type: r.type,
+    get payload(): Record<string, unknown> {
+      return (payload ??= JSON.parse(payloadJson) as Record<string, unknown>);
+    },
+    set payload(value: Record<string, unknown>) {
+      payload = value;
+    },
+  };
 }
