@@ -84,7 +84,7 @@ export const LogLineView = z
 export type LogLineView = z.infer<typeof LogLineView>;
 
 /** The parts of a tool contract a change can touch. */
-export const ContractFieldView = z.enum(['title', 'description', 'inputSchema', 'outputSchema', 'annotations']);
+export const ContractFieldView = z.enum(['title', 'description', 'inputSchema', 'outputSchema', 'annotations', 'instructions']);
 
 const ConnectionKey = z.object({ serverId: EntityId, accountId: EntityId }).strict();
 

@@ -181,6 +181,8 @@ export const ToolContractChanged = z.object({
   newContractHash: z.string().nullable(),
   /** Which contract fields differ: 'description', 'inputSchema', 'annotations', … */
   changedFields: z.array(z.string()).default([]),
+  /** The server's instructions hash in force after the change (pinned with every tool). */
+  instructionsHash: z.string().nullable().optional(),
   at: z.number(),
 });
 export type ToolContractChanged = z.infer<typeof ToolContractChanged>;

@@ -37,23 +37,25 @@ export function directoryOf(service: Pick<ServerService, 'getServer' | 'accounts
  *
  * Why: a rug pull between two app runs must be caught too, not only one during a session.
  */
-export function pinsFromJournal(journal: Pick<Journal, 'read'>, serverId: string, accountId: string): { tools: Record<string, string>; instructionsHash: null } | undefined {
+export function pinsFromJournal(journal: Pick<Journal, 'read'>, serverId: string, accountId: string): { tools: Record<string, string>; instructionsHash: string | null } | undefined {
   const tools = new Map<string, string | null>();
+  let instructions: string | null = null;
   for (const r of journal.read()) {
     if (r.type !== 'tool.contract-changed') continue;
-    const p = r.payload as { serverId?: unknown; accountId?: unknown; toolName?: unknown; newContractHash?: unknown };
+    const p = r.payload as { serverId?: unknown; accountId?: unknown; toolName?: unknown; newContractHash?: unknown; instructionsHash?: unknown };
     if (p.serverId !== serverId || p.accountId !== accountId || typeof p.toolName !== 'string') continue;
     tools.set(p.toolName, typeof p.newContractHash === 'string' ? p.newContractHash : null);
+    if (typeof p.instructionsHash === 'string') instructions = p.instructionsHash;
   }
   if (tools.size === 0) return undefined;
   const live = [...tools].filter((e): e is [string, string] => e[1] !== null);
-  // Instructions have no journal event type yet, so they are compared within a run only.
-  return { tools: Object.fromEntries(live), instructionsHash: null };
+  // The instructions hash last recorded with this server's tools (null for records older than it).
+  return { tools: Object.fromEntries(live), instructionsHash: instructions };
 }
 
 /** One `tool.contract-changed` journal entry per added, removed or changed tool. */
 export function contractChangeEntries(change: ToolsChange, at: number) {
-  const base = { serverId: change.serverId, accountId: change.accountId, at };
+  const base = { serverId: change.serverId, accountId: change.accountId, instructionsHash: change.instructionsHash, at };
   return [
     ...change.added.map((toolName) => ({ toolName, oldContractHash: null, newContractHash: change.newHashes[toolName] ?? null, changedFields: [] })),
     ...change.removed.map((toolName) => ({ toolName, oldContractHash: change.oldHashes[toolName] ?? null, newContractHash: null, changedFields: [] })),

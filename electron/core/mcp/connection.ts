@@ -47,6 +47,9 @@ export type ConnectionStatus =
 /** Which parts of a tool's contract changed between two discoveries. */
 export type ContractField = 'title' | 'description' | 'inputSchema' | 'outputSchema' | 'annotations';
 const CONTRACT_FIELDS: readonly ContractField[] = ['title', 'description', 'inputSchema', 'outputSchema', 'annotations'];
+/** What a pin covers: the tool's contract fields plus the server's instructions. */
+export type PinnedField = ContractField | 'instructions';
+const PINNED_FIELDS: readonly PinnedField[] = [...CONTRACT_FIELDS, 'instructions'];
 
 /** A tool as discovered on one (server, account), with its pinned hashes. */
 export interface DiscoveredTool {
@@ -63,7 +66,7 @@ export interface DiscoveredTool {
   annotations?: Record<string, unknown>;
   contractHash: string;
   /** One hash per contract field, so a change can be reported as "description changed". */
-  fieldHashes: Record<ContractField, string>;
+  fieldHashes: Record<PinnedField, string>;
 }
 
 /** What changed between the pinned and the newly discovered tools of one (server, account). */
@@ -73,8 +76,10 @@ export interface ToolsChange {
   added: string[];
   removed: string[];
   /** `fields` is empty when the earlier contract's fields are unknown (pins from an earlier run). */
-  changed: Array<{ name: string; fields: ContractField[]; oldHash: string; newHash: string }>;
+  changed: Array<{ name: string; fields: PinnedField[]; oldHash: string; newHash: string }>;
   instructionsChanged: { oldHash: string | null; newHash: string } | null;
+  /** The server's instructions hash in force after this discovery (journaled so pins survive restarts). */
+  instructionsHash: string;
   /** Contract hashes before (pinned) and after this discovery, by tool name. */
   oldHashes: Record<string, string>;
   newHashes: Record<string, string>;
@@ -134,7 +139,7 @@ export class Connection {
   private instructionsText: string | undefined;
   private pins: { tools: Map<string, string>; instructionsHash: string | null } | undefined;
   /** Per-field hashes of the pinned tools (kept across reconnects; unknown for pins from an earlier run). */
-  private pinnedFields = new Map<string, Record<ContractField, string>>();
+  private pinnedFields = new Map<string, Record<PinnedField, string>>();
   /** Incremented on every connect/disconnect; callbacks from an older generation are ignored. */
   private generation = 0;
   private connecting: Promise<void> | undefined;
@@ -403,15 +408,15 @@ export class Connection {
     } while (cursor !== undefined);
     if (generation !== this.generation) return;
 
+    const newInstructionsHash = instructionsHash(this.instructionsText ?? null);
     const next = new Map<string, DiscoveredTool>();
     for (const tool of listed) {
       if (next.has(tool.name)) {
         this.deps.log.note(`server listed tool ${JSON.stringify(sanitizeForDisplay(tool.name))} twice; keeping the first`);
         continue;
       }
-      next.set(tool.name, this.describeTool(tool));
+      next.set(tool.name, this.describeTool(tool, newInstructionsHash));
     }
-    const newInstructionsHash = instructionsHash(this.instructionsText ?? null);
 
     const previous = this.pins ?? { tools: new Map<string, string>(), instructionsHash: null };
     const previousTools = this.pins ? previous.tools : undefined;
@@ -422,6 +427,7 @@ export class Connection {
       removed: [],
       changed: [],
       instructionsChanged: null,
+      instructionsHash: newInstructionsHash,
       oldHashes: Object.fromEntries(previousTools ?? []),
       newHashes: Object.fromEntries([...next].map(([n, t]) => [n, t.contractHash])),
       trigger: this.pins ? trigger : 'initial',
@@ -431,7 +437,9 @@ export class Connection {
       if (oldHash === undefined) change.added.push(name);
       else if (oldHash !== tool.contractHash) {
         const oldFields = this.pinnedFields.get(name);
-        const fields = oldFields ? CONTRACT_FIELDS.filter((f) => oldFields[f] !== tool.fieldHashes[f]) : [];
+        const fields: PinnedField[] = oldFields ? PINNED_FIELDS.filter((f) => oldFields[f] !== tool.fieldHashes[f]) : [];
+        // A pin from an earlier run has no per-field hashes; the instructions hash is still known.
+        if (!oldFields && previous.instructionsHash !== null && previous.instructionsHash !== newInstructionsHash) fields.push('instructions');
         change.changed.push({ name, fields, oldHash, newHash: tool.contractHash });
       }
     }
@@ -455,7 +463,14 @@ export class Connection {
     }
   }
 
-  private describeTool(tool: Tool): DiscoveredTool {
+  /**
+   * A discovered tool with its pinned hash. The pinned `contractHash` covers the tool's own
+   * contract AND the server's instructions (DESIGN.md §3: instructions are pinned the same way):
+   * instructions reach the model with every tool, so new instructions change what an Always Allow
+   * grant allowed — every tool of the server then reports `instructions` as a changed field, the
+   * change is journaled per tool, survives restarts through the journal, and grants drop to ask.
+   */
+  private describeTool(tool: Tool, serverInstructionsHash: string): DiscoveredTool {
     const contract = {
       name: tool.name,
       title: tool.title,
@@ -464,9 +479,10 @@ export class Connection {
       outputSchema: tool.outputSchema,
       annotations: tool.annotations,
     };
-    const fieldHashes = Object.fromEntries(
-      CONTRACT_FIELDS.map((f) => [f, sha256Hex(canonicalJson({ f, v: (contract as Record<string, unknown>)[f] ?? null }))]),
-    ) as Record<ContractField, string>;
+    const fieldHashes = {
+      ...Object.fromEntries(CONTRACT_FIELDS.map((f) => [f, sha256Hex(canonicalJson({ f, v: (contract as Record<string, unknown>)[f] ?? null }))])),
+      instructions: serverInstructionsHash,
+    } as Record<PinnedField, string>;
     return {
       serverId: this.serverId,
       accountId: this.accountId,
@@ -476,7 +492,7 @@ export class Connection {
       inputSchema: tool.inputSchema as Record<string, unknown>,
       ...(tool.outputSchema ? { outputSchema: tool.outputSchema as Record<string, unknown> } : {}),
       ...(tool.annotations ? { annotations: tool.annotations as Record<string, unknown> } : {}),
-      contractHash: contractHash(contract),
+      contractHash: sha256Hex(canonicalJson({ tool: contractHash(contract), serverInstructions: serverInstructionsHash })),
       fieldHashes,
     };
   }

@@ -82,7 +82,10 @@ describe('rug pull', () => {
     second.manager.on('toolsChanged', (c) => changes.push(c));
     await second.manager.connect('weather', 'default');
     expect(changes).toHaveLength(1);
-    expect(changes[0]).toMatchObject({ trigger: 'initial', added: [], removed: [], changed: [] });
+    // Instructions are part of every tool's pin: each tool reports them as what changed.
+    expect(changes[0]).toMatchObject({ trigger: 'initial', added: [], removed: [] });
+    expect(changes[0]!.changed.length).toBeGreaterThan(0);
+    for (const c of changes[0]!.changed) expect(c.fields).toEqual(['instructions']);
     expect(changes[0]!.instructionsChanged).toMatchObject({ oldHash: pinned.instructionsHash });
     expect(changes[0]!.instructionsChanged!.newHash).not.toBe(pinned.instructionsHash);
   });
