@@ -403,3 +403,25 @@ describe('ledger log', () => {
     }
   });
 });
+
+describe('ledger record copies', () => {
+  it('records returned by append are private copies: editing them changes neither memory nor a later recovery', async () => {
+    const d = dir();
+    const ledger = await Ledger.open({ dir: d });
+    try {
+      const [returned] = await ledger.append([{ type: 'op.transition', payload: { operationId: 'op-1', nested: { to: 'executing' } } }], { durable: true });
+      (returned!.payload as { nested: { to: string } }).nested.to = 'succeeded';
+      returned!.payload.operationId = 'forged';
+      const stored = ledger.read().at(-1)!;
+      expect(stored.payload).toEqual({ operationId: 'op-1', nested: { to: 'executing' } });
+    } finally {
+      await ledger.close();
+    }
+    const reopened = await Ledger.open({ dir: d });
+    try {
+      expect(reopened.read().at(-1)!.payload).toEqual({ operationId: 'op-1', nested: { to: 'executing' } });
+    } finally {
+      await reopened.close();
+    }
+  });
+});
