@@ -202,8 +202,16 @@ async function main(): Promise<void> {
   }
 }
 
-/** The test policy: Always Allow exactly `allowed` tools (pinned to their current contract and endpoint). */
-function testPolicy(tools: ReadonlyArray<Pick<Tool, 'name'> & Parameters<typeof contractHash>[0]>, allowed: readonly string[], serverUrl: string): PolicyState {
+/**
+ * The test policy: Always Allow exactly `allowed` tools, pinned to their current contract and
+ * endpoint — the connection layer's pinned hash where the tool came from it (that hash also covers
+ * the server's instructions), else the contract hash of the SDK's tool.
+ */
+function testPolicy(
+  tools: ReadonlyArray<Pick<Tool, 'name'> & Parameters<typeof contractHash>[0] & { contractHash?: string }>,
+  allowed: readonly string[],
+  serverUrl: string,
+): PolicyState {
   return {
     organization: [],
     conversation: [],
@@ -214,7 +222,7 @@ function testPolicy(tools: ReadonlyArray<Pick<Tool, 'name'> & Parameters<typeof 
         id: `allow-${t.name}`,
         scope: { kind: 'tool' as const, serverId: SERVER_ID, accountId: ACCOUNT_ID, toolName: t.name },
         mode: 'allow',
-        pin: { contractHash: contractHash(t), endpointHash: endpointHash({ kind: 'http', url: serverUrl }) },
+        pin: { contractHash: typeof t.contractHash === 'string' ? t.contractHash : contractHash(t), endpointHash: endpointHash({ kind: 'http', url: serverUrl }) },
       })),
   };
 }

@@ -21,7 +21,11 @@ export interface ToolDescriptor {
   outputSchema?: Record<string, unknown>;
   /** Untrusted hints (readOnlyHint, destructiveHint, …). Never make anything more permissive. */
   annotations?: Record<string, unknown>;
-  /** `contractHash(...)` from electron/core/canonical of {name, title, description, inputSchema, outputSchema, annotations}. */
+  /**
+   * The hash Always Allow is pinned to: `contractHash(...)` of {name, title, description,
+   * inputSchema, outputSchema, annotations}; the connection layer also folds in the server's
+   * instructions hash, so new instructions count as a changed contract.
+   */
   contractHash: string;
   /** `endpointHash(...)` from electron/core/canonical of what the server runs/contacts. */
   endpointHash: string;
