@@ -38,6 +38,12 @@ export type ArgumentConstraint = z.infer<typeof ArgumentConstraint>;
 export const GrantPin = z.object({
   contractHash: z.string().nullable().default(null),
   endpointHash: z.string().nullable().default(null),
+  /**
+   * For a grant that covers many tools (server scope): tool name → contract hash of every tool
+   * listed when it was granted. A tool added later, or changed since, is not covered (asks):
+   * discovery never grants permission.
+   */
+  tools: z.record(z.string(), z.string()).nullable().optional(),
 });
 export type GrantPin = z.infer<typeof GrantPin>;
 

@@ -185,7 +185,8 @@ export function createGateModule(options: GateModuleOptions): GateModule {
     }
     const any = tools[0];
     if (!any) throw new WardenError('NOT_FOUND', `serverId: ${change.serverId} has no listed tools; connect it before allowing it`);
-    return { contractHash: null, endpointHash: any.endpointHash };
+    // Covers exactly the tools listed now (by contract): tools the server adds later still ask.
+    return { contractHash: null, endpointHash: any.endpointHash, tools: Object.fromEntries(tools.map((t) => [t.name, t.contractHash])) };
   }
 
   /** True if going from `before` to `after` makes any listed tool more permissive. */
@@ -213,12 +214,19 @@ export function createGateModule(options: GateModuleOptions): GateModule {
   }
 
   async function setPermission(change: PermissionChange) {
+    if (change.scope === 'global' && change.mode === 'allow') {
+      throw new WardenError('UNSUPPORTED', 'mode: Always Allow for every tool of every server is not offered; it would grant tools no server has listed yet. Allow a server or a tool instead.');
+    }
     const pin = pinFor(change);
     const before = policy.current();
     const ruleId = PolicyStore.ruleIdFor(change);
     const old = policy.find(ruleId);
     const oldMode = old?.mode;
-    const mayLoosen = change.mode === 'allow' || (oldMode === 'disabled' && change.mode !== 'disabled') || simulateLoosens(change, pin, before);
+    // Judged on the rules, not only by simulating calls (which cannot see argument constraints or
+    // tools of a disconnected server): anything but 'disabled' may lift a restriction.
+    const mayLoosen =
+      change.mode !== 'disabled' &&
+      (change.mode === 'allow' || (oldMode !== undefined && oldMode !== 'ask' && oldMode !== 'allow') || restrictiveRuleNear(change, before) || simulateLoosens(change, pin, before));
     if (mayLoosen) {
       const server = 'serverId' in change ? change.serverId : 'every server';
       const account = 'accountId' in change && change.accountId ? change.accountId : 'every account';
@@ -231,6 +239,15 @@ export function createGateModule(options: GateModuleOptions): GateModule {
     return { ruleId: result.ruleId, old: result.old, new: result.new };
   }
 
+  /** True if some disabled (or invalid, read as disabled) rule could apply to what `change` covers. */
+  function restrictiveRuleNear(change: PermissionChange, state: PolicyState): boolean {
+    const restrictive = (mode: unknown) => mode !== 'allow' && mode !== 'ask';
+    const serverId = 'serverId' in change ? change.serverId : null;
+    const user = state.user.some((r) => restrictive(r.mode) && (serverId === null || r.scope.kind === 'global' || ('serverId' in r.scope && r.scope.serverId === serverId)));
+    const conversation = state.conversation.some((r) => restrictive(r.mode) && (serverId === null || r.serverId === serverId));
+    return user || conversation;
+  }
+
   function simulateLoosens(change: PermissionChange, pin: GrantPin | null, before: PolicyState): boolean {
     return loosens(before, PolicyStore.apply(before, change, pin).next);
   }
@@ -240,7 +257,9 @@ export function createGateModule(options: GateModuleOptions): GateModule {
     if (!old) return { ruleId, revoked: false };
     const before = policy.current();
     const after: PolicyState = { ...before, user: before.user.filter((r) => r.id !== ruleId), conversation: before.conversation.filter((r) => r.id !== ruleId) };
-    if (old.mode !== 'allow' && (old.mode === 'disabled' || loosens(before, after))) {
+    // Removing any rule but an Always Allow removes a restriction (even one a simulation with no
+    // arguments, or with the server disconnected, cannot see): the person confirms it.
+    if (old.mode !== 'allow' || loosens(before, after)) {
       await confirm(`Remove the rule "${ruleId}"?`, 'Removing this rule makes Warden ask you less.', old, { server: old.id, account: '', tool: '' });
     }
     const change = await policy.revoke(ruleId, 'user');

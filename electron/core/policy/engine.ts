@@ -37,7 +37,7 @@ interface CompiledRule {
   id: string;
   mode: PermissionMode;
   configError: string | null;
-  pin: { contractHash: string | null; endpointHash: string | null } | null;
+  pin: { contractHash: string | null; endpointHash: string | null; tools?: Record<string, string> | null } | null;
   constraints: CompiledConstraint[];
   /** Words for explanations: "for Work account", "under /project/docs". */
   scopeWords: string;
@@ -164,7 +164,7 @@ export function decide(request: PolicyRequest, policyState: PolicyState, context
       decision = 'ask';
       reason = `Ask every time${where}${chosen.scopeWords}`;
     } else {
-      pin = checkPin(chosen, context);
+      pin = checkPin(chosen, context, request.toolName);
       if (pin === 'endpoint-changed') {
         decision = 'ask';
         reason = 'Ask: server endpoint changed since you allowed it';
@@ -189,10 +189,13 @@ function result(decision: Decision, reason: string, layer: Layer, ruleId: string
   return { decision, reason, layer, ruleId, pin, configErrors };
 }
 
-function checkPin(rule: CompiledRule, context: PolicyContext): PinStatus {
+function checkPin(rule: CompiledRule, context: PolicyContext, toolName: string): PinStatus {
   if (!rule.pin) return 'none';
   if (rule.pin.endpointHash !== null && rule.pin.endpointHash !== context.tool!.endpointHash) return 'endpoint-changed';
   if (rule.pin.contractHash !== null && rule.pin.contractHash !== context.tool!.contractHash) return 'contract-changed';
+  const tools = rule.pin.tools;
+  // A many-tool grant covers exactly the tools it saw: a new tool or a changed one asks.
+  if (tools && (!Object.prototype.hasOwnProperty.call(tools, toolName) || tools[toolName] !== context.tool!.contractHash)) return 'contract-changed';
   return 'ok';
 }
 

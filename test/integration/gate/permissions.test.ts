@@ -133,7 +133,7 @@ describe('permission management', () => {
   it('a loosening change needs the person in the dialog; tightening does not', async () => {
     await setup();
     prompter.answer = 'deny';
-    expect(await run('permissions:set', { scope: 'global', mode: 'allow' })).toMatchObject({ ok: false, error: { code: 'DENIED' } });
+    expect(await run('permissions:set', { scope: 'global', mode: 'allow' })).toMatchObject({ ok: false, error: { code: 'UNSUPPORTED' } });
     expect(await run('permissions:set', { scope: 'conversation', conversationId: 'c1', serverId: 'gh', accountId: null, toolName: null, mode: 'allow' })).toMatchObject({ ok: false, error: { code: 'DENIED' } });
     expect(mod.policy.current().user).toHaveLength(0);
     expect(await run('permissions:set', { scope: 'server', serverId: 'gh', accountId: null, mode: 'disabled' })).toMatchObject({ ok: true });
@@ -190,5 +190,51 @@ describe('permission management', () => {
     const next = await mod.gate.submit(call());
     expect(next.state).toBe('awaiting_approval');
     expect(mcp.count('close_issue')).toBe(0);
+  });
+});
+
+describe('loosening from the attacker side (a compromised renderer)', () => {
+  it('revoking an argument-constraint Ask under a tool Always Allow needs the dialog; denied, the call still asks', async () => {
+    await setup();
+    prompter.answer = 'approve';
+    expect(await run('permissions:set', { scope: 'tool', serverId: 'gh', accountId: 'work', toolName: 'close_issue', mode: 'allow' })).toMatchObject({ ok: true });
+    const set = await run('permissions:set', { scope: 'tool-constraint', serverId: 'gh', accountId: 'work', toolName: 'close_issue', constraints: [{ op: 'equals', field: 'text', value: 'secret' }], mode: 'ask' });
+    expect(set.ok, JSON.stringify(set)).toBe(true);
+    prompter.answer = 'deny';
+    const shownBefore = prompter.shown.length;
+    const ruleId = (set as { ok: true; value: { ruleId: string } }).value.ruleId;
+    expect(await run('permissions:revoke', { ruleId })).toMatchObject({ ok: false, error: { code: 'DENIED' } });
+    expect(prompter.shown.length).toBe(shownBefore + 1);
+    const op = await mod.gate.submit(call('close_issue', { text: 'secret' }));
+    expect(op.state).toBe('awaiting_approval');
+    expect(mcp.count()).toBe(0);
+  });
+
+  it('a new Ask rule cannot lift a Disabled one without the dialog', async () => {
+    await setup();
+    expect(await run('permissions:set', { scope: 'tool', serverId: 'gh', accountId: 'work', toolName: 'close_issue', mode: 'disabled' })).toMatchObject({ ok: true });
+    prompter.answer = 'deny';
+    const r = await run('permissions:set', { scope: 'tool-constraint', serverId: 'gh', accountId: 'work', toolName: 'close_issue', constraints: [{ op: 'equals', field: 'text', value: 'x' }], mode: 'ask' });
+    expect(r).toMatchObject({ ok: false, error: { code: 'DENIED' } });
+    expect((await mod.gate.submit(call('close_issue', { text: 'x' }))).state).toBe('denied');
+  });
+
+  it('a server-wide Always Allow does not cover a tool the server adds later', async () => {
+    await setup();
+    prompter.answer = 'approve';
+    expect(await run('permissions:set', { scope: 'server', serverId: 'gh', accountId: 'work', mode: 'allow' })).toMatchObject({ ok: true });
+    expect((await mod.gate.request(call('read_file', { text: 'a' }))).state).toBe('succeeded');
+    mcp.addTool('delete_everything');
+    await registry.refresh();
+    const op = await mod.gate.submit(call('delete_everything', { text: 'all' }));
+    expect(op.state).toBe('awaiting_approval');
+    expect(mcp.count('delete_everything')).toBe(0);
+  });
+
+  it('Always Allow for every tool of every server is refused outright', async () => {
+    await setup();
+    prompter.answer = 'approve';
+    expect(await run('permissions:set', { scope: 'global', mode: 'allow' })).toMatchObject({ ok: false, error: { code: 'UNSUPPORTED' } });
+    expect(prompter.shown).toHaveLength(0);
   });
 });
