@@ -7,6 +7,7 @@ import type { Handlers } from './dispatch';
 import { CoreEvents } from './events';
 import { systemClock, type BrowserOpener, type Clock, type Journal } from './ports';
 import { OAuthService, createAuthHandlers } from './mcp/oauth';
+import { requireServerConfirmation, type ServerChangeConfirmer } from './settings/server-confirmation';
 import { cancellingElicitor, type Elicitor } from './elicitation/elicitation';
 import { MemoryJournal } from './memory-journal';
 import { WardenError } from '../../shared/result';
@@ -38,6 +39,11 @@ export interface CoreDeps {
    * URL-mode elicitation. Default: refuses, so a headless core never opens anything.
    */
   browser?: BrowserOpener;
+  /**
+   * Native confirmation before a server definition is saved (add, edit, import). Main passes its
+   * dialog; without one (tests, the browser test host) definitions are saved as requested.
+   */
+  confirmServerChange?: ServerChangeConfirmer;
   /** Asks the person a server's elicitation question. Default: every question is cancelled. */
   elicitor?: Elicitor;
   /** MCP connection layer tuning: timeouts, backoff, the OAuth provider hook (default: the gate's registry/executor). */
@@ -162,6 +168,8 @@ export function createCore(deps: CoreDeps): WardenCore {
     ...createAuthHandlers(oauth),
     ...runHandlers(() => gateModule.gate),
   };
+
+  if (deps.confirmServerChange) requireServerConfirmation(handlers, serversModule.importer, deps.confirmServerChange);
 
   // Push `core:status-changed` whenever a domain event may have moved a status field (servers,
   // connections, approvals, safe mode), coalesced per tick and only when something differs.

@@ -14,7 +14,7 @@ import { createCore, type WardenCore } from '../core/app-core';
 import { openLedgerForApp } from '../core/ledger';
 import { loadOrganizationPolicy } from '../core/policy/organization';
 import { loadPolicyFile, savePolicyFile } from '../core/settings/policy-file';
-import { createDialogPrompter } from './dialogs';
+import { createDialogPrompter, createServerChangeConfirmer } from './dialogs';
 import { createDialogElicitor } from './elicitor';
 import { openElectronSettingsStore } from './electron-settings-store';
 import { bindContract, createSenderCheck } from './ipc';
@@ -117,6 +117,8 @@ export async function startWarden(options: StartOptions = {}): Promise<RunningWa
     platform: process.platform,
     browser: systemBrowser,
     elicitor: createDialogElicitor(() => window),
+    // Saving a server decides what runs on this machine: a person confirms it natively.
+    confirmServerChange: createServerChangeConfirmer(() => window),
     // First run with no servers: add the in-process demo server (README: useful offline, no keys).
     offerDemoServer: true,
     gate: { ...durable.gate, prompter: createDialogPrompter(() => window) },

@@ -7,6 +7,7 @@
  */
 import { dialog, type BrowserWindow, type MessageBoxOptions, type MessageBoxReturnValue } from 'electron';
 import type { ApprovalPreview, ApprovalPrompter } from '../core/ports';
+import type { ServerChangeConfirmer, ServerChangeSummary } from '../core/settings/server-confirmation';
 
 /** Button labels, in order. */
 export const APPROVAL_BUTTONS = ['Deny', 'Approve'] as const;
@@ -76,5 +77,38 @@ export function createDialogPrompter(
         return 'deny';
       }
     },
+  };
+}
+
+/** Buttons of the server confirmation: Cancel first (default, Escape, closing the dialog). */
+export const SERVER_CHANGE_BUTTONS = ['Cancel', 'Save'] as const;
+
+/** The message box for saving a server definition, from the core's trusted summary. */
+export function serverChangeDialogOptions(summary: ServerChangeSummary): MessageBoxOptions {
+  return {
+    type: 'warning',
+    title: 'Warden: save this server?',
+    message: summary.title,
+    detail: summary.detail,
+    buttons: [...SERVER_CHANGE_BUTTONS],
+    defaultId: 0,
+    cancelId: 0,
+    noLink: true,
+    normalizeAccessKeys: false,
+  };
+}
+
+/**
+ * The native confirmation before a server definition is saved: the renderer can propose a
+ * command or URL, only a person in this dialog can make Warden run or contact it.
+ */
+export function createServerChangeConfirmer(getWindow: () => BrowserWindow | null, show: ShowMessageBox = showOverWindow): ServerChangeConfirmer {
+  return async (summary) => {
+    try {
+      const { response } = await show(getWindow(), serverChangeDialogOptions(summary));
+      return response === 1;
+    } catch {
+      return false;
+    }
   };
 }

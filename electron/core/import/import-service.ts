@@ -116,6 +116,16 @@ export class ImportService {
    * entry needs an explicit decision (keychain / plain / omit); only `keychain` values are
    * written, and only to the keychain. A preview can be imported once.
    */
+  /** The server drafts chosen entries would create (for the native confirmation), or [] if unknown. */
+  drafts(previewId: string, entryIds: readonly string[]): ServerDraft[] {
+    const held = this.previews.get(previewId);
+    if (!held) return [];
+    return entryIds.flatMap((id) => {
+      const draft = held.entries.get(id)?.draft;
+      return draft ? [structuredClone(draft)] : [];
+    });
+  }
+
   async import(request: { previewId: string; entryIds: string[]; decisions: SecretDecision[] }): Promise<ServerView[]> {
     this.sweep();
     const held = this.previews.get(request.previewId);

@@ -78,3 +78,24 @@ describe('the approval dialog', () => {
     error.mockRestore();
   });
 });
+
+describe('server confirmation dialog', () => {
+  it('Cancel is the default and the cancel button; only Save saves; a failing dialog saves nothing', async () => {
+    const { serverChangeDialogOptions, createServerChangeConfirmer, SERVER_CHANGE_BUTTONS } = await import('../../../electron/main/dialogs');
+    const summary = { action: 'add' as const, title: 'Add the server "x"?', detail: 'runs: sh -c evil' };
+    const o = serverChangeDialogOptions(summary);
+    expect(o.buttons).toEqual([...SERVER_CHANGE_BUTTONS]);
+    expect(SERVER_CHANGE_BUTTONS[0]).toBe('Cancel');
+    expect(o.defaultId).toBe(0);
+    expect(o.cancelId).toBe(0);
+    expect(o.detail).toBe('runs: sh -c evil');
+    const answers = [{ response: 1 }, { response: 0 }];
+    const confirm = createServerChangeConfirmer(() => null, async () => ({ checkboxChecked: false, ...answers.shift()! }));
+    expect(await confirm(summary)).toBe(true);
+    expect(await confirm(summary)).toBe(false);
+    const broken = createServerChangeConfirmer(() => null, async () => {
+      throw new Error('no display');
+    });
+    expect(await broken(summary)).toBe(false);
+  });
+});

@@ -1,0 +1,72 @@
+/**
+ * A person confirms, in a dialog the renderer does not own, every server definition before it is
+ * saved: adding or editing a local server decides what program runs on this machine with the
+ * person's rights, and editing a remote one decides where credentials are sent. The renderer may
+ * propose a definition; only main's native dialog (through this port) lets it be saved.
+ */
+import { displayCommandLine, type ServerDraft } from '../../../shared/domain/servers';
+import { WardenError } from '../../../shared/result';
+import type { Handlers } from '../dispatch';
+import type { ImportService } from '../import/import-service';
+
+/** What the confirmation shows: one line per server, plus the exact details. */
+export interface ServerChangeSummary {
+  action: 'add' | 'edit' | 'import';
+  title: string;
+  detail: string;
+}
+
+/** Shows a summary in a native dialog; resolves true only if the person chose to save. */
+export type ServerChangeConfirmer = (summary: ServerChangeSummary) => Promise<boolean>;
+
+// Bidi controls and invisible characters would let a name or value display as something else.
+// eslint-disable-next-line no-control-regex
+const HIDDEN = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g;
+const visible = (text: string) => text.replace(HIDDEN, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
+/** The exact, untruncated description of one server definition. */
+export function describeDraft(draft: ServerDraft): string {
+  if (draft.transport === 'stdio') {
+    const env = draft.env.map((e) => (e.secret ? `  ${visible(e.name)} = (secret, from the keychain)` : `  ${visible(e.name)} = ${visible(e.value ?? '')}`));
+    return [
+      `"${visible(draft.name)}" runs this program on your computer, with your permissions:`,
+      `  ${visible(displayCommandLine(draft.command, draft.args))}`,
+      `  in folder: ${draft.cwd ? visible(draft.cwd) : '(Warden\'s working folder)'}`,
+      env.length ? 'Environment:' : 'Environment: (none added)',
+      ...env,
+    ].join('\n');
+  }
+  if (draft.transport === 'http') {
+    const headers = draft.headers.map((h) => `  ${visible(h.name)}${h.secret ? ' (secret, from the keychain)' : `: ${visible(h.value ?? '')}`}`);
+    return [`"${visible(draft.name)}" is contacted at ${visible(draft.url)}`, `Authentication: ${draft.auth.kind}`, ...(headers.length ? ['Headers:', ...headers] : [])].join('\n');
+  }
+  return `"${visible(draft.name)}" is Warden's built-in ${draft.transport} server`;
+}
+
+/**
+ * Wraps the servers:add / servers:edit / servers:import handlers so nothing is saved unless the
+ * confirmer says yes. A refusal is a DENIED error and changes nothing.
+ */
+export function requireServerConfirmation(handlers: Handlers, importer: Pick<ImportService, 'drafts'>, confirm: ServerChangeConfirmer): void {
+  const ask = async (summary: ServerChangeSummary) => {
+    if (!(await confirm(summary))) throw new WardenError('DENIED', 'The server was not confirmed in the dialog; nothing was saved');
+  };
+  const add = handlers['servers:add'];
+  handlers['servers:add'] = async (request) => {
+    await ask({ action: 'add', title: `Add the server "${visible(request.definition.name)}"?`, detail: describeDraft(request.definition) });
+    return add(request);
+  };
+  const edit = handlers['servers:edit'];
+  handlers['servers:edit'] = async (request) => {
+    await ask({ action: 'edit', title: `Save changes to the server "${visible(request.definition.name)}"?`, detail: describeDraft(request.definition) });
+    return edit(request);
+  };
+  const importChosen = handlers['servers:import'];
+  handlers['servers:import'] = async (request) => {
+    const drafts = importer.drafts(request.previewId, request.entryIds);
+    if (drafts.length > 0) {
+      await ask({ action: 'import', title: `Import ${drafts.length} server${drafts.length === 1 ? '' : 's'}?`, detail: drafts.map(describeDraft).join('\n\n') });
+    }
+    return importChosen(request);
+  };
+}
