@@ -7,6 +7,7 @@
  */
 import { dialog, type BrowserWindow, type MessageBoxOptions, type MessageBoxReturnValue } from 'electron';
 import type { ApprovalPreview, ApprovalPrompter } from '../core/ports';
+import { makeHiddenVisible } from '../../shared/display';
 import type { ServerChangeConfirmer, ServerChangeSummary } from '../core/settings/server-confirmation';
 
 /** Button labels, in order. */
@@ -26,25 +27,29 @@ export const MAX_ARGUMENTS_CHARS = 8000;
  * shown, so a reviewer is never led to believe they saw everything.
  */
 export function approvalDialogOptions(preview: ApprovalPreview): MessageBoxOptions {
-  const args =
-    preview.argumentsJson.length > MAX_ARGUMENTS_CHARS
-      ? `${preview.argumentsJson.slice(0, MAX_ARGUMENTS_CHARS)}\n… (${preview.argumentsJson.length - MAX_ARGUMENTS_CHARS} more characters not shown; see the Approvals view)`
-      : preview.argumentsJson;
+  // Hidden and direction-changing characters are shown as escapes: what a person reads is what is sent.
+  const argumentsJson = makeHiddenVisible(preview.argumentsJson);
+  const oneLine = (text: string) => makeHiddenVisible(text).replace(/[\r\n]+/g, ' ');
+  const truncated = argumentsJson.length > MAX_ARGUMENTS_CHARS;
+  const args = truncated
+    ? `${argumentsJson.slice(0, MAX_ARGUMENTS_CHARS)}\n… (${argumentsJson.length - MAX_ARGUMENTS_CHARS} more characters not shown)\n\nThese arguments are too long to show in full, so they cannot be approved here: nobody approves what they could not read.`
+    : argumentsJson;
   return {
     type: 'warning',
     title: 'Warden: approve tool call?',
-    message: preview.title,
+    message: oneLine(preview.title),
     detail: [
-      preview.detail,
+      makeHiddenVisible(preview.detail),
       '',
-      `Server: ${preview.serverLabel}`,
-      `Account: ${preview.accountLabel}`,
-      `Tool: ${preview.toolName}`,
+      `Server: ${oneLine(preview.serverLabel)}`,
+      `Account: ${oneLine(preview.accountLabel)}`,
+      `Tool: ${oneLine(preview.toolName)}`,
       '',
       'Arguments:',
       args,
     ].join('\n'),
-    buttons: [...APPROVAL_BUTTONS],
+    // Deny only when the arguments could not be shown in full.
+    buttons: truncated ? [APPROVAL_BUTTONS[DENY_INDEX]] : [...APPROVAL_BUTTONS],
     defaultId: DENY_INDEX,
     cancelId: DENY_INDEX,
     noLink: true,
@@ -70,8 +75,10 @@ export function createDialogPrompter(
   return {
     async prompt(preview) {
       try {
-        const result = await show(getWindow(), approvalDialogOptions(preview));
-        return result.response === APPROVE_INDEX ? 'approve' : 'deny';
+        const options = approvalDialogOptions(preview);
+        const result = await show(getWindow(), options);
+        // Approve only if the pressed button exists and is Approve (a Deny-only dialog never approves).
+        return result.response === APPROVE_INDEX && options.buttons?.[APPROVE_INDEX] === APPROVAL_BUTTONS[APPROVE_INDEX] ? 'approve' : 'deny';
       } catch (error) {
         console.error('[warden] approval dialog failed; treating as deny', error);
         return 'deny';

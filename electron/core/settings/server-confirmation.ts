@@ -6,6 +6,7 @@
  */
 import { displayCommandLine, type ServerDraft } from '../../../shared/domain/servers';
 import { WardenError } from '../../../shared/result';
+import { makeHiddenVisible } from '../../../shared/display';
 import type { Handlers } from '../dispatch';
 import type { ImportService } from '../import/import-service';
 
@@ -20,9 +21,7 @@ export interface ServerChangeSummary {
 export type ServerChangeConfirmer = (summary: ServerChangeSummary) => Promise<boolean>;
 
 // Bidi controls and invisible characters would let a name or value display as something else.
-// eslint-disable-next-line no-control-regex
-const HIDDEN = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g;
-const visible = (text: string) => text.replace(HIDDEN, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+const visible = (text: string) => makeHiddenVisible(text).replace(/\n/g, '\\n');
 
 /** The exact, untruncated description of one server definition. */
 export function describeDraft(draft: ServerDraft): string {

@@ -99,3 +99,28 @@ describe('server confirmation dialog', () => {
     expect(await broken(summary)).toBe(false);
   });
 });
+
+describe('approval dialog cannot be visually spoofed', () => {
+  const base = { operationId: 'op', title: 'Run read_file', detail: 'd', serverLabel: 'Files', accountLabel: 'Work', toolName: 'read_file', argumentsJson: '{}' };
+
+  it('bidi overrides and invisible characters in arguments and names are shown as escapes', async () => {
+    const { approvalDialogOptions } = await import('../../../electron/main/dialogs');
+    const o = approvalDialogOptions({ ...base, toolName: 'read\nServer: Trusted', argumentsJson: JSON.stringify({ path: '/home/u/\u202Egpj.sh', note: 'a\u200Bb' }) });
+    expect(o.detail).toContain('\\u202e');
+    expect(o.detail).toContain('\\u200b');
+    expect(o.detail).not.toMatch(/[\u202E\u200B]/);
+    // A newline in a server-chosen name cannot fake a line of the dialog.
+    expect(o.detail).toContain('Tool: read Server: Trusted');
+  });
+
+  it('arguments too long to show in full cannot be approved from the dialog', async () => {
+    const { approvalDialogOptions, createDialogPrompter, MAX_ARGUMENTS_CHARS } = await import('../../../electron/main/dialogs');
+    const long = { ...base, argumentsJson: JSON.stringify({ a: 'x'.repeat(MAX_ARGUMENTS_CHARS), zz_hidden: 'rm -rf /' }) };
+    const o = approvalDialogOptions(long);
+    expect(o.buttons).toEqual(['Deny']);
+    expect(o.detail).toMatch(/cannot be approved here/);
+    // Even a forged response index for "Approve" is read as deny.
+    const prompter = createDialogPrompter(() => null, async () => ({ response: 1, checkboxChecked: false }));
+    expect(await prompter.prompt(long)).toBe('deny');
+  });
+});
