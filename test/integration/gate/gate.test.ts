@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { replayOperations } from '../../../electron/core/gate/replay';
 import { Gate } from '../../../electron/core/gate/gate';
 import { CallNotSentError } from '../../../electron/core/gate/ports';
-import { gateFixture, until } from './harness';
+import { gateFixture, until, gateCall } from './harness';
 
 type Fixture = Awaited<ReturnType<typeof gateFixture>>;
 let fx: Fixture | undefined;
@@ -15,15 +15,7 @@ afterEach(async () => {
   fx = undefined;
 });
 
-const call = (over: Record<string, unknown> = {}) => ({
-  source: 'model' as const,
-  conversationId: 'conv1',
-  serverId: 'gh',
-  accountId: 'work',
-  toolName: 'close_issue',
-  arguments: { text: 'close #42' },
-  ...over,
-});
+const call = gateCall;
 
 describe('gate: decisions reach (or never reach) the real server', () => {
   it('deny never reaches the server', async () => {

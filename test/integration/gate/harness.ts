@@ -267,3 +267,14 @@ export async function until(cond: () => boolean, what: string, timeoutMs = 20_00
     await new Promise((r) => setTimeout(r, 5));
   }
 }
+
+/** A model-sourced call to `close_issue` on gh/work in conv1; fields in `over` replace the defaults. */
+export const gateCall = (over: Record<string, unknown> = {}) => ({
+  source: 'model' as const,
+  conversationId: 'conv1',
+  serverId: 'gh',
+  accountId: 'work',
+  toolName: 'close_issue',
+  arguments: { text: 'close #42' } as Record<string, unknown>,
+  ...over,
+});

@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Gate } from '../../../electron/core/gate/gate';
 import type { JournalEntry } from '../../../electron/core/ports';
-import { gateFixture } from './harness';
+import { gateFixture, gateCall } from './harness';
 
 type Fixture = Awaited<ReturnType<typeof gateFixture>>;
 let fx: Fixture | undefined;
@@ -15,15 +15,7 @@ afterEach(async () => {
   fx = undefined;
 });
 
-const call = (over: Record<string, unknown> = {}) => ({
-  source: 'model' as const,
-  conversationId: 'conv1',
-  serverId: 'gh',
-  accountId: 'work',
-  toolName: 'close_issue',
-  arguments: { text: 'close #42' },
-  ...over,
-});
+const call = gateCall;
 
 describe('gate hot path', () => {
   it('a journal that fails on the outcome record leaves one final state, no second transition and no crash', async () => {

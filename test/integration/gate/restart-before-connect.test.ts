@@ -8,7 +8,7 @@ import { Gate } from '../../../electron/core/gate/gate';
 import type { RegistryChange, ToolRegistry } from '../../../electron/core/gate/ports';
 import { replayOperations } from '../../../electron/core/gate/replay';
 import { ToolCallFailedError } from '../../../electron/core/mcp/outcome';
-import { gateFixture } from './harness';
+import { gateFixture, gateCall } from './harness';
 
 type Fixture = Awaited<ReturnType<typeof gateFixture>>;
 let fx: Fixture | undefined;
@@ -17,15 +17,7 @@ afterEach(async () => {
   fx = undefined;
 });
 
-const call = (over: Record<string, unknown> = {}) => ({
-  source: 'model' as const,
-  conversationId: 'conv1',
-  serverId: 'gh',
-  accountId: 'work',
-  toolName: 'close_issue',
-  arguments: { text: 'close #42' },
-  ...over,
-});
+const call = gateCall;
 
 /** A registry that lists nothing until `connect()`, like the connection layer right after start. */
 function laterRegistry(real: ToolRegistry) {
