@@ -31,7 +31,7 @@ export interface CoreSlice {
  * Why: status is owned by main; this slice only mirrors it, from one fetch at start and then from
  * pushed events, so what the frame shows is never invented locally.
  */
-export const createCoreSlice: SliceCreator<CoreSlice> = ({ api }) => (set, get) => {
+export const createCoreSlice: SliceCreator<CoreSlice> = ({ api }) => (set) => {
   const received = (status: CoreStatus) =>
     set({ status, connection: 'live', coreError: null, statusReceivedAt: Date.now() });
   return {
@@ -49,27 +49,9 @@ export const createCoreSlice: SliceCreator<CoreSlice> = ({ api }) => (set, get) 
     watchStatus() {
       try {
         const w = api();
-        // Counts in the status (servers connected, pending approvals, journal records) change with
-        // these events too; re-read the status after a burst of them rather than trusting a guess.
-        let timer: ReturnType<typeof setTimeout> | null = null;
-        const later = () => {
-          if (timer) return;
-          timer = setTimeout(() => {
-            timer = null;
-            void get().refreshStatus();
-          }, 100);
-        };
-        const offs = [
-          w.core.onStatusChanged(received),
-          w.servers.onChanged(later),
-          w.connections.onStatusChanged(later),
-          w.approvals.onChanged(later),
-          w.operations.onUpdated(later),
-        ];
-        return () => {
-          if (timer) clearTimeout(timer);
-          offs.forEach((off) => off());
-        };
+        // The core pushes core:status-changed after every domain event that moves a count
+        // (servers, connections, approvals), so the slice only listens; it never polls.
+        return w.core.onStatusChanged(received);
       } catch (error) {
         set({ connection: 'error', coreError: toShownError(error) });
         return () => {};
