@@ -37,11 +37,14 @@ import { normalizeArgumentsForPolicy, pathFieldsFor } from '../policy/normalize'
 import { hostPaths, type PathFs, type PathSemantics } from '../policy/paths';
 import { systemClock, type ApprovalPreview, type Clock, type Journal, type JournalEntry } from '../ports';
 import { isCallFailed, isCallNotSent, type RegistryChange, type ToolDescriptor, type ToolExecutor, type ToolRegistry } from './ports';
+import { replayOperations } from './replay';
 
 const addFormats = addFormatsImport as unknown as (ajv: Ajv) => Ajv;
 
 /** Default time a pending approval waits before it expires. */
 export const DEFAULT_APPROVAL_TTL_MS = 10 * 60 * 1000;
+/** Finished operations kept in memory by default (older ones are read back from the journal). */
+export const DEFAULT_KEEP_FINISHED = 500;
 /** Largest canonical argument payload the gate accepts. */
 export const MAX_ARGUMENTS_BYTES = 1024 * 1024;
 
@@ -63,6 +66,11 @@ export interface GateDeps {
   newId?: () => string;
   /** Schedules expiry sweeps; defaults to real timers (unref'd). Tests with a fake clock call `sweepExpired()`. */
   scheduleExpiry?: boolean;
+  /**
+   * How many finished operations stay in memory for `get`/`list` (default 500). Older ones live
+   * on in the journal: their ids are still refused as duplicates, and `get` reads them back.
+   */
+  keepFinished?: number;
 }
 
 /** One tool call as it enters the gate. */
@@ -167,7 +175,13 @@ const TRANSITIONS: Record<OperationState, readonly OperationState[]> = {
  * The gate. One instance per core; all tool calls go through `request`/`submit`.
  */
 export class Gate {
-  private readonly ops = new Map<string, Operation>();
+  /** Operations not yet in a terminal state: the only ones policy changes, expiry and revocation touch. */
+  private readonly live = new Map<string, Operation>();
+  /** The most recent finished operations, oldest first (bounded by `keepFinished`). */
+  private readonly finished = new Map<string, Operation>();
+  /** Ids of finished operations dropped from memory: never executed again, read back from the journal. */
+  private readonly forgotten = new Set<string>();
+  private readonly keepFinished: number;
   private readonly listeners = new Set<Listener>();
   private readonly validators = new Map<string, ValidateFunction>();
   private readonly ajv: Ajv;
@@ -188,6 +202,7 @@ export class Gate {
   constructor(private readonly deps: GateDeps) {
     this.clock = deps.clock ?? systemClock;
     this.ttl = deps.approvalTtlMs ?? DEFAULT_APPROVAL_TTL_MS;
+    this.keepFinished = Math.max(0, deps.keepFinished ?? DEFAULT_KEEP_FINISHED);
     this.paths = deps.paths ?? hostPaths();
     this.ajv = new Ajv({ strict: false, allErrors: false, validateSchema: false });
     addFormats(this.ajv);
@@ -219,7 +234,7 @@ export class Gate {
 
   private async submitOp(req: GateRequest): Promise<Operation> {
     const id = req.operationId ?? this.deps.newId?.() ?? randomUUID();
-    const existing = this.ops.get(id);
+    const existing = this.live.get(id) ?? this.finished.get(id) ?? (this.forgotten.has(id) ? this.recall(id) : undefined);
     if (existing) return existing; // idempotency: never a second call for one id
 
     const now = this.clock.now();
@@ -260,7 +275,7 @@ export class Gate {
     }
 
     const op: Operation = this.newOperation(id, origin, identity, args, canonicalArguments, now, tool);
-    this.ops.set(id, op);
+    this.live.set(id, op);
     const entries: JournalEntry[] = [
       journalEntry('op.proposed', {
         operationId: id,
@@ -377,7 +392,7 @@ export class Gate {
    */
   async revalidate(cause: string, options: { registryChange?: boolean } = {}): Promise<void> {
     const entries: JournalEntry[] = [];
-    for (const op of this.ops.values()) {
+    for (const op of [...this.live.values()]) {
       if (op.state === 'awaiting_approval') {
         if (op.waitingForServer) {
           const unlisted = this.deps.registry.listTools({ serverId: op.identity.serverId, accountId: op.identity.accountId }).length === 0;
@@ -425,7 +440,7 @@ export class Gate {
   async sweepExpired(): Promise<void> {
     const now = this.clock.now();
     const entries: JournalEntry[] = [];
-    for (const op of this.ops.values()) {
+    for (const op of [...this.live.values()]) {
       if (op.state === 'awaiting_approval' && op.expiresAt !== null && now >= op.expiresAt) {
         entries.push(this.transition(op, 'expired', 'The approval request expired', { actor: 'gate' }));
       }
@@ -443,7 +458,7 @@ export class Gate {
   async restore(operations: readonly RestoredOperation[]): Promise<void> {
     const entries: JournalEntry[] = [];
     for (const r of operations) {
-      if (this.ops.has(r.proposed.operationId)) continue;
+      if (this.live.has(r.proposed.operationId) || this.finished.has(r.proposed.operationId) || this.forgotten.has(r.proposed.operationId)) continue;
       const p = r.proposed;
       const op = this.newOperation(p.operationId, p.origin, p.identity, deepFreezeCopy(p.arguments), p.canonicalArguments, p.requestedAt, undefined);
       op.fingerprint = p.fingerprint;
@@ -455,7 +470,7 @@ export class Gate {
       op.error = r.error;
       op.history = structuredClone(r.history);
       op.expiresAt = p.expiresAt ?? null;
-      this.ops.set(op.id, op);
+      this.live.set(op.id, op);
       if (op.state === 'executing' || op.state === 'approved') {
         const reason = op.state === 'executing' ? 'Recovered after a restart while executing: the server may or may not have acted' : 'Recovered after a restart before executing: not sent';
         entries.push(
@@ -467,6 +482,7 @@ export class Gate {
         entries.push(this.transition(op, 'denied', 'Recovered after a restart before a decision: submit it again', { actor: 'recovery' }));
       } else if (TERMINAL_STATES.has(op.state)) {
         settle(op);
+        this.retire(op);
       } else if (op.state === 'awaiting_approval') {
         // A recovered approval without a recorded deadline gets a fresh one, never an endless wait.
         if (op.expiresAt === null) op.expiresAt = this.clock.now() + this.ttl;
@@ -483,17 +499,20 @@ export class Gate {
 
   /** A copy of one operation, or undefined. */
   get(operationId: string): OperationSnapshot | undefined {
-    const op = this.ops.get(operationId);
+    const op = this.lookup(operationId);
     return op ? this.snapshot(op) : undefined;
   }
 
   /** Copies of operations, newest first, optionally filtered. */
   list(filter: { state?: OperationState; conversationId?: string } = {}): OperationSnapshot[] {
     const out: OperationSnapshot[] = [];
-    for (const op of this.ops.values()) {
-      if (filter.state && op.state !== filter.state) continue;
-      if (filter.conversationId && op.origin.conversationId !== filter.conversationId) continue;
-      out.push(this.snapshot(op));
+    const pools = filter.state && !TERMINAL_STATES.has(filter.state) ? [this.live] : [this.live, this.finished];
+    for (const pool of pools) {
+      for (const op of pool.values()) {
+        if (filter.state && op.state !== filter.state) continue;
+        if (filter.conversationId && op.origin.conversationId !== filter.conversationId) continue;
+        out.push(this.snapshot(op));
+      }
     }
     return out.sort((a, b) => b.requestedAt - a.requestedAt || (a.operationId < b.operationId ? -1 : 1));
   }
@@ -591,9 +610,50 @@ export class Gate {
   }
 
   private mustGet(operationId: string): Operation {
-    const op = this.ops.get(operationId);
+    const op = this.lookup(operationId);
     if (!op) throw new WardenError('NOT_FOUND', `No operation with id ${JSON.stringify(operationId)}`);
     return op;
+  }
+
+  /** An operation in memory, or a finished one read back from the journal. */
+  private lookup(operationId: string): Operation | undefined {
+    return this.live.get(operationId) ?? this.finished.get(operationId) ?? (this.forgotten.has(operationId) ? this.recall(operationId) : undefined);
+  }
+
+  /**
+   * A finished operation whose in-memory copy was dropped, rebuilt from the journal (rare: a
+   * duplicate id, or a `get` of an old operation). If the journal no longer holds it either (a
+   * rotated-away segment), the id is still refused: one id never means two calls.
+   */
+  private recall(operationId: string): Operation {
+    const restored = replayOperations(this.deps.journal.read()).find((r) => r.proposed.operationId === operationId);
+    if (!restored) {
+      throw new WardenError('CONFLICT', `Operation ${operationId} already ran; its record is no longer held in memory or in the retained journal`);
+    }
+    const p = restored.proposed;
+    const op = this.newOperation(p.operationId, p.origin, p.identity, deepFreezeCopy(p.arguments), p.canonicalArguments, p.requestedAt, undefined);
+    op.fingerprint = p.fingerprint;
+    op.state = restored.state;
+    op.reason = restored.reason;
+    op.decision = restored.decision;
+    op.approvedByUser = restored.approvedByUser;
+    op.result = restored.result;
+    op.error = restored.error;
+    op.history = structuredClone(restored.history);
+    op.expiresAt = p.expiresAt ?? null;
+    settle(op);
+    return op;
+  }
+
+  /** Moves a finished operation out of the live set, keeping only the most recent ones in memory. */
+  private retire(op: Operation): void {
+    this.live.delete(op.id);
+    this.finished.set(op.id, op);
+    while (this.finished.size > this.keepFinished) {
+      const oldest = this.finished.keys().next().value as string;
+      this.finished.delete(oldest);
+      this.forgotten.add(oldest);
+    }
   }
 
   private validate(tool: ToolDescriptor, args: Readonly<Record<string, unknown>>): string | null {
@@ -752,7 +812,10 @@ export class Gate {
     op.history.push({ from, to, reason, at });
     if (to !== 'awaiting_approval') this.clearExpiry(op);
     const entry = journalEntry('op.transition', { operationId: op.id, from, to, reason, ...extra });
-    if (TERMINAL_STATES.has(to)) settle(op);
+    if (TERMINAL_STATES.has(to)) {
+      settle(op);
+      this.retire(op);
+    }
     if (this.listeners.size) {
       const snap = this.snapshot(op);
       queueMicrotask(() => {

@@ -69,4 +69,58 @@ describe('gate hot path', () => {
     const proposed = fx.journal.read().find((r) => r.type === 'op.proposed')!;
     expect(() => ((proposed.payload.arguments as { text: string }).text = 'x')).toThrow(TypeError);
   });
+
+  it('a finished operation dropped from memory is still never sent twice: its id returns the journaled outcome', async () => {
+    fx = await gateFixture({ gate: { keepFinished: 2 } });
+    fx.allow('close_issue');
+    const first = await fx.gate.request(call({ operationId: 'op-1', arguments: { text: 'close #1' } }));
+    for (let i = 2; i <= 5; i++) await fx.gate.request(call({ operationId: `op-${i}`, arguments: { text: `close #${i}` } }));
+    expect(fx.mcp.count()).toBe(5);
+    // Only the two most recent finished operations are kept in memory.
+    expect(fx.gate.list().map((o) => o.operationId).sort()).toEqual(['op-4', 'op-5']);
+    const again = await fx.gate.request(call({ operationId: 'op-1', arguments: { text: 'close #999' } }));
+    expect(fx.mcp.count()).toBe(5);
+    expect(again.state).toBe('succeeded');
+    expect(again.arguments).toEqual({ text: 'close #1' });
+    expect(again.fingerprint).toBe(first.fingerprint);
+    expect(fx.gate.get('op-1')!.history.map((h) => h.to)).toEqual(['approved', 'executing', 'succeeded']);
+    await expect(fx.gate.approve('op-1')).rejects.toMatchObject({ code: 'CONFLICT' });
+  });
+
+  it('an id whose record is gone from memory and from the retained journal is refused, not run again', async () => {
+    fx = await gateFixture({ gate: { keepFinished: 0 } });
+    fx.allow('close_issue');
+    await fx.gate.request(call({ operationId: 'op-a' }));
+    expect(fx.mcp.count()).toBe(1);
+    // A journal that rotated the record away (retention): read() no longer returns it.
+    const forgetful = new Gate({
+      journal: Object.assign(Object.create(Object.getPrototypeOf(fx.journal)) as typeof fx.journal, fx.journal, { read: () => [] }),
+      executor: fx.registry,
+      registry: fx.registry,
+      policy: fx.policy,
+      clock: fx.clock,
+      scheduleExpiry: false,
+      keepFinished: 0,
+    });
+    try {
+      await forgetful.request(call({ operationId: 'op-b' }));
+      expect(fx.mcp.count()).toBe(2);
+      await expect(forgetful.request(call({ operationId: 'op-b' }))).rejects.toMatchObject({ code: 'CONFLICT', message: expect.stringMatching(/already ran/) });
+      expect(fx.mcp.count()).toBe(2);
+    } finally {
+      forgetful.close();
+    }
+  });
+
+  it('pending approvals are never dropped from memory, however many calls finish meanwhile', async () => {
+    fx = await gateFixture({ gate: { keepFinished: 1 } });
+    fx.allow('close_issue');
+    const pending = await fx.gate.submit(call({ operationId: 'ask-1', toolName: 'delete_file' }));
+    expect(pending.state).toBe('awaiting_approval');
+    for (let i = 0; i < 5; i++) await fx.gate.request(call({ operationId: `ok-${i}` }));
+    expect(fx.gate.pending().map((o) => o.operationId)).toEqual(['ask-1']);
+    const approved = await fx.gate.approve('ask-1');
+    expect(approved.state).toBe('executing');
+    expect((await fx.gate.settled('ask-1')).state).toBe('succeeded');
+  });
 });
