@@ -30,9 +30,9 @@ import {
 } from '../../../shared/domain/journal-events';
 import type { PolicyDecision, PolicyState } from '../../../shared/domain/policy';
 import { WardenError } from '../../../shared/result';
-import { canonicalCopy, deepFreezeCopy, jsonCopy } from '../canonical/canonical-json';
+import { canonicalCopy, deepFreezeCopy, jsonCopy, vouchDeepFrozen } from '../canonical/canonical-json';
 import { fingerprint as computeFingerprint } from '../canonical/hashes';
-import { decide } from '../policy/engine';
+import { decide, readsArguments } from '../policy/engine';
 import { normalizeArgumentsForPolicy, pathFieldsFor } from '../policy/normalize';
 import { hostPaths, type PathFs, type PathSemantics } from '../policy/paths';
 import { systemClock, type ApprovalPreview, type Clock, type Journal, type JournalEntry } from '../ports';
@@ -154,6 +154,21 @@ interface Operation {
 
 type Listener = (op: OperationSnapshot) => void;
 
+/** A decision and everything it was made from, except the arguments (which it did not read). */
+interface CachedDecision {
+  user: PolicyState['user'];
+  conversation: PolicyState['conversation'];
+  organization: PolicyState['organization'];
+  safeMode: PolicyState['safeMode'];
+  accounts: number;
+  contractHash: string;
+  endpointHash: string;
+  annotations: ToolDescriptor['annotations'];
+  serverLabel: ToolDescriptor['serverLabel'];
+  accountLabel: ToolDescriptor['accountLabel'];
+  decision: PolicyDecision;
+}
+
 /** Allowed transitions; anything else is a bug and throws. */
 const TRANSITIONS: Record<OperationState, readonly OperationState[]> = {
   proposed: ['validation_failed', 'denied', 'awaiting_approval', 'approved'],
@@ -182,12 +197,19 @@ export class Gate {
   /** Ids of finished operations dropped from memory: never executed again, read back from the journal. */
   private readonly forgotten = new Set<string>();
   private readonly keepFinished: number;
+  /** Ids in `finished`, oldest at `ringNext` once the ring is full. */
+  private readonly finishedRing: Array<string | undefined> = [];
+  private ringNext = 0;
   private readonly listeners = new Set<Listener>();
   private readonly validators = new Map<string, ValidateFunction>();
   private readonly ajv: Ajv;
   private readonly clock: Clock;
   private readonly ttl: number;
   private readonly activeAccounts = new Map<string, string>();
+  /** Bumped on every account switch (part of the decision cache's validity). */
+  private accountsVersion = 0;
+  /** Recent decisions for identities no argument constraint applies to (see `decideNow`). */
+  private readonly decisions = new Map<string, CachedDecision>();
   private readonly timers = new Map<string, ReturnType<typeof setTimeout>>();
   private readonly unsubscribeRegistry: (() => void) | undefined;
   private readonly paths: { semantics: PathSemantics; fs: PathFs | null };
@@ -276,18 +298,17 @@ export class Gate {
 
     const op: Operation = this.newOperation(id, origin, identity, args, canonicalArguments, now, tool);
     this.live.set(id, op);
-    const entries: JournalEntry[] = [
-      journalEntry('op.proposed', {
-        operationId: id,
-        origin,
-        identity,
-        arguments: args as Record<string, unknown>,
-        canonicalArguments,
-        fingerprint: op.fingerprint,
-        requestedAt: now,
-        expiresAt: null,
-      }),
-    ];
+    const proposed: OpProposed = {
+      operationId: id,
+      origin,
+      identity,
+      arguments: args as Record<string, unknown>,
+      canonicalArguments,
+      fingerprint: op.fingerprint,
+      requestedAt: now,
+      expiresAt: null,
+    };
+    const entries: JournalEntry[] = [journalEntry('op.proposed', proposed)];
 
     if (copyError) {
       entries.push(this.transition(op, 'validation_failed', `Invalid arguments: ${copyError}`, { error: { code: 'VALIDATION_FAILED', message: copyError } }));
@@ -314,7 +335,7 @@ export class Gate {
     }
     if (decision.decision === 'ask') {
       op.expiresAt = now + this.ttl;
-      entries[0]!.payload.expiresAt = op.expiresAt;
+      proposed.expiresAt = op.expiresAt;
       entries.push(this.transition(op, 'awaiting_approval', decision.reason, { decision, actor: 'policy', expiresAt: op.expiresAt }));
       this.scheduleExpiry(op);
       await this.append(entries);
@@ -423,6 +444,7 @@ export class Gate {
     const k = accountKey(input.serverId, input.conversationId ?? null);
     const from = this.activeAccounts.get(k) ?? null;
     this.activeAccounts.set(k, input.accountId);
+    this.accountsVersion++;
     await this.append([
       journalEntry('account.switched', {
         serverId: input.serverId,
@@ -645,15 +667,25 @@ export class Gate {
     return op;
   }
 
-  /** Moves a finished operation out of the live set, keeping only the most recent ones in memory. */
+  /**
+   * Moves a finished operation out of the live set, keeping only the most recent ones in memory.
+   * The eviction order is a ring of ids (a Map iterated from its front would step over the
+   * tombstones of every earlier delete).
+   */
   private retire(op: Operation): void {
     this.live.delete(op.id);
-    this.finished.set(op.id, op);
-    while (this.finished.size > this.keepFinished) {
-      const oldest = this.finished.keys().next().value as string;
+    if (this.keepFinished === 0) {
+      this.forgotten.add(op.id);
+      return;
+    }
+    const oldest = this.finishedRing[this.ringNext];
+    if (oldest !== undefined) {
       this.finished.delete(oldest);
       this.forgotten.add(oldest);
     }
+    this.finishedRing[this.ringNext] = op.id;
+    this.ringNext = (this.ringNext + 1) % this.keepFinished;
+    this.finished.set(op.id, op);
   }
 
   private validate(tool: ToolDescriptor, args: Readonly<Record<string, unknown>>): string | null {
@@ -679,12 +711,53 @@ export class Gate {
 
   /** The policy decision for an operation under current state (request, approval, pre-execute). */
   private decideNow(op: Operation, tool: ToolDescriptor | undefined): PolicyDecision {
-    const decision = this.decideUnfrozen(op, tool);
+    const state = this.deps.policy.current();
+    const id = op.identity;
+    // Without argument constraints the decision depends only on the rules, the tool's pins and
+    // labels, the conversation and the active account: reuse it while all of those are the same.
+    const cacheable = tool !== undefined && !readsArguments(state, id);
+    const key = cacheable ? `${id.serverId}\u0000${id.accountId}\u0000${id.toolName}\u0000${op.origin.conversationId ?? ''}` : '';
+    if (cacheable) {
+      const hit = this.decisions.get(key);
+      if (
+        hit &&
+        hit.user === state.user &&
+        hit.conversation === state.conversation &&
+        hit.organization === state.organization &&
+        hit.safeMode === state.safeMode &&
+        hit.accounts === this.accountsVersion &&
+        hit.contractHash === tool.contractHash &&
+        hit.endpointHash === tool.endpointHash &&
+        hit.annotations === tool.annotations &&
+        hit.serverLabel === tool.serverLabel &&
+        hit.accountLabel === tool.accountLabel
+      ) {
+        return hit.decision;
+      }
+    }
+    const decision = this.decideUnfrozen(op, tool, state);
     Object.freeze(decision.configErrors);
-    return Object.freeze(decision);
+    Object.freeze(decision);
+    if (cacheable) {
+      if (this.decisions.size >= 4096) this.decisions.clear();
+      this.decisions.set(key, {
+        user: state.user,
+        conversation: state.conversation,
+        organization: state.organization,
+        safeMode: state.safeMode,
+        accounts: this.accountsVersion,
+        contractHash: tool.contractHash,
+        endpointHash: tool.endpointHash,
+        annotations: tool.annotations,
+        serverLabel: tool.serverLabel,
+        accountLabel: tool.accountLabel,
+        decision,
+      });
+    }
+    return decision;
   }
 
-  private decideUnfrozen(op: Operation, tool: ToolDescriptor | undefined): PolicyDecision {
+  private decideUnfrozen(op: Operation, tool: ToolDescriptor | undefined, state: PolicyState): PolicyDecision {
     const active = this.activeAccount(op.identity.serverId, op.origin.conversationId);
     if (active !== undefined && active !== op.identity.accountId) {
       return {
@@ -696,7 +769,6 @@ export class Gate {
         configErrors: [],
       };
     }
-    const state = this.deps.policy.current();
     const paths = this.paths;
     const normalized = normalizeArgumentsForPolicy(op.args, {
       semantics: paths.semantics,
@@ -800,18 +872,24 @@ export class Gate {
   }
 
   /** Applies a transition in memory (synchronously) and returns its journal entry. */
-  private transition(op: Operation, to: OperationState, reason: string, extra: Partial<Omit<OpTransition, 'operationId' | 'from' | 'to' | 'reason'>> = {}): JournalEntry {
+  private transition(op: Operation, to: OperationState, reason: string, extra: Partial<Omit<OpTransition, 'operationId' | 'from' | 'to' | 'reason'>> = NO_EXTRA): JournalEntry {
     const from = op.state;
     if (!TRANSITIONS[from].includes(to)) throw new WardenError('INTERNAL', `Illegal operation transition ${from} → ${to} for ${op.id}`);
     const at = this.clock.now();
     op.state = to;
     op.reason = reason;
-    if (extra.result) op.result = extra.result;
-    if (extra.error) op.error = Object.freeze(extra.error);
-    if (extra.decision) op.decision = extra.decision;
+    // Written field by field (no spread): this runs three times on every call.
+    const payload: Record<string, unknown> = { operationId: op.id, from, to, reason };
+    if (extra.decision !== undefined) payload.decision = op.decision = extra.decision;
+    if (extra.fingerprint !== undefined) payload.fingerprint = extra.fingerprint;
+    if (extra.actor !== undefined) payload.actor = extra.actor;
+    if (extra.expiresAt !== undefined) payload.expiresAt = extra.expiresAt;
+    if (extra.result !== undefined) payload.result = op.result = extra.result;
+    if (extra.error !== undefined) payload.error = op.error = Object.freeze(extra.error);
     op.history.push({ from, to, reason, at });
-    if (to !== 'awaiting_approval') this.clearExpiry(op);
-    const entry = journalEntry('op.transition', { operationId: op.id, from, to, reason, ...extra });
+    if (this.timers.size !== 0 && to !== 'awaiting_approval') this.clearExpiry(op);
+    // Every part is frozen plain data (frozen where it was made), so the payload is too.
+    const entry: JournalEntry = { type: 'op.transition', payload: vouchDeepFrozen(payload) };
     if (TERMINAL_STATES.has(to)) {
       settle(op);
       this.retire(op);
@@ -828,8 +906,15 @@ export class Gate {
   /** Appends in decision order; `durable` waits for stable storage. */
   private append(entries: JournalEntry[], durable = false): Promise<unknown> {
     const options = durable ? DURABLE : undefined;
-    // Frozen (their nested parts were frozen when made): the journal may keep them without copying.
-    for (const e of entries) Object.freeze(e.payload);
+    // Transition payloads are frozen and vouched for where they are made; `op.proposed` is sealed
+    // here (its expiresAt is filled in after it is built). Every part of both was frozen where it
+    // was made, so the journal may keep them without copying or walking them.
+    for (const e of entries) {
+      if (!Object.isFrozen(e.payload)) {
+        if (e.type === 'op.proposed') vouchDeepFrozen(e.payload);
+        else Object.freeze(e.payload);
+      }
+    }
     let next: Promise<unknown>;
     if (this.appendsInFlight === 0) {
       // Nothing queued ahead: hand it to the journal now (same order, one promise hop less).
@@ -899,6 +984,7 @@ export class Gate {
 }
 
 const DURABLE = Object.freeze({ durable: true });
+const NO_EXTRA: Partial<Omit<OpTransition, 'operationId' | 'from' | 'to' | 'reason'>> = Object.freeze({});
 const SETTLED: Promise<void> = Promise.resolve();
 const NOTHING = (): void => {};
 

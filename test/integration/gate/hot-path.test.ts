@@ -123,4 +123,28 @@ describe('gate hot path', () => {
     expect(approved.state).toBe('executing');
     expect((await fx.gate.settled('ask-1')).state).toBe('succeeded');
   });
+
+  it('a reused decision never outlives the rules, safe mode or active account it was made under', async () => {
+    fx = await gateFixture();
+    fx.allow('close_issue');
+    expect((await fx.gate.request(call())).state).toBe('succeeded');
+    expect((await fx.gate.request(call())).state).toBe('succeeded');
+    // Disabled: a new rule array, same identity and arguments as the calls above.
+    const allowRules = fx.policy.state.user;
+    fx.policy.set({ user: [{ id: 'off', scope: { kind: 'tool', serverId: 'gh', accountId: 'work', toolName: 'close_issue' }, mode: 'disabled' }] });
+    expect((await fx.gate.request(call())).state).toBe('denied');
+    fx.policy.set({ user: allowRules });
+    expect((await fx.gate.request(call())).state).toBe('succeeded');
+    // Safe mode caps every allow at ask.
+    fx.policy.set({ safeMode: true });
+    const held = await fx.gate.submit(call());
+    expect(held.state).toBe('awaiting_approval');
+    await fx.gate.reject(held.operationId);
+    fx.policy.set({ safeMode: false });
+    expect((await fx.gate.request(call())).state).toBe('succeeded');
+    // Another account became active: the work account's calls are no longer allowed.
+    await fx.gate.switchAccount({ serverId: 'gh', accountId: 'personal' });
+    expect((await fx.gate.request(call())).state).toBe('denied');
+    expect(fx.mcp.count()).toBe(4);
+  });
 });
