@@ -10,6 +10,13 @@
  * which chains every record to everything before it (across segments too). A line that lacks its
  * newline, does not parse, fails its checksum, or does not continue the chain is never guessed at:
  * the scanner reports where it is and what was wrong.
+ *
+ * Segments are preallocated: the ledger extends a segment with zero bytes ahead of the records
+ * and overwrites them in place (so a durable append needs only an fdatasync, no block
+ * allocation). JSON text never contains a raw NUL byte, so zeros can never be part of a record:
+ * a run of 0x00 bytes that reaches the end of the file is unused space; a record cut short by a
+ * NUL is a torn record; and a zero run with anything non-zero after it is a bad region, judged
+ * like any other bad line (at the tail it is dropped; valid records after it mean corruption).
  */
 import { createHash, hash as oneShotHash } from 'node:crypto';
 import type { JournalRecord } from '../ports';
@@ -26,6 +33,9 @@ const QUOTE = 0x22;
 const CLOSE_BRACE = 0x7d;
 const TRAILER_LENGTH = CHECKSUM_PREFIX.length + 64 + 2; // ,"checksum":"<64>"}
 const NEWLINE = 0x0a;
+const NUL = 0x00;
+/** Compared against in blocks to skip long zero runs without a byte-by-byte JS loop. */
+const ZERO_BLOCK = Buffer.alloc(4096);
 const HEX64 = /^[0-9a-f]{64}$/;
 
 /** A record as stored: the journal record plus its chain fields. */
@@ -156,8 +166,34 @@ export interface SegmentScan {
   bad: BadLine[];
   /** Byte length up to and including the last line that was accepted. */
   validLength: number;
+  /**
+   * Where the trailing run of zero bytes (preallocated, unused space) starts; `bytes.length` when
+   * the segment does not end in zeros. Everything between `validLength` and here was rejected.
+   */
+  unusedFrom: number;
   /** Where the chain stands after this segment (for the next one). */
   cursor: ChainCursor;
+}
+
+/**
+ * Index of the first non-zero byte at or after `from`, or `bytes.length` if there is none.
+ *
+ * Why: a preallocated segment ends in up to a chunk of zeros that recovery must skip on every
+ * start; comparing 4 KiB blocks natively keeps that to microseconds.
+ */
+export function firstNonZero(bytes: Uint8Array, from: number): number {
+  let i = from;
+  // Byte steps up to a block boundary, then whole blocks, then bytes again.
+  while (i < bytes.length && (i & 4095) !== 0) {
+    if (bytes[i] !== NUL) return i;
+    i++;
+  }
+  while (i + ZERO_BLOCK.length <= bytes.length && ZERO_BLOCK.compare(bytes, i, i + ZERO_BLOCK.length) === 0) i += ZERO_BLOCK.length;
+  while (i < bytes.length) {
+    if (bytes[i] !== NUL) return i;
+    i++;
+  }
+  return bytes.length;
 }
 
 /**
@@ -167,6 +203,12 @@ export interface SegmentScan {
  * record in the middle (valid records after it) can be told apart from a torn tail; records after
  * a break are reported in `records` with the chain re-anchored on them, so a single flipped byte
  * yields exactly one bad line. The caller decides what a bad line means.
+ *
+ * Zero bytes (see the file comment): a zero run reaching the end of `bytes` is unused space and
+ * ends the scan; a line cut short by zeros that run to the end is `torn` up to the first NUL; a
+ * zero run followed by anything else is one bad region (`unparseable`, with the newline right
+ * after it if there is one), and a line with a NUL inside is one bad line (`unparseable`: NUL
+ * never parses); the chain re-anchors after either.
  */
 export function scanSegment(bytes: Buffer, cursor: ChainCursor): SegmentScan {
   const records: ScannedRecord[] = [];
@@ -174,13 +216,37 @@ export function scanSegment(bytes: Buffer, cursor: ChainCursor): SegmentScan {
   let { prevHash, nextSeq } = cursor;
   let offset = 0;
   let validLength = 0;
+  let unusedFrom = bytes.length;
   while (offset < bytes.length) {
+    if (bytes[offset] === NUL) {
+      const end = firstNonZero(bytes, offset);
+      if (end === bytes.length) {
+        unusedFrom = offset;
+        break;
+      }
+      // Zeros with data after them: whatever stood here is gone (or was never written). A newline
+      // right after the zeros belongs to the lost record.
+      const length = (bytes[end] === NEWLINE ? end + 1 : end) - offset;
+      bad.push({ offset, length, problem: 'unparseable' });
+      prevHash = null;
+      nextSeq = null;
+      offset += length;
+      continue;
+    }
     const nl = bytes.indexOf(NEWLINE, offset);
+    const line = bytes.subarray(offset, nl === -1 ? bytes.length : nl);
+    const nul = line.indexOf(NUL);
+    if (nul !== -1 && firstNonZero(bytes, offset + nul) === bytes.length) {
+      // A record that stops at zeros running to the end never finished (JSON has no raw NUL):
+      // torn, and the zeros after it are unused space.
+      bad.push({ offset, length: nul, problem: 'torn' });
+      unusedFrom = offset + nul;
+      break;
+    }
     if (nl === -1) {
       bad.push({ offset, length: bytes.length - offset, problem: 'torn' });
       break;
     }
-    const line = bytes.subarray(offset, nl);
     const length = nl + 1 - offset;
     const decoded = decodeLine(line);
     if (!decoded.ok) {
@@ -202,5 +268,5 @@ export function scanSegment(bytes: Buffer, cursor: ChainCursor): SegmentScan {
     }
     offset = nl + 1;
   }
-  return { records, bad, validLength, cursor: { prevHash, nextSeq } };
+  return { records, bad, validLength, unusedFrom, cursor: { prevHash, nextSeq } };
 }

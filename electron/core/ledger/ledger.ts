@@ -13,6 +13,12 @@
  * - Past `rotateBytes` the log continues in a new segment whose first record is a checkpoint of
  *   live state, created by a durable replace (write temp, fsync, rename, fsync directory) and
  *   chained to the previous segment's last record. Old segments are kept up to `retainSegments`.
+ * - Segments are preallocated: the file is extended with zero bytes a chunk at a time
+ *   (`preallocateBytes`, written just before the records that need it and covered by the same
+ *   sync), and records overwrite the zeros in place. A durable append then needs only an
+ *   fdatasync, with no block allocation or size change to commit on most calls: what databases
+ *   do with WAL segments. Readers treat trailing zeros as unused space (see format.ts); sizes
+ *   that decide rotation count record bytes, never the file's length.
  * - Every payload passes through the redactor before it is hashed or written.
  */
 import { basename } from 'node:path';
@@ -60,6 +66,8 @@ export interface LedgerOptions {
   rotateBytes?: number;
   /** How many segments to keep (the current one included). Default 4. */
   retainSegments?: number;
+  /** Zero bytes a segment is extended by when records reach its end. Default 1 MiB; 0 disables. */
+  preallocateBytes?: number;
   /** Live state written into the checkpoint that starts each new segment. */
   snapshot?: () => Record<string, unknown>;
 }
@@ -68,8 +76,14 @@ export interface LedgerOptions {
 export interface LedgerStats {
   appendCalls: number;
   records: number;
+  /** Writes of record bytes (zero-fill extensions not counted). */
   writes: number;
+  /** Bytes of records written to segments by this instance (checkpoints included, zero fill not). */
+  recordBytes: number;
+  /** Durability barriers (fdatasync on the append path, fsync around rotation). */
   fsyncs: number;
+  /** Times a segment was extended with zero bytes. */
+  preallocations: number;
   rotations: number;
 }
 
@@ -83,7 +97,7 @@ export type RecordListener = (records: readonly StoredRecord[]) => void;
 /** The file-backed, hash-chained journal. Create with `Ledger.open`. */
 export class Ledger implements Journal {
   readonly kind = 'ledger' as const;
-  readonly stats: LedgerStats = { appendCalls: 0, records: 0, writes: 0, fsyncs: 0, rotations: 0 };
+  readonly stats: LedgerStats = { appendCalls: 0, records: 0, writes: 0, recordBytes: 0, fsyncs: 0, preallocations: 0, rotations: 0 };
 
   private readonly records: StoredRecord[] = [];
   private readonly listeners = new Set<RecordListener>();
@@ -92,7 +106,10 @@ export class Ledger implements Journal {
   private failure: unknown = null;
   private closed = false;
   private fd = -1;
+  /** End of the records in the current segment: where the next record is written. */
   private position = 0;
+  /** Length of the current segment file (records plus preallocated zeros), as this writer made it. */
+  private allocated = 0;
   private segment = 0;
   /**
    * Bytes appended to the current segment after its checkpoint, counting appends not yet written
@@ -117,6 +134,7 @@ export class Ledger implements Journal {
     readonly redactor: Redactor,
     private readonly rotateBytes: number,
     private readonly retainSegments: number,
+    private readonly preallocateBytes: number,
   ) {}
 
   /**
@@ -128,6 +146,10 @@ export class Ledger implements Journal {
   static async open(options: LedgerOptions): Promise<Ledger> {
     const rotateBytes = options.rotateBytes ?? 32 * 1024 * 1024;
     const retainSegments = options.retainSegments ?? 4;
+    const preallocateBytes = options.preallocateBytes ?? 1024 * 1024;
+    if (!Number.isSafeInteger(preallocateBytes) || preallocateBytes < 0) {
+      throw new WardenError('INVALID_REQUEST', `ledger: preallocateBytes must be an integer >= 0, got ${preallocateBytes}`);
+    }
     if (!(rotateBytes > 0)) throw new WardenError('INVALID_REQUEST', `ledger: rotateBytes must be > 0, got ${rotateBytes}`);
     if (!Number.isInteger(retainSegments) || retainSegments < 1) {
       throw new WardenError('INVALID_REQUEST', `ledger: retainSegments must be an integer >= 1, got ${retainSegments}`);
@@ -139,6 +161,7 @@ export class Ledger implements Journal {
       options.redactor ?? new Redactor(),
       rotateBytes,
       retainSegments,
+      preallocateBytes,
     );
     ledger.snapshotProvider = options.snapshot;
     await ledger.recover();
@@ -395,12 +418,17 @@ export class Ledger implements Journal {
       const durable = batch.some((b) => b.durable);
       try {
         if (bytes.length > 0) {
+          const end = this.position + bytes.length;
+          if (end > this.allocated) await this.extendTo(this.fd, this.allocated, end);
           await this.fs.write(this.fd, bytes, this.position);
-          this.position += bytes.length;
+          this.position = end;
           this.stats.writes++;
+          this.stats.recordBytes += bytes.length;
         }
         if (durable) {
-          await this.fs.fsync(this.fd);
+          // Records overwrite preallocated zeros, so the data (and a size change, when this batch
+          // extended the file) is all there is to make durable.
+          await this.fs.fdatasync(this.fd);
           this.stats.fsyncs++;
         }
         for (const b of batch) b.resolve();
@@ -416,17 +444,45 @@ export class Ledger implements Journal {
     return new WardenError('INTERNAL', `ledger: write to ${this.dir} failed: ${why}`);
   }
 
+  /**
+   * Extends the segment open as `fd` from `from` bytes with zeros to the chunk boundary past
+   * `needed` (or to exactly `needed` when preallocation is off, where the records themselves
+   * extend the file).
+   */
+  private async extendTo(fd: number, from: number, needed: number): Promise<number> {
+    const chunk = this.preallocateBytes;
+    if (chunk === 0) {
+      if (fd === this.fd) this.allocated = needed;
+      return needed;
+    }
+    const target = Math.ceil(needed / chunk) * chunk;
+    // Zeros first, then the records over them: a crash in between leaves records + zeros.
+    await this.fs.write(fd, Buffer.alloc(target - from), from);
+    this.stats.preallocations++;
+    if (fd === this.fd) this.allocated = target;
+    return target;
+  }
+
   /** Durable replace: temp file with the checkpoint, fsync, rename, fsync directory; then retention. */
   private async switchSegment(n: number, checkpointLine: Buffer): Promise<void> {
-    // Everything in the old segment is on disk before the new one exists, so a later segment
-    // never outlives a hole in an earlier one.
+    // The old segment keeps only its records (its unused preallocated space is given back), and
+    // everything in it is on disk before the new one exists, so a later segment never outlives a
+    // hole in an earlier one.
+    if (this.allocated > this.position) {
+      await this.fs.ftruncate(this.fd, this.position);
+      this.allocated = this.position;
+    }
     await this.fs.fsync(this.fd);
     this.stats.fsyncs++;
     const finalPath = inDir(this.dir, segmentName(n));
     const tempPath = `${finalPath}.tmp`;
     const fd = await this.fs.open(tempPath, 'w');
+    let allocated: number;
     try {
+      // The new segment arrives preallocated: the zeros are part of the durable replace.
+      allocated = await this.extendTo(fd, 0, checkpointLine.length);
       await this.fs.write(fd, checkpointLine, 0);
+      this.stats.recordBytes += checkpointLine.length;
       await this.fs.fsync(fd);
       this.stats.fsyncs++;
       await this.fs.rename(tempPath, finalPath);
@@ -438,6 +494,7 @@ export class Ledger implements Journal {
     const old = this.fd;
     this.fd = fd;
     this.position = checkpointLine.length;
+    this.allocated = allocated;
     this.stats.rotations++;
     this.segmentList.push(segmentName(n));
     await this.fs.close(old);
@@ -476,6 +533,7 @@ export class Ledger implements Journal {
     const breaks: LedgerChainBreak[] = [];
     let cursor: ChainCursor = numbers[0] === 1 ? { prevHash: GENESIS_HASH, nextSeq: 1 } : { prevHash: null, nextSeq: null };
     let lastValidLength = 0;
+    let lastUnusedFrom = 0;
     let lastBytesLength = 0;
     let lastCheckpointLength = 0;
     for (const [i, n] of numbers.entries()) {
@@ -487,7 +545,8 @@ export class Ledger implements Journal {
       const tailOnly = isLast && scan.bad.length > 0 && scan.bad.every((b) => b.offset >= scan.validLength);
       if (tailOnly) {
         const first = scan.bad[0]!;
-        tornTail = { segment: name, offset: scan.validLength, droppedBytes: bytes.length - scan.validLength, problem: first.problem };
+        // droppedBytes counts what was rejected, not the unused zeros after it.
+        tornTail = { segment: name, offset: scan.validLength, droppedBytes: scan.unusedFrom - scan.validLength, problem: first.problem };
       } else if (scan.bad.length > 0) {
         const preservedCopy = await this.preserve(path, bytes);
         for (const b of scan.bad) {
@@ -507,6 +566,7 @@ export class Ledger implements Journal {
       for (const r of scan.records) this.records.push(r.record);
       cursor = scan.cursor;
       lastValidLength = scan.validLength;
+      lastUnusedFrom = scan.unusedFrom;
       lastBytesLength = bytes.length;
       const first = scan.records[0];
       lastCheckpointLength = first && first.offset === 0 && first.record.type === CHECKPOINT_TYPE ? first.length : 0;
@@ -531,14 +591,18 @@ export class Ledger implements Journal {
       this.fd = await this.fs.open(path, 'wx');
       await this.fs.fsyncDir(this.dir);
       this.position = 0;
+      this.allocated = 0;
     } else {
       this.segment = numbers[numbers.length - 1]!;
       this.fd = await this.fs.open(inDir(this.dir, segmentName(this.segment)), 'r+');
       this.position = lastValidLength;
-      if (lastBytesLength > lastValidLength) {
-        // Drop the torn/corrupt tail so new records continue the chain from the last valid one.
+      this.allocated = lastBytesLength;
+      if (lastUnusedFrom > lastValidLength) {
+        // Drop the torn/corrupt tail (and the zeros after it) so new records continue the chain
+        // from the last valid one; the next append preallocates again.
         await this.fs.ftruncate(this.fd, lastValidLength);
         await this.fs.fsync(this.fd);
+        this.allocated = lastValidLength;
       }
     }
     this.segmentBytes = Math.max(0, this.position - lastCheckpointLength);

@@ -8,6 +8,8 @@
  *   - no operation is `succeeded` without its side effect;
  *   - every operation left in `executing` is now `outcome_unknown`;
  *   - the hash chain verifies, and no kill ever causes a safe start (kills only tear the tail).
+ * Lanes use different preallocation chunks (the 1 MiB default, 4 KiB, and 1,000 bytes, which is
+ * not page-aligned), so kills also land while a segment is being extended with zeros.
  *
  * The seed is printed; `WARDEN_CRASH_SEED=<n>` reproduces a run's choices (actions, kill delays),
  * `WARDEN_CRASH_KILLS=<n>` changes the number of kills, `WARDEN_CRASH_LANES=<n>` the number of
@@ -28,6 +30,8 @@ const root = resolve(import.meta.dirname, '../../..');
 const KILLS = Number(process.env.WARDEN_CRASH_KILLS ?? 200);
 /** Independent data folders killed in parallel (each its own ledger and server file). */
 const LANES = Number(process.env.WARDEN_CRASH_LANES ?? 3);
+/** Preallocation chunk per lane (cycled): default, one page, and an odd size that straddles pages. */
+const LANE_PREALLOCATE = [1024 * 1024, 4096, 1000];
 const SEED = Number(process.env.WARDEN_CRASH_SEED ?? Math.floor(Math.random() * 2 ** 31));
 
 let work: string;
@@ -118,6 +122,7 @@ describe('crash test', () => {
     const lane = async (laneNo: number): Promise<void> => {
       const random = prng(SEED + laneNo * 7919);
       const laneDir = join(work, `lane-${laneNo}`);
+      const preallocateBytes = LANE_PREALLOCATE[laneNo % LANE_PREALLOCATE.length]!;
       mkdirSync(laneDir);
       const ledgerDir = join(laneDir, 'ledger');
       const effectsFile = join(laneDir, 'side-effects.jsonl');
@@ -138,6 +143,7 @@ describe('crash test', () => {
             RUN: String(run),
             SEED: String(Math.floor(random() * 2 ** 31)),
             MAX_OPS: '40',
+            PREALLOCATE_BYTES: String(preallocateBytes),
           },
         });
         live.add(child);
@@ -174,7 +180,7 @@ describe('crash test', () => {
 
         const t2 = Date.now();
         // Recovery, as the next start would run it, then the invariants.
-        const service = await LedgerService.open({ dir: ledgerDir, rotateBytes: 256 * 1024, retainSegments: 3 });
+        const service = await LedgerService.open({ dir: ledgerDir, rotateBytes: 256 * 1024, retainSegments: 3, preallocateBytes });
         try {
           if (service.ledger.recovery.tornTail) tornTails++;
           expect(service.ledger.safeMode, `${where}: a kill must never look like tampering`).toBe(false);

@@ -28,3 +28,16 @@ export function steppingClock(start = 1_700_000_000_000): { now: () => number } 
   let t = start;
   return { now: () => t++ };
 }
+
+/**
+ * The record bytes of a segment file: its bytes without the trailing run of preallocated zeros.
+ *
+ * Why: segments are preallocated, so the file's length is not where its records end; tests that
+ * cut or extend the records need the real end.
+ */
+export function recordBytesOf(path: string): Buffer {
+  const bytes = readFileSync(path);
+  let end = bytes.length;
+  while (end > 0 && bytes[end - 1] === 0) end--;
+  return bytes.subarray(0, end);
+}

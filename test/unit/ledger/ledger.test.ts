@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Ledger, segmentName } from '../../../electron/core/ledger/ledger';
 import { countingFs, nodeLedgerFs, type LedgerFs } from '../../../electron/core/ledger/ledger-fs';
 import { verifyLedger } from '../../../electron/core/ledger/verify';
-import { steppingClock, tempDir } from './helpers';
+import { recordBytesOf, steppingClock, tempDir } from './helpers';
 
 const cleanups: Array<() => void> = [];
 afterEach(() => {
@@ -17,8 +17,8 @@ function dir(): string {
   return t.dir;
 }
 
-async function writeLedger(d: string, count: number): Promise<void> {
-  const ledger = await Ledger.open({ dir: d, clock: steppingClock() });
+async function writeLedger(d: string, count: number, preallocateBytes?: number): Promise<void> {
+  const ledger = await Ledger.open({ dir: d, clock: steppingClock(), ...(preallocateBytes !== undefined ? { preallocateBytes } : {}) });
   for (let i = 0; i < count; i++) {
     await ledger.append([{ type: 'op.transition', payload: { operationId: `op-${i}`, n: i, text: 'é✓ "quoted"\nline' } }], { durable: true });
   }
@@ -55,7 +55,7 @@ describe('ledger log', () => {
     const d = dir();
     await writeLedger(d, 3);
     const seg = join(d, segmentName(1));
-    const original = readFileSync(seg);
+    const original = recordBytesOf(seg);
     const lastStart = lineStarts(original).at(-1)!;
     for (let cut = lastStart; cut < original.length; cut++) {
       writeFileSync(join(d, segmentName(1)), original.subarray(0, cut));
@@ -74,11 +74,50 @@ describe('ledger log', () => {
     }
   });
 
+  it('a record torn inside the preallocated area (a partial record, then zeros) recovers to the previous record at every cut', async () => {
+    const d = dir();
+    // Small chunks keep ~200 rewrites of the file fast; the layout is the same as with 1 MiB.
+    await writeLedger(d, 3, 4096);
+    const seg = join(d, segmentName(1));
+    const fileLength = statSync(seg).size;
+    expect(fileLength).toBe(4096);
+    const original = recordBytesOf(seg);
+    expect(fileLength).toBeGreaterThan(original.length); // the segment really is preallocated
+    const lastStart = lineStarts(original).at(-1)!;
+    for (let cut = lastStart; cut < original.length; cut++) {
+      // What a crash leaves when a write into preallocated space stops early: the rest stays zero.
+      const torn = Buffer.alloc(fileLength);
+      original.copy(torn, 0, 0, cut);
+      writeFileSync(seg, torn);
+      expect((await verifyLedger(d)).ok).toBe(cut === lastStart);
+      const ledger = await Ledger.open({ dir: d, preallocateBytes: 4096 });
+      try {
+        expect(ledger.read().map((r) => r.seq)).toEqual([1, 2]);
+        if (cut === lastStart) expect(ledger.recovery.tornTail).toBeNull();
+        else expect(ledger.recovery.tornTail).toEqual({ segment: segmentName(1), offset: lastStart, droppedBytes: cut - lastStart, problem: 'torn' });
+        expect(ledger.safeMode).toBe(false);
+        const [next] = await ledger.append([{ type: 'after', payload: { cut } }], { durable: true });
+        expect(next!.seq).toBe(3);
+      } finally {
+        await ledger.close();
+      }
+      expect(await verifyLedger(d)).toMatchObject({ ok: true, records: 3 });
+      const reopened = await Ledger.open({ dir: d });
+      try {
+        expect(reopened.read().at(-1)!.payload).toEqual({ cut });
+      } finally {
+        await reopened.close();
+      }
+    }
+  }, 60_000);
+
   it('garbage appended to the tail is dropped and reported, and appends continue the chain', async () => {
     const d = dir();
     await writeLedger(d, 5);
     const seg = join(d, segmentName(1));
-    const validLength = statSync(seg).size;
+    // Garbage right after the records (a file without preallocated space).
+    const validLength = recordBytesOf(seg).length;
+    truncateSync(seg, validLength);
     appendFileSync(seg, Buffer.from('{"seq":6,"time":1,"type":"forged","payload":{}}\n\x00\x00garbage\xff\n'));
     expect((await verifyLedger(d)).firstBroken).toMatchObject({ offset: validLength, segment: segmentName(1) });
     const ledger = await Ledger.open({ dir: d });
@@ -190,7 +229,7 @@ describe('ledger log', () => {
     const d = dir();
     const { fs, counts } = countingFs();
     const ledger = await Ledger.open({ dir: d, fs });
-    const before = counts.fsync;
+    const before = counts.fdatasync;
     try {
       const n = 200;
       const results = await Promise.all(
@@ -198,7 +237,7 @@ describe('ledger log', () => {
       );
       expect(results.map((r) => r[0]!.payload.i)).toEqual(Array.from({ length: n }, (_, i) => i));
       expect(results.map((r) => r[0]!.seq)).toEqual(Array.from({ length: n }, (_, i) => i + 1));
-      const fsyncs = counts.fsync - before;
+      const fsyncs = counts.fdatasync - before;
       expect(fsyncs).toBeGreaterThan(0);
       expect(fsyncs).toBeLessThan(n / 10);
       expect(ledger.stats.fsyncs).toBe(fsyncs);
@@ -218,10 +257,10 @@ describe('ledger log', () => {
     const events: string[] = [];
     const slowFs: LedgerFs = {
       ...nodeLedgerFs,
-      fsync: async (fd) => {
+      fdatasync: async (fd) => {
         events.push('fsync-start');
         await new Promise((r) => setTimeout(r, 30));
-        await nodeLedgerFs.fsync(fd);
+        await nodeLedgerFs.fdatasync(fd);
         events.push('fsync-done');
       },
     };
