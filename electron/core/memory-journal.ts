@@ -8,7 +8,7 @@
  * stored as a frozen deep copy taken at append time. Because records are frozen, `append` and
  * `read` hand out the stored records themselves instead of copying them again.
  */
-import { isVouchedDeepFrozen, plainCopy } from './canonical/canonical-json';
+import { plainCopy } from './canonical/canonical-json';
 import type { Clock, Journal, JournalEntry, JournalRecord } from './ports';
 
 export class MemoryJournal implements Journal {
@@ -43,7 +43,6 @@ export class MemoryJournal implements Journal {
  */
 function isFrozenPlainData(value: unknown, depth: number): boolean {
   if (value === null) return true;
-  if (isVouchedDeepFrozen(value)) return true;
   const t = typeof value;
   if (t !== 'object') return t !== 'function' && t !== 'symbol';
   if (depth > 64 || !Object.isFrozen(value)) return false;

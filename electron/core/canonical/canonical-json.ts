@@ -178,28 +178,6 @@ export function deepFreezeCopy<T>(value: T): T {
   return canonicalCopy(value).copy;
 }
 
-/** Objects whose maker vouched that every level is frozen plain JSON data (see `vouchDeepFrozen`). */
-const vouched = new WeakSet<object>();
-
-/**
- * Freezes `value` (its top level) and records that every level of it is frozen plain JSON data.
- *
- * Why: the gate builds each journal payload from parts it froze when it made them (the argument
- * copy, the decision, the result record); vouching once lets the in-memory journal keep the
- * payload as is with one WeakSet lookup instead of walking it again on every append. Only call
- * it for values whose nested objects and arrays are all already frozen plain data.
- */
-export function vouchDeepFrozen<T extends object>(value: T): T {
-  Object.freeze(value);
-  vouched.add(value);
-  return value;
-}
-
-/** True if `value` was passed to `vouchDeepFrozen` (it is frozen plain data at every level). */
-export function isVouchedDeepFrozen(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && vouched.has(value);
-}
-
 /** Freezes every level of a value in place (for values the caller just created and owns). */
 export function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === 'object') {

@@ -30,7 +30,7 @@ import {
 } from '../../../shared/domain/journal-events';
 import type { PolicyDecision, PolicyState } from '../../../shared/domain/policy';
 import { WardenError } from '../../../shared/result';
-import { canonicalCopy, deepFreezeCopy, jsonCopy, vouchDeepFrozen } from '../canonical/canonical-json';
+import { canonicalCopy, deepFreezeCopy, jsonCopy } from '../canonical/canonical-json';
 import { fingerprint as computeFingerprint } from '../canonical/hashes';
 import { decide, readsArguments } from '../policy/engine';
 import { normalizeArgumentsForPolicy, pathFieldsFor } from '../policy/normalize';
@@ -889,7 +889,7 @@ export class Gate {
     op.history.push({ from, to, reason, at });
     if (this.timers.size !== 0 && to !== 'awaiting_approval') this.clearExpiry(op);
     // Every part is frozen plain data (frozen where it was made), so the payload is too.
-    const entry: JournalEntry = { type: 'op.transition', payload: vouchDeepFrozen(payload) };
+    const entry: JournalEntry = { type: 'op.transition', payload: Object.freeze(payload) };
     if (TERMINAL_STATES.has(to)) {
       settle(op);
       this.retire(op);
@@ -906,15 +906,10 @@ export class Gate {
   /** Appends in decision order; `durable` waits for stable storage. */
   private append(entries: JournalEntry[], durable = false): Promise<unknown> {
     const options = durable ? DURABLE : undefined;
-    // Transition payloads are frozen and vouched for where they are made; `op.proposed` is sealed
-    // here (its expiresAt is filled in after it is built). Every part of both was frozen where it
-    // was made, so the journal may keep them without copying or walking them.
-    for (const e of entries) {
-      if (!Object.isFrozen(e.payload)) {
-        if (e.type === 'op.proposed') vouchDeepFrozen(e.payload);
-        else Object.freeze(e.payload);
-      }
-    }
+    // Transition payloads are frozen where they are made; `op.proposed` is frozen here (its
+    // expiresAt is filled in after it is built). Every nested part was frozen where it was made,
+    // so the journal may keep them without copying.
+    for (const e of entries) if (!Object.isFrozen(e.payload)) Object.freeze(e.payload);
     let next: Promise<unknown>;
     if (this.appendsInFlight === 0) {
       // Nothing queued ahead: hand it to the journal now (same order, one promise hop less).
