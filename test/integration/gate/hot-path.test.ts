@@ -131,7 +131,7 @@ describe('gate hot path', () => {
     expect((await fx.gate.request(call())).state).toBe('succeeded');
     // Disabled: a new rule array, same identity and arguments as the calls above.
     const allowRules = fx.policy.state.user;
-    fx.policy.set({ user: [{ id: 'off', scope: { kind: 'tool', serverId: 'gh', accountId: 'work', toolName: 'close_issue' }, mode: 'disabled' }] });
+    fx.policy.set({ user: [{ id: 'off', scope: { kind: 'tool', serverId: 'gh', accountId: 'work', toolName: 'close_issue' }, mode: 'disabled', pin: null }] });
     expect((await fx.gate.request(call())).state).toBe('denied');
     fx.policy.set({ user: allowRules });
     expect((await fx.gate.request(call())).state).toBe('succeeded');
