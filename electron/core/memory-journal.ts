@@ -13,6 +13,8 @@ import type { Clock, Journal, JournalEntry, JournalRecord } from './ports';
 
 export class MemoryJournal implements Journal {
   readonly kind = 'memory' as const;
+  /** Records are stored synchronously inside `append`, so call order is record order. */
+  readonly ordersOnCall = true;
   private readonly records: JournalRecord[] = [];
 
   constructor(private readonly clock: Clock) {}

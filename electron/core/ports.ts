@@ -34,6 +34,11 @@ export interface JournalRecord extends JournalEntry {
  */
 export interface Journal {
   readonly kind: 'memory' | 'ledger';
+  /**
+   * True if `append` fixes the order of its records when it is called (before it resolves), so
+   * records land in call order without the caller waiting for earlier appends first.
+   */
+  readonly ordersOnCall?: boolean;
   append(entries: JournalEntry[], options?: { durable?: boolean }): Promise<JournalRecord[]>;
   /** Every retained record, in sequence order. */
   read(): readonly JournalRecord[];

@@ -866,7 +866,7 @@ export class Gate {
     op.abort = null;
     // The outcome is decided; only its record is left. A journal that fails now leaves `executing`
     // as the last durable record, which recovery turns into outcome_unknown (never a resend).
-    await this.append([outcome]).catch((error: unknown) => {
+    this.append([outcome]).catch((error: unknown) => {
       console.error(`gate: the outcome of operation ${op.id} (${op.state}) could not be journaled`, error);
     });
   }
@@ -911,6 +911,14 @@ export class Gate {
     // so the journal may keep them without copying.
     for (const e of entries) if (!Object.isFrozen(e.payload)) Object.freeze(e.payload);
     let next: Promise<unknown>;
+    if (this.deps.journal.ordersOnCall === true) {
+      // The journal fixes record order when called: no chain to wait on or to maintain.
+      try {
+        return this.deps.journal.append(entries, options);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
     if (this.appendsInFlight === 0) {
       // Nothing queued ahead: hand it to the journal now (same order, one promise hop less).
       try {

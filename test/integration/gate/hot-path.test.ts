@@ -5,6 +5,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { Gate } from '../../../electron/core/gate/gate';
+import { replayOperations } from '../../../electron/core/gate/replay';
+import { MemoryJournal } from '../../../electron/core/memory-journal';
 import type { JournalEntry } from '../../../electron/core/ports';
 import { gateFixture, gateCall } from './harness';
 
@@ -146,5 +148,30 @@ describe('gate hot path', () => {
     await fx.gate.switchAccount({ serverId: 'gh', accountId: 'personal' });
     expect((await fx.gate.request(call())).state).toBe('denied');
     expect(fx.mcp.count()).toBe(4);
+  });
+
+  it('over a journal that orders records on call, concurrent operations replay from it to exactly their final states', async () => {
+    fx = await gateFixture();
+    fx.allow('close_issue');
+    const journal = new MemoryJournal(fx.clock);
+    expect(journal.ordersOnCall).toBe(true);
+    const gate = new Gate({ journal, executor: fx.registry, registry: fx.registry, policy: fx.policy, clock: fx.clock, scheduleExpiry: false });
+    try {
+      const allowed = Array.from({ length: 30 }, (_, i) => gate.request(call({ operationId: `ok-${i}`, arguments: { text: `close #${i}` } })));
+      const asked = await Promise.all(Array.from({ length: 10 }, (_, i) => gate.submit(call({ operationId: `ask-${i}`, toolName: 'delete_file' }))));
+      const decided = asked.map((op, i) => (i % 2 === 0 ? gate.approve(op.operationId) : gate.reject(op.operationId)));
+      await Promise.all([...allowed, ...decided]);
+      for (let i = 0; i < 10; i += 2) await gate.settled(`ask-${i}`);
+      const replayed = new Map(replayOperations(journal.read()).map((r) => [r.proposed.operationId, r]));
+      expect(replayed.size).toBe(40);
+      for (const op of gate.list()) {
+        const r = replayed.get(op.operationId)!;
+        expect(r.state).toBe(op.state);
+        expect(r.history.map((h) => `${h.from}→${h.to}`)).toEqual(op.history.map((h) => `${h.from}→${h.to}`));
+      }
+      expect(fx.mcp.count()).toBe(35);
+    } finally {
+      gate.close();
+    }
   });
 });
