@@ -205,6 +205,11 @@ export class Ledger implements Journal {
    * Sequence numbers, time and the hash chain are assigned synchronously, so the order of
    * `append` calls is the order on disk. With `durable: true` this resolves after the fsync that
    * covers the records; concurrent durable appends share that fsync.
+   *
+   * Resolves with the stored records themselves, deep-frozen (record and payload): no copy is
+   * made for callers, and none is needed, since no one can change them. A payload that is
+   * already deep-frozen JSON data is stored as given; any other is stored as a frozen copy of
+   * what was written.
    */
   append(entries: JournalEntry[], options: { durable?: boolean } = {}): Promise<JournalRecord[]> {
     try {
@@ -224,7 +229,8 @@ export class Ledger implements Journal {
     }
     // Scrub (and JSON-shape) every entry before any of them gets a seq: a payload that cannot be
     // written must not leave a half-assigned batch behind (a hole in the chain).
-    // The scrubbed payload's JSON is what gets hashed and written (one serialization per record).
+    // The scrubbed payload's JSON is what gets hashed and written (one serialization per record);
+    // the value kept is frozen and equal to that JSON.
     const types: string[] = [];
     const scrubbed: Array<{ value: Record<string, unknown>; json: string }> = [];
     try {
@@ -250,11 +256,14 @@ export class Ledger implements Journal {
     const written = this.enqueue({ kind: 'data', bytes, durable: options.durable === true });
     this.notify(added);
     if (this.segmentBytes >= this.rotateBytes) void this.enqueueRotation().catch(() => undefined);
-    // Callers get their own copies (parsed from the written JSON: cheaper than structuredClone).
-    return written.then(() => added.map((r, i) => publicCopy(r, scrubbed[i]!.json)));
+    return written.then(() => added);
   }
 
-  /** Every retained record, in sequence order (checkpoints included). Do not mutate. */
+  /**
+   * Every retained record, in sequence order (checkpoints included). Records appended by this
+   * instance are deep-frozen; records read back by recovery are not (freezing 100,000 of them
+   * would slow every start), so do not mutate.
+   */
   read(): readonly StoredRecord[] {
     return this.records;
   }
@@ -331,7 +340,7 @@ export class Ledger implements Journal {
 
   /** Assigns seq and chain to an already scrubbed, JSON-shaped entry. Never throws. */
   private makeRecord(time: number, type: string, payload: Record<string, unknown>): { record: StoredRecord; line: Buffer } {
-    const { record, text } = this.chainRecord(time, type, payload, JSON.stringify(payload));
+    const { record, text } = this.chainRecord(time, type, deepFreeze(payload), JSON.stringify(payload));
     return { record, line: Buffer.from(text, 'utf8') };
   }
 
@@ -341,7 +350,7 @@ export class Ledger implements Journal {
     const prevHash = this.lastHash;
     const { text, checksum } = encodeRecordText(seq, time, type, payloadJson, prevHash);
     this.lastHash = checksum;
-    const record: StoredRecord = { seq, time, type, payload, prevHash, checksum };
+    const record: StoredRecord = Object.freeze({ seq, time, type, payload, prevHash, checksum });
     this.records.push(record);
     this.stats.records++;
     return { record, text };
@@ -636,22 +645,11 @@ export class Ledger implements Journal {
   }
 }
 
-/**
- * The caller's own copy of a record. Its payload is parsed from the written JSON on first read
- * (most callers, the gate among them, never read it): still a private, JSON-shaped copy, but
- * no copying work on the path of a tool call.
- */
-function publicCopy(r: StoredRecord, payloadJson: string): JournalRecord {
-  let payload: Record<string, unknown> | undefined;
-  return {
-    seq: r.seq,
-    time: r.time,
-    type: r.type,
-    get payload(): Record<string, unknown> {
-      return (payload ??= JSON.parse(payloadJson) as Record<string, unknown>);
-    },
-    set payload(value: Record<string, unknown>) {
-      payload = value;
-    },
-  };
+/** Freezes a JSON-shaped value and everything inside it (a checkpoint's fresh copy); returns it. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
 }

@@ -36,6 +36,13 @@ function variantsOf(secret: string): string[] {
 export class Redactor {
   private readonly secrets = new Map<string, number>();
   private pattern: RegExp | null = null;
+  /**
+   * True when every form of every secret is written by JSON.stringify exactly as it is (no
+   * quote, backslash, control character or lone surrogate to escape). Then a secret inside any
+   * string or key of a payload also appears verbatim in the payload's JSON text, so one search
+   * of that text proves a payload clean.
+   */
+  private jsonSafe = true;
 
   /**
    * Registers a secret value that must never be written anywhere.
@@ -83,19 +90,30 @@ export class Redactor {
   }
 
   /**
-   * Scrubs `value` and returns the JSON text that would be written along with the scrubbed copy.
+   * Scrubs `value` and returns the JSON text that would be written along with a deep-frozen,
+   * JSON-shaped value equal to that text.
    *
-   * Why: the ledger needs both (it hashes and writes the text, keeps the copy); serializing once
-   * here instead of again at encoding saves a full JSON pass per record. `json` is exactly
-   * `JSON.stringify(value)` of the returned `value`.
+   * Why: the ledger needs both (it hashes and writes the text, keeps the value), and this is on
+   * the path of every tool call, so it does as little as it honestly can: one JSON.stringify; a
+   * search of that text for secrets (when the secrets allow it, see `jsonSafe`) instead of a deep
+   * scrub; and when `value` is already deep-frozen plain JSON data (the gate freezes what it
+   * journals) it is returned as is instead of being parsed back into a copy, since nobody can
+   * change it. Otherwise the value is a frozen copy. `json` is exactly `JSON.stringify(value)`
+   * of the returned `value`. Throws on what JSON cannot write (cycles, BigInt).
    */
   scrubToJson(value: Record<string, unknown>): { value: Record<string, unknown>; json: string } {
-    if (!this.compiled()) {
-      const json = JSON.stringify(value);
-      return { value: JSON.parse(json) as Record<string, unknown>, json };
+    const json = JSON.stringify(value) as string | undefined;
+    if (json === undefined) throw new Error('the payload serializes to nothing');
+    const pattern = this.compiled();
+    if (pattern) {
+      pattern.lastIndex = 0;
+      if (!this.jsonSafe || pattern.test(json)) {
+        const scrubbed = deepFreeze(this.scrubValue(value, 0)) as Record<string, unknown>;
+        return { value: scrubbed, json: JSON.stringify(scrubbed) };
+      }
     }
-    const scrubbed = this.scrubValue(value, 0) as Record<string, unknown>;
-    return { value: scrubbed, json: JSON.stringify(scrubbed) };
+    if (isFrozenJsonData(value, 0)) return { value, json };
+    return { value: deepFreeze(JSON.parse(json)) as Record<string, unknown>, json };
   }
 
   private scrubValue(value: unknown, depth: number): unknown {
@@ -128,9 +146,57 @@ export class Redactor {
       // Longest first, so a secret that contains another is replaced whole.
       const alternation = [...all].sort((a, b) => b.length - a.length).map(escapeRegExp).join('|');
       this.pattern = new RegExp(alternation, 'g');
+      this.jsonSafe = [...all].every((v) => JSON.stringify(v) === `"${v}"`);
     }
     return this.pattern;
   }
+}
+
+/**
+ * True when `value` is deep-frozen data that JSON writes and reads back unchanged: plain objects
+ * and arrays (frozen, own data properties only, no holes), strings, booleans, null and finite
+ * numbers other than -0.
+ *
+ * Why: such a value can be kept as the stored copy of what was written: nothing can change it
+ * later (no getter can answer differently, no one can assign to it), and parsing the JSON back
+ * would give an equal value. Anything else (undefined, functions, toJSON, Dates, class instances,
+ * accessors, deeper than 200 levels) returns false, and the caller makes a copy instead.
+ */
+export function isFrozenJsonData(value: unknown, depth: number): boolean {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(value) && !Object.is(value, -0);
+    case 'object': {
+      if (value === null) return true;
+      if (depth > 200 || !Object.isFrozen(value)) return false;
+      if (Array.isArray(value)) {
+        if (Object.getPrototypeOf(value) !== Array.prototype) return false;
+        for (let i = 0; i < value.length; i++) if (!isFrozenJsonData(value[i], depth + 1)) return false;
+        return true;
+      }
+      const proto: unknown = Object.getPrototypeOf(value);
+      if (proto !== Object.prototype && proto !== null) return false;
+      for (const key of Object.keys(value)) {
+        const d = Object.getOwnPropertyDescriptor(value, key)!;
+        if (d.get !== undefined || d.set !== undefined || !isFrozenJsonData(d.value, depth + 1)) return false;
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+/** Freezes a JSON-shaped value and everything inside it; returns it. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
 }
 
 /** A JSON-shaped deep copy (what would be written), for the no-secrets fast path. */

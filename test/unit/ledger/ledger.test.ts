@@ -443,22 +443,121 @@ describe('ledger log', () => {
   });
 });
 
+/** Deep-freezes a JSON-shaped value, the way the gate freezes what it journals. */
+function deepFrozen<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const v of Object.values(value)) deepFrozen(v);
+    Object.freeze(value);
+  }
+  return value;
+}
+
 describe('ledger record copies', () => {
-  it('records returned by append are private copies: editing them changes neither memory nor a later recovery', async () => {
+  it('records returned by append are frozen: editing them throws and changes neither memory nor a later recovery', async () => {
     const d = dir();
     const ledger = await Ledger.open({ dir: d });
     try {
       const [returned] = await ledger.append([{ type: 'op.transition', payload: { operationId: 'op-1', nested: { to: 'executing' } } }], { durable: true });
-      (returned!.payload as { nested: { to: string } }).nested.to = 'succeeded';
-      returned!.payload.operationId = 'forged';
+      expect(() => {
+        (returned!.payload as { nested: { to: string } }).nested.to = 'succeeded';
+      }).toThrow(TypeError);
+      expect(() => {
+        returned!.payload.operationId = 'forged';
+      }).toThrow(TypeError);
+      expect(() => {
+        (returned as { seq: number }).seq = 99;
+      }).toThrow(TypeError);
       const stored = ledger.read().at(-1)!;
       expect(stored.payload).toEqual({ operationId: 'op-1', nested: { to: 'executing' } });
+      expect(stored.seq).toBe(1);
     } finally {
       await ledger.close();
     }
     const reopened = await Ledger.open({ dir: d });
     try {
       expect(reopened.read().at(-1)!.payload).toEqual({ operationId: 'op-1', nested: { to: 'executing' } });
+    } finally {
+      await reopened.close();
+    }
+  });
+
+  it('a payload the caller can still change is stored as a frozen copy: later edits by the caller reach neither memory nor disk', async () => {
+    const d = dir();
+    const ledger = await Ledger.open({ dir: d });
+    const payload = { operationId: 'op-1', nested: { to: 'executing' }, list: [1, 2] };
+    // Frozen on the outside only: the inside can still change, so it must be copied.
+    const shallow = Object.freeze({ inner: { to: 'executing' } });
+    try {
+      const [a, b] = await ledger.append([{ type: 't', payload }, { type: 't', payload: shallow }], { durable: true });
+      payload.nested.to = 'succeeded';
+      payload.list.push(3);
+      shallow.inner.to = 'succeeded';
+      expect(a!.payload).toEqual({ operationId: 'op-1', nested: { to: 'executing' }, list: [1, 2] });
+      expect(b!.payload).toEqual({ inner: { to: 'executing' } });
+      expect(Object.isFrozen(a!.payload.nested)).toBe(true);
+      expect(ledger.read().map((r) => r.payload)).toEqual([a!.payload, b!.payload]);
+    } finally {
+      await ledger.close();
+    }
+    const reopened = await Ledger.open({ dir: d });
+    try {
+      expect(reopened.read().map((r) => r.payload)).toEqual([{ operationId: 'op-1', nested: { to: 'executing' }, list: [1, 2] }, { inner: { to: 'executing' } }]);
+    } finally {
+      await reopened.close();
+    }
+  });
+
+  it('a deep-frozen JSON payload is stored as given (no copy), and what is stored equals what recovery reads back', async () => {
+    const d = dir();
+    const ledger = await Ledger.open({ dir: d });
+    const payload = deepFrozen({ operationId: 'op-1', decision: { mode: 'allow', configErrors: [] as string[] }, args: { text: 'é✓ "q"\n', n: 7, ok: true, none: null } });
+    try {
+      const [stored] = await ledger.append([{ type: 'op.transition', payload }], { durable: true });
+      expect(stored!.payload).toBe(payload);
+      expect(ledger.read().at(-1)!.payload).toBe(payload);
+    } finally {
+      await ledger.close();
+    }
+    const reopened = await Ledger.open({ dir: d });
+    try {
+      expect(reopened.read().at(-1)!.payload).toEqual(payload);
+    } finally {
+      await reopened.close();
+    }
+  });
+
+  it('frozen payloads JSON would not read back unchanged (getters, Dates, undefined, -0, NaN, holes) are stored as what was written', async () => {
+    const d = dir();
+    const ledger = await Ledger.open({ dir: d });
+    let reads = 0;
+    const withGetter = Object.freeze(
+      Object.defineProperty({}, 'to', {
+        enumerable: true,
+        get: () => (reads++ === 0 ? 'executing' : 'succeeded'),
+      }) as Record<string, unknown>,
+    );
+    const odd = [
+      withGetter,
+      deepFrozen({ when: new Date(0) as unknown }),
+      deepFrozen({ gone: undefined as unknown, kept: 1 }),
+      deepFrozen({ zero: -0 }),
+      deepFrozen({ nan: Number.NaN }),
+      deepFrozen({ list: [1, , 3] as unknown[] }), // eslint-disable-line no-sparse-arrays
+    ];
+    try {
+      const stored = await ledger.append(odd.map((payload) => ({ type: 't', payload })), { durable: true });
+      const written = stored.map((r) => r.payload);
+      expect(written).toEqual([{ to: 'executing' }, { when: '1970-01-01T00:00:00.000Z' }, { kept: 1 }, { zero: 0 }, { nan: null }, { list: [1, null, 3] }]);
+      expect(Object.is(written[3]!.zero, 0)).toBe(true);
+      // The getter now answers differently; the stored record does not.
+      expect(withGetter.to).toBe('succeeded');
+      expect(ledger.read().at(-6)!.payload).toEqual({ to: 'executing' });
+    } finally {
+      await ledger.close();
+    }
+    const reopened = await Ledger.open({ dir: d });
+    try {
+      expect(reopened.read().map((r) => r.payload)).toEqual([{ to: 'executing' }, { when: '1970-01-01T00:00:00.000Z' }, { kept: 1 }, { zero: 0 }, { nan: null }, { list: [1, null, 3] }]);
     } finally {
       await reopened.close();
     }

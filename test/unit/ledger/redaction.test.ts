@@ -51,6 +51,39 @@ describe('redactor', () => {
     expect('dropped' in out).toBe(false);
   });
 
+  it('scrubToJson finds secrets in deep-frozen payloads too, in values, substrings, keys and encoded forms', () => {
+    const r = new Redactor();
+    r.register(API_KEY);
+    r.register(BEARER);
+    const frozen = (o: object): object => {
+      for (const v of Object.values(o)) if (typeof v === 'object' && v !== null) frozen(v);
+      return Object.freeze(o);
+    };
+    const payload = frozen({ list: [{ nested: [`x${API_KEY}y`] }], [BEARER]: 'key', b64: Buffer.from(API_KEY).toString('base64') }) as Record<string, unknown>;
+    const { value, json } = r.scrubToJson(payload);
+    for (const s of [API_KEY, BEARER]) for (const f of forms(s)) expect(json).not.toContain(f.toString());
+    expect(value).not.toBe(payload);
+    expect(JSON.stringify(value)).toBe(json);
+    expect(Object.isFrozen(value)).toBe(true);
+    // A clean frozen payload is returned as is.
+    const clean = frozen({ a: ['nothing secret'] }) as Record<string, unknown>;
+    expect(r.scrubToJson(clean)).toEqual({ value: clean, json: '{"a":["nothing secret"]}' });
+    expect(r.scrubToJson(clean).value).toBe(clean);
+  });
+
+  it('secrets that JSON escapes (quotes, backslashes, control characters) are still scrubbed from frozen payloads', () => {
+    const r = new Redactor();
+    const tricky = ['pa"ss\\word-123', 'tab\there-secret', 'line\nbreak-secret'];
+    for (const t of tricky) r.register(t);
+    for (const t of tricky) {
+      const payload = Object.freeze({ value: `before ${t} after`, [t]: 1 }) as Record<string, unknown>;
+      const { value, json } = r.scrubToJson(payload);
+      expect(JSON.parse(json)).toEqual({ value: `before ${REDACTED} after`, [REDACTED]: 1 });
+      expect(value).toEqual(JSON.parse(json));
+      expect(json).not.toContain(JSON.stringify(t).slice(1, -1));
+    }
+  });
+
   it('a secret stays scrubbed until every holder forgot it, and then text is left alone', () => {
     const r = new Redactor();
     r.register(REFRESH);
