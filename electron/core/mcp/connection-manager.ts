@@ -75,7 +75,16 @@ export interface ConnectionManagerEvents {
 }
 
 type Key = string;
-const keyOf = (serverId: string, accountId: string): Key => JSON.stringify([serverId, accountId]);
+// Ids never contain NUL (EntityId is [a-z0-9-]), so this is unambiguous and cheaper than JSON.
+const keyOf = (serverId: string, accountId: string): Key => `${serverId}\u0000${accountId}`;
+
+/** Which operation and tool a call's progress belongs to (the progress tag of one call). */
+class ProgressTag {
+  constructor(
+    readonly operationId: string,
+    readonly target: { serverId: string; accountId: string; toolName: string },
+  ) {}
+}
 
 /** Owns every MCP connection; implements the gate's ToolRegistry and ToolExecutor. */
 export class ConnectionManager implements ToolRegistry, ToolExecutor {
@@ -176,6 +185,7 @@ export class ConnectionManager implements ToolRegistry, ToolExecutor {
         for (const l of this.listeners.toolsChanged) l(change);
         this.emitRegistry({ kind: 'tools-changed', serverId, accountId });
       },
+      onCallProgress: (tag, progress) => this.forwardProgress(tag as ProgressTag, progress),
     });
   }
 
@@ -288,13 +298,16 @@ export class ConnectionManager implements ToolRegistry, ToolExecutor {
   ): Promise<ToolCallResult> {
     const connection = this.connections.get(keyOf(target.serverId, target.accountId));
     if (!connection) return Promise.reject(new CallNotSentError(`${target.serverId}/${target.accountId} is not connected`));
+    // No closure per call: progress comes back tagged with this call's ids (see forwardProgress).
     return connection.callTool(target.toolName, args, {
       signal: options.signal,
-      ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
-      onProgress: (p) => {
-        for (const l of this.listeners.progress) l(options.operationId, target, p);
-      },
+      timeoutMs: options.timeoutMs,
+      progressTag: new ProgressTag(options.operationId, target),
     });
+  }
+
+  private forwardProgress(tag: ProgressTag, progress: CallProgress): void {
+    for (const l of this.listeners.progress) l(tag.operationId, tag.target, progress);
   }
 
   /** Disconnects everything (app shutdown); no child process outlives this. */

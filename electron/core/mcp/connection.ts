@@ -94,6 +94,34 @@ export interface CallProgress {
   message?: string;
 }
 
+/** How `Connection.callTool` is bounded, stopped and observed. */
+export interface CallOptions {
+  /** Aborting sends `notifications/cancelled` (once the request left) and ends the call outcome_unknown. */
+  signal?: AbortSignal;
+  /** Bounds the wait (default: the server's, then the manager's). */
+  timeoutMs?: number;
+  /** Told about each progress notification of this call. */
+  onProgress?: (p: CallProgress) => void;
+  /**
+   * Alternative to `onProgress` with no per-call closure: progress goes to
+   * `ConnectionDeps.onCallProgress(progressTag, p)`.
+   */
+  progressTag?: unknown;
+}
+
+/** Marks the params object of one tools/call, so the send hook can tell that *this* call left. */
+const CALL_STATE = Symbol('warden.callState');
+interface CallState {
+  sent: boolean;
+}
+type CallParams = {
+  name: string;
+  arguments: Record<string, unknown>;
+  _meta?: { progressToken: number };
+  [CALL_STATE]: CallState;
+};
+type ProgressListener = ((p: CallProgress) => void) | { tag: unknown };
+
 export interface ReconnectPolicy {
   /** First delay (default 500 ms); doubles each attempt up to `maxDelayMs`. */
   baseDelayMs: number;
@@ -125,6 +153,8 @@ export interface ConnectionDeps {
   pinned?: { tools: Record<string, string>; instructionsHash: string | null };
   onStatus: (status: ConnectionStatus) => void;
   onToolsChanged: (change: ToolsChange) => void;
+  /** Receives progress of calls made with `progressTag` (see CallOptions). */
+  onCallProgress?: (tag: unknown, progress: CallProgress) => void;
   /** Opens the in-memory transport of a built-in server (the offline demo); absent = none available. */
   builtinTransport?: (builtin: BuiltinServerDefinition['builtin']) => Promise<Transport>;
 }
@@ -150,10 +180,10 @@ export class Connection {
   private relistQueued = false;
   /** Bumped whenever the transport closes, so a call can tell "connection died" from a server error. */
   private closeCount = 0;
-  /** tools/call argument objects in flight → "it was handed to the transport". */
-  private readonly pendingSends = new Map<object, (progressToken: string | number | undefined) => void>();
-  /** progressToken of a call in flight → its progress listener. */
-  private readonly progressHandlers = new Map<string | number, (p: CallProgress) => void>();
+  /** progressToken of a call in flight → its progress listener (a function, or a tag for `deps.onCallProgress`). */
+  private readonly progressHandlers = new Map<number, ProgressListener>();
+  /** Our own progress tokens (the SDK's `onprogress` option copies the request params per call). */
+  private nextProgressToken = 1;
   readonly endpointHash: string;
 
   constructor(private readonly deps: ConnectionDeps) {
@@ -333,12 +363,9 @@ export class Connection {
     this.transport = transport;
     const send = transport.send.bind(transport);
     transport.send = (message, options) => {
-      const params =
-        'method' in message && message.method === 'tools/call'
-          ? (message.params as { arguments?: object; _meta?: { progressToken?: string | number } })
-          : undefined;
-      const markSent = params?.arguments ? this.pendingSends.get(params.arguments) : undefined;
-      markSent?.(params?._meta?.progressToken);
+      // Only the params object callTool built carries CALL_STATE (a symbol: never serialized).
+      const state = (message as { params?: { [CALL_STATE]?: CallState } }).params?.[CALL_STATE];
+      if (state !== undefined) state.sent = true;
       return send(message, options);
     };
     client.onclose = () => this.onTransportClosed(generation);
@@ -374,13 +401,15 @@ export class Connection {
     transport.onmessage = (message, extra) => {
       if ('method' in message && message.method === 'notifications/progress' && !('id' in message)) {
         const p = message.params as { progressToken?: string | number; progress?: unknown; total?: unknown; message?: unknown } | undefined;
-        const handler = p?.progressToken !== undefined ? this.progressHandlers.get(p.progressToken) : undefined;
-        if (handler && typeof p?.progress === 'number') {
-          handler({
+        const listener = typeof p?.progressToken === 'number' ? this.progressHandlers.get(p.progressToken) : undefined;
+        if (listener !== undefined && typeof p?.progress === 'number') {
+          const progress: CallProgress = {
             progress: p.progress,
             ...(typeof p.total === 'number' ? { total: p.total } : {}),
             ...(typeof p.message === 'string' ? { message: sanitizeForDisplay(p.message) } : {}),
-          });
+          };
+          if (typeof listener === 'function') listener(progress);
+          else this.deps.onCallProgress?.(listener.tag, progress);
         }
         return; // the SDK's own progress routing is not used (see above)
       }
@@ -591,62 +620,67 @@ export class Connection {
   async callTool(
     toolName: string,
     args: Readonly<Record<string, unknown>>,
-    options: { signal?: AbortSignal; timeoutMs?: number; onProgress?: (p: CallProgress) => void } = {},
+    options: CallOptions = {},
   ): Promise<ToolCallResult> {
     const client = this.client;
     if (!client || this.statusValue.state !== 'connected') {
       throw new CallNotSentError(`${this.serverId}/${this.accountId} is not connected (${this.statusValue.state})`);
     }
-    if (options.signal?.aborted) throw new CallNotSentError('the call was cancelled before it was sent');
-    // Our own object per call: its identity tells the send hook that *this* request left.
-    const sentArgs = { ...args };
-    let sent = false;
-    let progressToken: string | number | undefined;
-    this.pendingSends.set(sentArgs, (token) => {
-      sent = true;
-      progressToken = token;
-      if (token !== undefined && options.onProgress) this.progressHandlers.set(token, options.onProgress);
-    });
+    const signal = options.signal;
+    if (signal?.aborted) throw new CallNotSentError('the call was cancelled before it was sent');
+    // The params object is ours: the send hook finds CALL_STATE on it and marks *this* call sent.
+    // Progress uses our own token in `_meta` (asking the SDK via `onprogress` would copy the
+    // params and register a second handler per call); the onmessage hook routes it.
+    const state: CallState = { sent: false };
+    const listener = options.onProgress ?? (options.progressTag !== undefined ? { tag: options.progressTag } : undefined);
+    let token = 0;
+    let params: CallParams;
+    if (listener !== undefined) {
+      token = this.nextProgressToken++;
+      this.progressHandlers.set(token, listener);
+      params = { name: toolName, arguments: args as Record<string, unknown>, _meta: { progressToken: token }, [CALL_STATE]: state };
+    } else {
+      params = { name: toolName, arguments: args as Record<string, unknown>, [CALL_STATE]: state };
+    }
     const closesBefore = this.closeCount;
     const timeout = options.timeoutMs ?? this.deps.definition.timeoutMs ?? this.deps.defaultCallTimeoutMs;
     try {
-      const result = await client.callTool({ name: toolName, arguments: sentArgs }, CallToolResultSchema, {
-        signal: options.signal,
-        timeout,
-        // Asks the SDK to attach a progressToken; delivery happens in the onmessage hook.
-        ...(options.onProgress ? { onprogress: () => {} } : {}),
-      });
-      return result as ToolCallResult;
+      // One timer per call: the SDK's own `timeout` (it sends notifications/cancelled when it fires).
+      return (await client.callTool(params, CallToolResultSchema, { signal, timeout })) as ToolCallResult;
     } catch (error) {
-      if (client === this.client && this.transport && !(this.transport instanceof ProcessTransport) && !(error instanceof McpError)) {
-        // An HTTP request failed below MCP: find out whether the server is still there.
-        this.checkHealth(client, errorText(error));
-      }
-      if (sent && isConnectionRefused(error)) {
-        // The TCP connection was refused: not one byte of the request reached the server.
-        throw new CallNotSentError(`the server refused the connection: ${errorText(error)}`);
-      }
-      if (!sent) {
-        if (error instanceof Error && (error as { notSent?: unknown }).notSent === true) throw new CallNotSentError(error.message);
-        // The request was refused before reaching the transport (e.g. the SDK rejected it locally).
-        throw new CallNotSentError(`not sent: ${errorText(error)}`);
-      }
-      if (options.signal?.aborted) {
-        throw new ToolCallOutcomeUnknownError('cancelled after the request was sent; the server was told to stop', 'cancelled');
-      }
-      if (this.closeCount !== closesBefore || (error instanceof McpError && error.code === RpcErrorCode.ConnectionClosed && this.client !== client)) {
-        throw new ToolCallOutcomeUnknownError('the connection closed before the server answered', 'connection_closed');
-      }
-      if (error instanceof McpError && error.code === RpcErrorCode.RequestTimeout) {
-        throw new ToolCallOutcomeUnknownError(`no answer within ${timeout} ms; the server was told to stop`, 'timeout');
-      }
-      if (error instanceof McpError) throw new ToolCallFailedError(sanitizeForDisplay(error.message), error.code);
-      if (error instanceof Error && error.name === 'ZodError') throw new ToolCallFailedError('the server answered with a malformed result');
-      throw new ToolCallOutcomeUnknownError(`transport error after sending: ${errorText(error)}`, 'transport_error');
+      throw this.callError(error, client, state.sent, signal, closesBefore, timeout);
     } finally {
-      this.pendingSends.delete(sentArgs);
-      if (progressToken !== undefined) this.progressHandlers.delete(progressToken);
+      if (token !== 0) this.progressHandlers.delete(token);
     }
+  }
+
+  /** How a rejected tools/call ends (see outcome.ts): the error to throw for it. */
+  private callError(error: unknown, client: Client, sent: boolean, signal: AbortSignal | undefined, closesBefore: number, timeout: number): Error {
+    if (client === this.client && this.transport && !(this.transport instanceof ProcessTransport) && !(error instanceof McpError)) {
+      // An HTTP request failed below MCP: find out whether the server is still there.
+      this.checkHealth(client, errorText(error));
+    }
+    if (sent && isConnectionRefused(error)) {
+      // The TCP connection was refused: not one byte of the request reached the server.
+      return new CallNotSentError(`the server refused the connection: ${errorText(error)}`);
+    }
+    if (!sent) {
+      if (error instanceof Error && (error as { notSent?: unknown }).notSent === true) return new CallNotSentError(error.message);
+      // The request was refused before reaching the transport (e.g. the SDK rejected it locally).
+      return new CallNotSentError(`not sent: ${errorText(error)}`);
+    }
+    if (signal?.aborted) {
+      return new ToolCallOutcomeUnknownError('cancelled after the request was sent; the server was told to stop', 'cancelled');
+    }
+    if (this.closeCount !== closesBefore || (error instanceof McpError && error.code === RpcErrorCode.ConnectionClosed && this.client !== client)) {
+      return new ToolCallOutcomeUnknownError('the connection closed before the server answered', 'connection_closed');
+    }
+    if (error instanceof McpError && error.code === RpcErrorCode.RequestTimeout) {
+      return new ToolCallOutcomeUnknownError(`no answer within ${timeout} ms; the server was told to stop`, 'timeout');
+    }
+    if (error instanceof McpError) return new ToolCallFailedError(sanitizeForDisplay(error.message), error.code);
+    if (error instanceof Error && error.name === 'ZodError') return new ToolCallFailedError('the server answered with a malformed result');
+    return new ToolCallOutcomeUnknownError(`transport error after sending: ${errorText(error)}`, 'transport_error');
   }
 }
 

@@ -12,7 +12,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { parseJsonRpcLine } from './jsonrpc';
 import type { LogRing } from './log-ring';
 
 /** Marks an error this transport already wrote to the log, so the connection does not log it twice. */
@@ -126,14 +127,18 @@ export class ProcessTransport implements Transport {
   }
 
   private onStdout(chunk: string): void {
-    this.stdoutBuffer += chunk;
-    const limit = this.options.maxLineBytes ?? 16 * 1024 * 1024;
+    // Usually one chunk is one or more whole lines: split in place with a moving start index,
+    // one slice per line and none for the remainder unless a line is still incomplete.
+    const buffer = this.stdoutBuffer === '' ? chunk : this.stdoutBuffer + chunk;
+    let start = 0;
     let newline: number;
-    while ((newline = this.stdoutBuffer.indexOf('\n')) !== -1) {
-      const line = this.stdoutBuffer.slice(0, newline).replace(/\r$/, '');
-      this.stdoutBuffer = this.stdoutBuffer.slice(newline + 1);
-      if (line.trim() !== '') this.onLine(line);
+    while ((newline = buffer.indexOf('\n', start)) !== -1) {
+      const end = newline > start && buffer.charCodeAt(newline - 1) === 13 ? newline - 1 : newline;
+      if (end > start) this.onLine(buffer.slice(start, end));
+      start = newline + 1;
     }
+    this.stdoutBuffer = start === 0 ? buffer : start === buffer.length ? '' : buffer.slice(start);
+    const limit = this.options.maxLineBytes ?? 16 * 1024 * 1024;
     if (this.stdoutBuffer.length > limit) {
       this.stdoutBuffer = '';
       const error = new Error(`server wrote a stdout line longer than ${limit} bytes; closing the connection`);
@@ -146,8 +151,10 @@ export class ProcessTransport implements Transport {
   private onLine(line: string): void {
     let message: JSONRPCMessage;
     try {
-      message = JSONRPCMessageSchema.parse(JSON.parse(line));
+      message = parseJsonRpcLine(line);
     } catch (cause) {
+      // A blank (whitespace-only) line is not a message and not an error either.
+      if (line.trim() === '') return;
       const error = new Error(`malformed JSON-RPC from server: ${line.slice(0, 200)}${line.length > 200 ? '…' : ''}`);
       this.options.log.note(`protocol error: ${error.message} (${errorText(cause).split('\n')[0]})`);
       this.options.onMalformed?.(line, error);
