@@ -617,17 +617,13 @@ export class Connection {
    * `args` is sent exactly as given. `timeoutMs` bounds the wait (default: the server's, then the
    * manager's); `signal` aborting sends `notifications/cancelled`; progress is forwarded.
    */
-  async callTool(
-    toolName: string,
-    args: Readonly<Record<string, unknown>>,
-    options: CallOptions = {},
-  ): Promise<ToolCallResult> {
+  callTool(toolName: string, args: Readonly<Record<string, unknown>>, options: CallOptions = {}): Promise<ToolCallResult> {
     const client = this.client;
     if (!client || this.statusValue.state !== 'connected') {
-      throw new CallNotSentError(`${this.serverId}/${this.accountId} is not connected (${this.statusValue.state})`);
+      return Promise.reject(new CallNotSentError(`${this.serverId}/${this.accountId} is not connected (${this.statusValue.state})`));
     }
     const signal = options.signal;
-    if (signal?.aborted) throw new CallNotSentError('the call was cancelled before it was sent');
+    if (signal?.aborted) return Promise.reject(new CallNotSentError('the call was cancelled before it was sent'));
     // The params object is ours: the send hook finds CALL_STATE on it and marks *this* call sent.
     // Progress uses our own token in `_meta` (asking the SDK via `onprogress` would copy the
     // params and register a second handler per call); the onmessage hook routes it.
@@ -644,14 +640,18 @@ export class Connection {
     }
     const closesBefore = this.closeCount;
     const timeout = options.timeoutMs ?? this.deps.definition.timeoutMs ?? this.deps.defaultCallTimeoutMs;
-    try {
-      // One timer per call: the SDK's own `timeout` (it sends notifications/cancelled when it fires).
-      return (await client.callTool(params, CallToolResultSchema, { signal, timeout })) as ToolCallResult;
-    } catch (error) {
-      throw this.callError(error, client, state.sent, signal, closesBefore, timeout);
-    } finally {
-      if (token !== 0) this.progressHandlers.delete(token);
-    }
+    // One timer per call: the SDK's own `timeout` (it sends notifications/cancelled when it
+    // fires). One `then` instead of an async wrapper: this layer adds a single promise per call.
+    return client.callTool(params, CallToolResultSchema, { signal, timeout }).then(
+      (result) => {
+        if (token !== 0) this.progressHandlers.delete(token);
+        return result as ToolCallResult;
+      },
+      (error: unknown) => {
+        if (token !== 0) this.progressHandlers.delete(token);
+        throw this.callError(error, client, state.sent, signal, closesBefore, timeout);
+      },
+    );
   }
 
   /** How a rejected tools/call ends (see outcome.ts): the error to throw for it. */
