@@ -110,6 +110,8 @@ export class Ledger implements Journal {
   private position = 0;
   /** Length of the current segment file (records plus preallocated zeros), as this writer made it. */
   private allocated = 0;
+  /** Set when the disk refused a preallocation chunk: records then extend the file themselves. */
+  private preallocationRefused = false;
   private segment = 0;
   /**
    * Bytes appended to the current segment after its checkpoint, counting appends not yet written
@@ -460,13 +462,25 @@ export class Ledger implements Journal {
    */
   private async extendTo(fd: number, from: number, needed: number): Promise<number> {
     const chunk = this.preallocateBytes;
-    if (chunk === 0) {
+    if (chunk === 0 || (fd === this.fd && this.preallocationRefused)) {
       if (fd === this.fd) this.allocated = needed;
       return needed;
     }
     const target = Math.ceil(needed / chunk) * chunk;
     // Zeros first, then the records over them: a crash in between leaves records + zeros.
-    await this.fs.write(fd, Buffer.alloc(target - from), from);
+    try {
+      await this.fs.write(fd, Buffer.alloc(target - from), from);
+    } catch (error) {
+      // A disk too full for a chunk may still hold the records: write them without preallocation
+      // (over whatever zeros did land) and only fail if they do not fit. Retried in the next
+      // segment.
+      if ((error as { code?: unknown } | null)?.code !== 'ENOSPC') throw error;
+      if (fd === this.fd) {
+        this.preallocationRefused = true;
+        this.allocated = needed;
+      }
+      return needed;
+    }
     this.stats.preallocations++;
     if (fd === this.fd) this.allocated = target;
     return target;
@@ -504,6 +518,7 @@ export class Ledger implements Journal {
     this.fd = fd;
     this.position = checkpointLine.length;
     this.allocated = allocated;
+    this.preallocationRefused = false;
     this.stats.rotations++;
     this.segmentList.push(segmentName(n));
     await this.fs.close(old);

@@ -8,7 +8,7 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Ledger, segmentName } from '../../../electron/core/ledger/ledger';
-import { countingFs } from '../../../electron/core/ledger/ledger-fs';
+import { countingFs, nodeLedgerFs, type LedgerFs } from '../../../electron/core/ledger/ledger-fs';
 import { verifyLedger } from '../../../electron/core/ledger/verify';
 import { recordBytesOf, steppingClock, tempDir } from './helpers';
 
@@ -202,6 +202,42 @@ describe('preallocated segments', () => {
       await reopened.append([{ type: 't', payload: {} }], { durable: true });
       await reopened.flush();
       expect(reopened.stats.rotations).toBe(0);
+    } finally {
+      await reopened.close();
+    }
+  });
+
+  it('a disk too full for a preallocation chunk still takes the records: they are written without preallocation', async () => {
+    const d = dir();
+    let full = false;
+    let refused = 0;
+    const nearlyFull: LedgerFs = {
+      ...nodeLedgerFs,
+      write: async (fd, data, pos) => {
+        if (full && data.length >= 1024 && data.every((b) => b === 0)) {
+          refused++;
+          // Part of the chunk lands before the disk runs out, as a short write would.
+          await nodeLedgerFs.write(fd, data.subarray(0, 300), pos);
+          throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+        }
+        return nodeLedgerFs.write(fd, data, pos);
+      },
+    };
+    const ledger = await Ledger.open({ dir: d, fs: nearlyFull, preallocateBytes: 1024 });
+    try {
+      await ledger.append([{ type: 't', payload: { i: -1 } }], { durable: true });
+      full = true;
+      for (let i = 0; i < 20; i++) await ledger.append([{ type: 't', payload: { i, pad: 'x'.repeat(200) } }], { durable: true });
+      expect(refused).toBe(1); // refused once, then no more attempts in this segment
+      expect(ledger.size()).toBe(21);
+    } finally {
+      await ledger.close();
+    }
+    expect(await verifyLedger(d)).toMatchObject({ ok: true, records: 21 });
+    const reopened = await Ledger.open({ dir: d });
+    try {
+      expect(reopened.size()).toBe(21);
+      expect(reopened.recovery.tornTail).toBeNull();
     } finally {
       await reopened.close();
     }
