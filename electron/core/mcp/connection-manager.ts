@@ -97,6 +97,8 @@ export class ConnectionManager implements ToolRegistry, ToolExecutor {
     progress: new Set(),
   };
   private closed = false;
+  /** Descriptors by discovered tool object (a re-discovery makes new objects, so no stale entry is ever hit). */
+  private readonly descriptors = new WeakMap<DiscoveredTool, ToolDescriptor>();
 
   constructor(private readonly options: ConnectionManagerOptions) {}
 
@@ -263,10 +265,22 @@ export class ConnectionManager implements ToolRegistry, ToolExecutor {
     return out;
   }
 
+  /**
+   * The descriptor of a discovered tool, built once per discovery (the gate asks for it twice per
+   * call) and rebuilt when a label changes. Frozen, because every caller gets the same object.
+   */
   private descriptor(connection: Connection, tool: DiscoveredTool): ToolDescriptor {
     const serverLabel = connection.definition.name;
     const accountLabel = this.options.directory.accountLabel(connection.serverId, connection.accountId);
-    return {
+    const cached = this.descriptors.get(tool);
+    if (cached !== undefined && cached.serverLabel === serverLabel && cached.accountLabel === accountLabel) return cached;
+    const built = this.buildDescriptor(connection, tool, serverLabel, accountLabel);
+    this.descriptors.set(tool, built);
+    return built;
+  }
+
+  private buildDescriptor(connection: Connection, tool: DiscoveredTool, serverLabel: string, accountLabel: string | undefined): ToolDescriptor {
+    return Object.freeze({
       serverId: tool.serverId,
       accountId: tool.accountId,
       name: tool.name,
@@ -279,7 +293,7 @@ export class ConnectionManager implements ToolRegistry, ToolExecutor {
       endpointHash: connection.endpointHash,
       serverLabel,
       ...(accountLabel !== undefined ? { accountLabel } : {}),
-    };
+    });
   }
 
   // ---- ToolExecutor -------------------------------------------------------------------------

@@ -46,6 +46,47 @@ describe('stdio connections', () => {
     expect(progress[3]!.p).toMatchObject({ total: 4, message: 'step 4' });
   });
 
+  it('progress of concurrent calls reaches each call\'s own operation, and a call without a listener gets none', async () => {
+    const { manager } = track(makeManager([stdioFixture('paged', 'paginated')]));
+    await manager.connect('paged', 'default');
+    const seen: Array<{ op: string; progress: number; total?: number }> = [];
+    manager.on('progress', (op, target, p) => {
+      expect(target).toEqual({ serverId: 'paged', accountId: 'default', toolName: 'count_with_progress' });
+      seen.push({ op, progress: p.progress, total: p.total });
+    });
+    const target = { serverId: 'paged', accountId: 'default', toolName: 'count_with_progress' };
+    const [a, b] = await Promise.all([
+      manager.call(target, { steps: 3 }, { signal: new AbortController().signal, operationId: 'op-a' }),
+      manager.call(target, { steps: 5 }, { signal: new AbortController().signal, operationId: 'op-b' }),
+    ]);
+    expect(firstText(a)).toBe('counted to 3');
+    expect(firstText(b)).toBe('counted to 5');
+    expect(seen.filter((e) => e.op === 'op-a')).toEqual([1, 2, 3].map((progress) => ({ op: 'op-a', progress, total: 3 })));
+    expect(seen.filter((e) => e.op === 'op-b')).toEqual([1, 2, 3, 4, 5].map((progress) => ({ op: 'op-b', progress, total: 5 })));
+    // A call made without a listener (Connection.callTool directly) is not reported as anyone's progress.
+    const count = seen.length;
+    const quiet = await manager.connection('paged', 'default')!.callTool('count_with_progress', { steps: 2 });
+    expect(firstText(quiet)).toBe('counted to 2');
+    expect(seen).toHaveLength(count);
+  });
+
+  it('the registry hands out one frozen descriptor per discovered tool and rebuilds it when the account is renamed', async () => {
+    const { manager, directory } = track(makeManager([stdioFixture('paged', 'paginated')]));
+    await manager.connect('paged', 'default');
+    const first = manager.getTool('paged', 'default', 'echo')!;
+    expect(first).toMatchObject({ serverId: 'paged', accountId: 'default', name: 'echo', accountLabel: 'Default', serverLabel: 'Fixture paginated' });
+    expect(Object.isFrozen(first)).toBe(true);
+    expect(() => {
+      (first as { contractHash: string }).contractHash = 'forged';
+    }).toThrow(TypeError);
+    expect(manager.getTool('paged', 'default', 'echo')).toBe(first);
+    expect(manager.listTools({ serverId: 'paged' }).find((t) => t.name === 'echo')).toBe(first);
+    directory.accounts.get('paged')!.set('default', 'Work');
+    const renamed = manager.getTool('paged', 'default', 'echo')!;
+    expect(renamed.accountLabel).toBe('Work');
+    expect(renamed.contractHash).toBe(first.contractHash);
+  });
+
   it('secret env values are read from the SecretStore at connect time and reach only the server process', async () => {
     const def = stdioFixture('secretive', 'paginated', [
       { name: 'FIXTURE_SECRET_ENV', value: 'API_TOKEN' },

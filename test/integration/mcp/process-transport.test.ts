@@ -1,0 +1,63 @@
+/**
+ * ProcessTransport's reading of a real child's stdout: lines split across chunks (also inside a
+ * multi-byte character), several messages in one chunk, CRLF endings, blank lines, a malformed
+ * line, and messages on both the fast path and the SDK schema's path.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { ProcessTransport } from '../../../electron/core/mcp/process-transport';
+import { LogRing } from '../../../electron/core/mcp/log-ring';
+import { waitUntil } from './helpers';
+
+// The child writes its output in deliberately awkward chunks, each after the previous one drained.
+const CHILD = `
+const w = (s) => new Promise((r) => process.stdout.write(s, r));
+const pause = () => new Promise((r) => setTimeout(r, 30));
+(async () => {
+  await w('{"jsonrpc":"2.0","id":1,"res');
+  await pause();
+  await w('ult":{"content":[]}}\\r\\n\\n   \\n{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}\\n{"jsonrpc":"2.0","id":"s","result":{"_meta":{"k":1}}}\\n');
+  await pause();
+  const bytes = Buffer.from('{"jsonrpc":"2.0","id":2,"result":{"t":"日本"}}\\n');
+  const cut = bytes.indexOf(Buffer.from('日')) + 1;
+  await w(bytes.subarray(0, cut));
+  await pause();
+  await w(bytes.subarray(cut));
+  await w('not json at all\\n{"jsonrpc":"2.0","id":3,"result":{},"extra":1}\\n{"jsonrpc":"2.0","id":4,"result":{}}');
+  await pause();
+  await w('\\n');
+  setInterval(() => {}, 1000);
+})();
+`;
+
+let transport: ProcessTransport | undefined;
+afterEach(async () => {
+  await transport?.close();
+  transport = undefined;
+});
+
+describe('ProcessTransport stdout framing', () => {
+  it('delivers every message once, in order, whatever the chunking, and reports only the malformed lines', async () => {
+    const log = new LogRing();
+    const malformed: string[] = [];
+    transport = new ProcessTransport({ command: process.execPath, args: ['-e', CHILD], env: {}, log, onMalformed: (line) => malformed.push(line), gracefulExitMs: 200 });
+    const messages: JSONRPCMessage[] = [];
+    const errors: Error[] = [];
+    transport.onmessage = (m) => messages.push(m);
+    transport.onerror = (e) => errors.push(e);
+    await transport.start();
+    await waitUntil(() => messages.length >= 5, 20_000, 'five messages');
+    expect(messages).toEqual([
+      { jsonrpc: '2.0', id: 1, result: { content: [] } },
+      { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'x' } },
+      { jsonrpc: '2.0', id: 's', result: { _meta: { k: 1 } } },
+      { jsonrpc: '2.0', id: 2, result: { t: '日本' } },
+      { jsonrpc: '2.0', id: 4, result: {} },
+    ]);
+    // The blank and whitespace-only lines are not errors; the junk line and the response with an
+    // extra key (refused by the SDK's strict schema, not waved through by the fast path) are.
+    expect(malformed).toEqual(['not json at all', '{"jsonrpc":"2.0","id":3,"result":{},"extra":1}']);
+    expect(errors).toHaveLength(2);
+    expect(errors[0]!.message).toContain('malformed JSON-RPC from server: not json at all');
+  });
+});
