@@ -196,6 +196,12 @@ export class Gate {
   private readonly finished = new Map<string, Operation>();
   /** Ids of finished operations dropped from memory: never executed again, read back from the journal. */
   private readonly forgotten = new Set<string>();
+  /**
+   * Finished operations handed to `restore` (the ledger rebuilds them from checkpoints and
+   * records), kept as given: their records may have been rotated out of the journal, and a
+   * resubmitted id must still return its recorded outcome.
+   */
+  private readonly restoredFinished = new Map<string, RestoredOperation>();
   private readonly keepFinished: number;
   /** Ids in `finished`, oldest at `ringNext` once the ring is full. */
   private readonly finishedRing: Array<string | undefined> = [];
@@ -504,6 +510,7 @@ export class Gate {
         entries.push(this.transition(op, 'denied', 'Recovered after a restart before a decision: submit it again', { actor: 'recovery' }));
       } else if (TERMINAL_STATES.has(op.state)) {
         settle(op);
+        this.restoredFinished.set(op.id, r);
         this.retire(op);
       } else if (op.state === 'awaiting_approval') {
         // A recovered approval without a recorded deadline gets a fresh one, never an endless wait.
@@ -648,7 +655,7 @@ export class Gate {
    * rotated-away segment), the id is still refused: one id never means two calls.
    */
   private recall(operationId: string): Operation {
-    const restored = replayOperations(this.deps.journal.read()).find((r) => r.proposed.operationId === operationId);
+    const restored = this.restoredFinished.get(operationId) ?? replayOperations(this.deps.journal.read()).find((r) => r.proposed.operationId === operationId);
     if (!restored) {
       throw new WardenError('CONFLICT', `Operation ${operationId} already ran; its record is no longer held in memory or in the retained journal`);
     }

@@ -174,4 +174,30 @@ describe('gate hot path', () => {
       gate.close();
     }
   });
+
+  it('a finished operation known only from a restore (its records rotated away) still returns its outcome for its id, never a second call', async () => {
+    fx = await gateFixture();
+    fx.allow('close_issue');
+    await fx.gate.request(call({ operationId: 'old-1' }));
+    const recovered = replayOperations(fx.journal.read());
+    expect(fx.mcp.count()).toBe(1);
+    // A restarted gate whose journal no longer holds the records (the ledger restored from a checkpoint).
+    const gate2 = new Gate({
+      journal: Object.assign(Object.create(Object.getPrototypeOf(fx.journal)) as typeof fx.journal, fx.journal, { read: () => [] }),
+      executor: fx.registry,
+      registry: fx.registry,
+      policy: fx.policy,
+      clock: fx.clock,
+      scheduleExpiry: false,
+      keepFinished: 0,
+    });
+    try {
+      await gate2.restore(recovered);
+      const again = await gate2.request(call({ operationId: 'old-1' }));
+      expect(again.state).toBe('succeeded');
+      expect(fx.mcp.count()).toBe(1);
+    } finally {
+      gate2.close();
+    }
+  });
 });

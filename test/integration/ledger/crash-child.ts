@@ -115,13 +115,7 @@ async function main(): Promise<void> {
       if (roll < 0.1 && known.length > 0) {
         // Idempotency: the same id again must return the recorded operation, never a second call.
         const id = known[Math.floor(random() * known.length)]!;
-        try {
-          await gate.submit({ source: 'test', serverId: 'effects', accountId: 'work', toolName: 'perform', arguments: { operationId: id }, operationId: id });
-        } catch (error) {
-          // An operation whose records were rotated away (known only from a checkpoint) is refused
-          // outright: also at most once. The side-effect file still proves no second call.
-          if ((error as { code?: string }).code !== 'CONFLICT' || !/already ran/.test(String((error as Error).message))) throw error;
-        }
+        await gate.submit({ source: 'test', serverId: 'effects', accountId: 'work', toolName: 'perform', arguments: { operationId: id }, operationId: id });
         continue;
       }
       if (roll < 0.16) {
