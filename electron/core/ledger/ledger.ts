@@ -97,6 +97,8 @@ export type RecordListener = (records: readonly StoredRecord[]) => void;
 /** The file-backed, hash-chained journal. Create with `Ledger.open`. */
 export class Ledger implements Journal {
   readonly kind = 'ledger' as const;
+  /** Sequence numbers and the hash chain are assigned inside `append`: call order is record order. */
+  readonly ordersOnCall = true;
   readonly stats: LedgerStats = { appendCalls: 0, records: 0, writes: 0, recordBytes: 0, fsyncs: 0, preallocations: 0, rotations: 0 };
 
   private readonly records: StoredRecord[] = [];
