@@ -303,7 +303,8 @@ export class ConnectionManager implements ToolRegistry, ToolExecutor {
    *
    * Rejections carry the outcome (see outcome.ts): CallNotSentError (`notSent`) → failed,
    * ToolCallFailedError (`callFailed`) → failed, anything else → outcome_unknown. Progress is
-   * emitted as a `progress` event tagged with the operation id.
+   * emitted as a `progress` event tagged with the operation id; it is requested from the server
+   * only for calls that start while a `progress` listener is subscribed.
    */
   call(
     target: { serverId: string; accountId: string; toolName: string },
@@ -312,11 +313,13 @@ export class ConnectionManager implements ToolRegistry, ToolExecutor {
   ): Promise<ToolCallResult> {
     const connection = this.connections.get(keyOf(target.serverId, target.accountId));
     if (!connection) return Promise.reject(new CallNotSentError(`${target.serverId}/${target.accountId} is not connected`));
+    // Progress is asked of the server only while someone listens for it (the UI subscribes once,
+    // at start): a progressToken makes the server parse and send more for nothing otherwise.
     // No closure per call: progress comes back tagged with this call's ids (see forwardProgress).
     return connection.callTool(target.toolName, args, {
       signal: options.signal,
       timeoutMs: options.timeoutMs,
-      progressTag: new ProgressTag(options.operationId, target),
+      progressTag: this.listeners.progress.size === 0 ? undefined : new ProgressTag(options.operationId, target),
     });
   }
 

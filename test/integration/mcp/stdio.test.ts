@@ -46,28 +46,41 @@ describe('stdio connections', () => {
     expect(progress[3]!.p).toMatchObject({ total: 4, message: 'step 4' });
   });
 
-  it('progress of concurrent calls reaches each call\'s own operation, and a call without a listener gets none', async () => {
+  it('progress is asked for only while someone listens, and concurrent calls each get their own', async () => {
     const { manager } = track(makeManager([stdioFixture('paged', 'paginated')]));
     await manager.connect('paged', 'default');
+    // Watch what goes over the wire (the connection's transport is private; tests may look).
+    const transport = (manager.connection('paged', 'default') as unknown as { transport: { send: (m: unknown, o?: unknown) => Promise<void> } }).transport;
+    const sentMeta: unknown[] = [];
+    const send = transport.send.bind(transport);
+    transport.send = (m, o) => {
+      const msg = m as { method?: string; params?: { _meta?: unknown } };
+      if (msg.method === 'tools/call') sentMeta.push(msg.params?._meta);
+      return send(m, o);
+    };
+    const target = { serverId: 'paged', accountId: 'default', toolName: 'count_with_progress' };
+    const unheard = await manager.call(target, { steps: 2 }, { signal: new AbortController().signal, operationId: 'op-0' });
+    expect(firstText(unheard)).toBe('counted to 2');
+    expect(sentMeta).toEqual([undefined]);
+
     const seen: Array<{ op: string; progress: number; total?: number }> = [];
-    manager.on('progress', (op, target, p) => {
-      expect(target).toEqual({ serverId: 'paged', accountId: 'default', toolName: 'count_with_progress' });
+    manager.on('progress', (op, t, p) => {
+      expect(t).toEqual(target);
       seen.push({ op, progress: p.progress, total: p.total });
     });
-    const target = { serverId: 'paged', accountId: 'default', toolName: 'count_with_progress' };
     const [a, b] = await Promise.all([
       manager.call(target, { steps: 3 }, { signal: new AbortController().signal, operationId: 'op-a' }),
       manager.call(target, { steps: 5 }, { signal: new AbortController().signal, operationId: 'op-b' }),
     ]);
     expect(firstText(a)).toBe('counted to 3');
     expect(firstText(b)).toBe('counted to 5');
+    expect(sentMeta).toHaveLength(3);
+    expect(sentMeta[1]).toMatchObject({ progressToken: expect.any(Number) });
+    expect(sentMeta[2]).toMatchObject({ progressToken: expect.any(Number) });
+    expect((sentMeta[1] as { progressToken: number }).progressToken).not.toBe((sentMeta[2] as { progressToken: number }).progressToken);
     expect(seen.filter((e) => e.op === 'op-a')).toEqual([1, 2, 3].map((progress) => ({ op: 'op-a', progress, total: 3 })));
     expect(seen.filter((e) => e.op === 'op-b')).toEqual([1, 2, 3, 4, 5].map((progress) => ({ op: 'op-b', progress, total: 5 })));
-    // A call made without a listener (Connection.callTool directly) is not reported as anyone's progress.
-    const count = seen.length;
-    const quiet = await manager.connection('paged', 'default')!.callTool('count_with_progress', { steps: 2 });
-    expect(firstText(quiet)).toBe('counted to 2');
-    expect(seen).toHaveLength(count);
+    expect(seen.some((e) => e.op === 'op-0')).toBe(false);
   });
 
   it('the registry hands out one frozen descriptor per discovered tool and rebuilds it when the account is renamed', async () => {
