@@ -35,6 +35,7 @@ import { fingerprint as computeFingerprint } from '../canonical/hashes';
 import { decide, readsArguments } from '../policy/engine';
 import { normalizeArgumentsForPolicy, pathFieldsFor } from '../policy/normalize';
 import { hostPaths, type PathFs, type PathSemantics } from '../policy/paths';
+import { CallAbort } from '../call-abort';
 import { systemClock, type ApprovalPreview, type Clock, type Journal, type JournalEntry } from '../ports';
 import { isCallFailed, isCallNotSent, type RegistryChange, type ToolDescriptor, type ToolExecutor, type ToolRegistry } from './ports';
 import { replayOperations } from './replay';
@@ -141,7 +142,8 @@ interface Operation {
   error: ErrorRecord | null;
   history: OperationSnapshot['history'];
   labels: OperationSnapshot['labels'];
-  abort: AbortController | null;
+  /** The in-flight call's abort handle (a CallAbort: Node 20's AbortController costs ~3 µs per call). */
+  abort: CallAbort | null;
   /**
    * Set for an approval recovered after a restart while its server had not listed its tools yet
    * (servers connect after recovery). Registry-driven re-validation leaves it queued until that
@@ -825,7 +827,7 @@ export class Gate {
       await this.append(entries);
       return op;
     }
-    op.abort = new AbortController();
+    op.abort = new CallAbort();
     entries.push(this.transition(op, 'executing', 'Sending the request to the server', { fingerprint: check.fingerprint }));
     try {
       await this.append(entries, true);

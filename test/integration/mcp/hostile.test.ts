@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ConnectionManager } from '../../../electron/core/mcp/connection-manager';
 import type { ConnectionStatus, ToolsChange } from '../../../electron/core/mcp/connection';
 import { outcomeOf, ToolCallOutcomeUnknownError } from '../../../electron/core/mcp/outcome';
-import { CallAbort } from '../../../electron/core/mcp/call-abort';
+import { CallAbort } from '../../../electron/core/call-abort';
 import { looksLikeInstructions, sanitizeForDisplay } from '../../../electron/core/mcp/sanitize';
 import { presentToolResult } from '../../../electron/core/mcp/result-display';
 import type { RegistryChange } from '../../../electron/core/gate/ports';

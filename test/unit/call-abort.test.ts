@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CallAbort } from '../../../electron/core/mcp/call-abort';
+import { CallAbort } from '../../electron/core/call-abort';
 
 type Op = { kind: 'add'; listener: number } | { kind: 'remove'; listener: number } | { kind: 'abort'; reason: string | undefined } | { kind: 'throwIfAborted' } | { kind: 'onabort' };
 
