@@ -193,11 +193,13 @@ const TRANSITIONS: Record<OperationState, readonly OperationState[]> = {
  */
 export class Gate {
   /** Operations not yet in a terminal state: the only ones policy changes, expiry and revocation touch. */
-  private readonly live = new Map<string, Operation>();
-  /** The most recent finished operations, oldest first (bounded by `keepFinished`). */
-  private readonly finished = new Map<string, Operation>();
-  /** Ids of finished operations dropped from memory: never executed again, read back from the journal. */
-  private readonly forgotten = new Set<string>();
+  private readonly live = new Set<Operation>();
+  /**
+   * Every operation id this gate has seen: the operation while it is in memory, `null` once it
+   * finished and was dropped (never executed again; read back from the journal). One map, so a
+   * request costs one lookup and dropping an operation overwrites a value instead of moving a key.
+   */
+  private readonly ids = new Map<string, Operation | null>();
   /**
    * Finished operations handed to `restore` (the ledger rebuilds them from checkpoints and
    * records), kept as given: their records may have been rotated out of the journal, and a
@@ -205,8 +207,8 @@ export class Gate {
    */
   private readonly restoredFinished = new Map<string, RestoredOperation>();
   private readonly keepFinished: number;
-  /** Ids in `finished`, oldest at `ringNext` once the ring is full. */
-  private readonly finishedRing: Array<string | undefined> = [];
+  /** The most recent finished operations (bounded by `keepFinished`), oldest at `ringNext` once full. */
+  private readonly finishedRing: Array<Operation | undefined> = [];
   private ringNext = 0;
   private readonly listeners = new Set<Listener>();
   private readonly validators = new Map<string, ValidateFunction>();
@@ -264,7 +266,7 @@ export class Gate {
 
   private async submitOp(req: GateRequest): Promise<Operation> {
     const id = req.operationId ?? this.deps.newId?.() ?? randomUUID();
-    const existing = this.live.get(id) ?? this.finished.get(id) ?? (this.forgotten.has(id) ? this.recall(id) : undefined);
+    const existing = this.lookup(id);
     if (existing) return existing; // idempotency: never a second call for one id
 
     const now = this.clock.now();
@@ -305,7 +307,8 @@ export class Gate {
     }
 
     const op: Operation = this.newOperation(id, origin, identity, args, canonicalArguments, now, tool);
-    this.live.set(id, op);
+    this.ids.set(id, op);
+    this.live.add(op);
     const proposed: OpProposed = {
       operationId: id,
       origin,
@@ -421,7 +424,7 @@ export class Gate {
    */
   async revalidate(cause: string, options: { registryChange?: boolean } = {}): Promise<void> {
     const entries: JournalEntry[] = [];
-    for (const op of [...this.live.values()]) {
+    for (const op of [...this.live]) {
       if (op.state === 'awaiting_approval') {
         if (op.waitingForServer) {
           const unlisted = this.deps.registry.listTools({ serverId: op.identity.serverId, accountId: op.identity.accountId }).length === 0;
@@ -470,7 +473,7 @@ export class Gate {
   async sweepExpired(): Promise<void> {
     const now = this.clock.now();
     const entries: JournalEntry[] = [];
-    for (const op of [...this.live.values()]) {
+    for (const op of [...this.live]) {
       if (op.state === 'awaiting_approval' && op.expiresAt !== null && now >= op.expiresAt) {
         entries.push(this.transition(op, 'expired', 'The approval request expired', { actor: 'gate' }));
       }
@@ -488,7 +491,7 @@ export class Gate {
   async restore(operations: readonly RestoredOperation[]): Promise<void> {
     const entries: JournalEntry[] = [];
     for (const r of operations) {
-      if (this.live.has(r.proposed.operationId) || this.finished.has(r.proposed.operationId) || this.forgotten.has(r.proposed.operationId)) continue;
+      if (this.ids.has(r.proposed.operationId)) continue;
       const p = r.proposed;
       const op = this.newOperation(p.operationId, p.origin, p.identity, deepFreezeCopy(p.arguments), p.canonicalArguments, p.requestedAt, undefined);
       op.fingerprint = p.fingerprint;
@@ -500,7 +503,8 @@ export class Gate {
       op.error = r.error;
       op.history = structuredClone(r.history);
       op.expiresAt = p.expiresAt ?? null;
-      this.live.set(op.id, op);
+      this.ids.set(op.id, op);
+      this.live.add(op);
       if (op.state === 'executing' || op.state === 'approved') {
         const reason = op.state === 'executing' ? 'Recovered after a restart while executing: the server may or may not have acted' : 'Recovered after a restart before executing: not sent';
         entries.push(
@@ -537,9 +541,10 @@ export class Gate {
   /** Copies of operations, newest first, optionally filtered. */
   list(filter: { state?: OperationState; conversationId?: string } = {}): OperationSnapshot[] {
     const out: OperationSnapshot[] = [];
-    const pools = filter.state && !TERMINAL_STATES.has(filter.state) ? [this.live] : [this.live, this.finished];
+    const pools: Iterable<Operation | undefined>[] = filter.state && !TERMINAL_STATES.has(filter.state) ? [this.live] : [this.live, this.finishedRing];
     for (const pool of pools) {
-      for (const op of pool.values()) {
+      for (const op of pool) {
+        if (!op) continue;
         if (filter.state && op.state !== filter.state) continue;
         if (filter.conversationId && op.origin.conversationId !== filter.conversationId) continue;
         out.push(this.snapshot(op));
@@ -648,7 +653,8 @@ export class Gate {
 
   /** An operation in memory, or a finished one read back from the journal. */
   private lookup(operationId: string): Operation | undefined {
-    return this.live.get(operationId) ?? this.finished.get(operationId) ?? (this.forgotten.has(operationId) ? this.recall(operationId) : undefined);
+    const op = this.ids.get(operationId);
+    return op === null ? this.recall(operationId) : op;
   }
 
   /**
@@ -678,23 +684,19 @@ export class Gate {
 
   /**
    * Moves a finished operation out of the live set, keeping only the most recent ones in memory.
-   * The eviction order is a ring of ids (a Map iterated from its front would step over the
-   * tombstones of every earlier delete).
+   * The eviction order is a ring (a Map iterated from its front would step over the tombstones
+   * of every earlier delete).
    */
   private retire(op: Operation): void {
-    this.live.delete(op.id);
+    this.live.delete(op);
     if (this.keepFinished === 0) {
-      this.forgotten.add(op.id);
+      this.ids.set(op.id, null);
       return;
     }
     const oldest = this.finishedRing[this.ringNext];
-    if (oldest !== undefined) {
-      this.finished.delete(oldest);
-      this.forgotten.add(oldest);
-    }
-    this.finishedRing[this.ringNext] = op.id;
+    if (oldest !== undefined) this.ids.set(oldest.id, null);
+    this.finishedRing[this.ringNext] = op;
     this.ringNext = (this.ringNext + 1) % this.keepFinished;
-    this.finished.set(op.id, op);
   }
 
   private validate(tool: ToolDescriptor, args: Readonly<Record<string, unknown>>): string | null {
