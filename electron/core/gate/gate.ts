@@ -492,17 +492,7 @@ export class Gate {
     const entries: JournalEntry[] = [];
     for (const r of operations) {
       if (this.ids.has(r.proposed.operationId)) continue;
-      const p = r.proposed;
-      const op = this.newOperation(p.operationId, p.origin, p.identity, deepFreezeCopy(p.arguments), p.canonicalArguments, p.requestedAt, undefined);
-      op.fingerprint = p.fingerprint;
-      op.state = r.state;
-      op.reason = r.reason;
-      op.decision = r.decision;
-      op.approvedByUser = r.approvedByUser;
-      op.result = r.result;
-      op.error = r.error;
-      op.history = structuredClone(r.history);
-      op.expiresAt = p.expiresAt ?? null;
+      const op = this.rebuild(r);
       this.ids.set(op.id, op);
       this.live.add(op);
       if (op.state === 'executing' || op.state === 'approved') {
@@ -667,18 +657,24 @@ export class Gate {
     if (!restored) {
       throw new WardenError('CONFLICT', `Operation ${operationId} already ran; its record is no longer held in memory or in the retained journal`);
     }
-    const p = restored.proposed;
+    const op = this.rebuild(restored);
+    settle(op);
+    return op;
+  }
+
+  /** An in-memory operation from its journaled form (restart, or a recalled finished one). */
+  private rebuild(r: RestoredOperation): Operation {
+    const p = r.proposed;
     const op = this.newOperation(p.operationId, p.origin, p.identity, deepFreezeCopy(p.arguments), p.canonicalArguments, p.requestedAt, undefined);
     op.fingerprint = p.fingerprint;
-    op.state = restored.state;
-    op.reason = restored.reason;
-    op.decision = restored.decision;
-    op.approvedByUser = restored.approvedByUser;
-    op.result = restored.result;
-    op.error = restored.error;
-    op.history = structuredClone(restored.history);
+    op.state = r.state;
+    op.reason = r.reason;
+    op.decision = r.decision;
+    op.approvedByUser = r.approvedByUser;
+    op.result = r.result;
+    op.error = r.error;
+    op.history = structuredClone(r.history);
     op.expiresAt = p.expiresAt ?? null;
-    settle(op);
     return op;
   }
 
