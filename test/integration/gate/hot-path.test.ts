@@ -19,6 +19,19 @@ afterEach(async () => {
 
 const call = gateCall;
 
+/** A second gate over the fixture's journal as a ledger would show it after retention rotated every record away. */
+function gateOverRotatedJournal(f: Fixture): Gate {
+  return new Gate({
+    journal: Object.assign(Object.create(Object.getPrototypeOf(f.journal)) as typeof f.journal, f.journal, { read: () => [] }),
+    executor: f.registry,
+    registry: f.registry,
+    policy: f.policy,
+    clock: f.clock,
+    scheduleExpiry: false,
+    keepFinished: 0,
+  });
+}
+
 describe('gate hot path', () => {
   it('a journal that fails on the outcome record leaves one final state, no second transition and no crash', async () => {
     fx = await gateFixture();
@@ -95,15 +108,7 @@ describe('gate hot path', () => {
     await fx.gate.request(call({ operationId: 'op-a' }));
     expect(fx.mcp.count()).toBe(1);
     // A journal that rotated the record away (retention): read() no longer returns it.
-    const forgetful = new Gate({
-      journal: Object.assign(Object.create(Object.getPrototypeOf(fx.journal)) as typeof fx.journal, fx.journal, { read: () => [] }),
-      executor: fx.registry,
-      registry: fx.registry,
-      policy: fx.policy,
-      clock: fx.clock,
-      scheduleExpiry: false,
-      keepFinished: 0,
-    });
+    const forgetful = gateOverRotatedJournal(fx);
     try {
       await forgetful.request(call({ operationId: 'op-b' }));
       expect(fx.mcp.count()).toBe(2);
@@ -182,15 +187,7 @@ describe('gate hot path', () => {
     const recovered = replayOperations(fx.journal.read());
     expect(fx.mcp.count()).toBe(1);
     // A restarted gate whose journal no longer holds the records (the ledger restored from a checkpoint).
-    const gate2 = new Gate({
-      journal: Object.assign(Object.create(Object.getPrototypeOf(fx.journal)) as typeof fx.journal, fx.journal, { read: () => [] }),
-      executor: fx.registry,
-      registry: fx.registry,
-      policy: fx.policy,
-      clock: fx.clock,
-      scheduleExpiry: false,
-      keepFinished: 0,
-    });
+    const gate2 = gateOverRotatedJournal(fx);
     try {
       await gate2.restore(recovered);
       const again = await gate2.request(call({ operationId: 'old-1' }));
