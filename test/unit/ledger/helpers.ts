@@ -5,6 +5,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Ledger } from '../../../electron/core/ledger/ledger';
 
 /** A fresh temp folder; call the returned cleanup in afterEach/finally. */
 export function tempDir(prefix = 'warden-ledger-'): { dir: string; cleanup: () => void } {
@@ -40,4 +41,21 @@ export function recordBytesOf(path: string): Buffer {
   let end = bytes.length;
   while (end > 0 && bytes[end - 1] === 0) end--;
   return bytes.subarray(0, end);
+}
+
+/**
+ * Writes `count` durable records (op.transition payloads numbered 0…count-1, plus `extra`
+ * fields) into a ledger in `dir`, then closes it.
+ */
+export async function writeLedger(dir: string, count: number, preallocateBytes?: number, extra: Record<string, unknown> = {}): Promise<void> {
+  const ledger = await Ledger.open({ dir, clock: steppingClock(), ...(preallocateBytes !== undefined ? { preallocateBytes } : {}) });
+  for (let i = 0; i < count; i++) await ledger.append([{ type: 'op.transition', payload: { operationId: `op-${i}`, n: i, ...extra } }], { durable: true });
+  await ledger.close();
+}
+
+/** Byte offsets where each line (record) of a segment's record bytes starts. */
+export function lineStarts(bytes: Buffer): number[] {
+  const starts = [0];
+  for (let i = 0; i < bytes.length; i++) if (bytes[i] === 0x0a && i + 1 < bytes.length) starts.push(i + 1);
+  return starts;
 }

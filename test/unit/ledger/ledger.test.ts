@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Ledger, segmentName } from '../../../electron/core/ledger/ledger';
 import { countingFs, nodeLedgerFs, type LedgerFs } from '../../../electron/core/ledger/ledger-fs';
 import { verifyLedger } from '../../../electron/core/ledger/verify';
-import { recordBytesOf, steppingClock, tempDir } from './helpers';
+import { lineStarts, recordBytesOf, steppingClock, tempDir, writeLedger as writeRecords } from './helpers';
 
 const cleanups: Array<() => void> = [];
 afterEach(() => {
@@ -17,20 +17,8 @@ function dir(): string {
   return t.dir;
 }
 
-async function writeLedger(d: string, count: number, preallocateBytes?: number): Promise<void> {
-  const ledger = await Ledger.open({ dir: d, clock: steppingClock(), ...(preallocateBytes !== undefined ? { preallocateBytes } : {}) });
-  for (let i = 0; i < count; i++) {
-    await ledger.append([{ type: 'op.transition', payload: { operationId: `op-${i}`, n: i, text: 'é✓ "quoted"\nline' } }], { durable: true });
-  }
-  await ledger.close();
-}
-
-/** Byte offsets where each line of a segment starts. */
-function lineStarts(bytes: Buffer): number[] {
-  const starts = [0];
-  for (let i = 0; i < bytes.length; i++) if (bytes[i] === 0x0a && i + 1 < bytes.length) starts.push(i + 1);
-  return starts;
-}
+/** The ledger tests' records carry text JSON must escape (quotes, newline) and non-ASCII. */
+const writeLedger = (d: string, count: number, preallocateBytes?: number): Promise<void> => writeRecords(d, count, preallocateBytes, { text: 'é✓ "quoted"\nline' });
 
 describe('ledger log', () => {
   it('records survive a reopen in order, with a chain that verifies', async () => {

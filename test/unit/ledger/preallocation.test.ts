@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Ledger, segmentName } from '../../../electron/core/ledger/ledger';
 import { countingFs, nodeLedgerFs, type LedgerFs } from '../../../electron/core/ledger/ledger-fs';
 import { verifyLedger } from '../../../electron/core/ledger/verify';
-import { recordBytesOf, steppingClock, tempDir } from './helpers';
+import { lineStarts, recordBytesOf, tempDir, writeLedger } from './helpers';
 
 const cleanups: Array<() => void> = [];
 afterEach(() => {
@@ -20,19 +20,6 @@ function dir(): string {
   const t = tempDir();
   cleanups.push(t.cleanup);
   return t.dir;
-}
-
-async function writeLedger(d: string, count: number, preallocateBytes?: number): Promise<void> {
-  const ledger = await Ledger.open({ dir: d, clock: steppingClock(), ...(preallocateBytes !== undefined ? { preallocateBytes } : {}) });
-  for (let i = 0; i < count; i++) await ledger.append([{ type: 'op.transition', payload: { operationId: `op-${i}`, n: i } }], { durable: true });
-  await ledger.close();
-}
-
-/** Byte offsets where each record of a segment's record bytes starts. */
-function lineStarts(bytes: Buffer): number[] {
-  const starts = [0];
-  for (let i = 0; i < bytes.length; i++) if (bytes[i] === 0x0a && i + 1 < bytes.length) starts.push(i + 1);
-  return starts;
 }
 
 describe('preallocated segments', () => {
