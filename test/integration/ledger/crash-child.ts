@@ -21,24 +21,13 @@ import { Gate } from '../../../electron/core/gate/gate';
 import type { ToolCallResult, ToolDescriptor, ToolExecutor, ToolRegistry } from '../../../electron/core/gate/ports';
 import { LedgerService, withSafeMode } from '../../../electron/core/ledger/service';
 import { PolicyState } from '../../../shared/domain/policy';
+import { prng } from '../../helpers/prng';
 
 const env = (name: string): string => {
   const v = process.env[name];
   if (!v) throw new Error(`crash-child: ${name} is required`);
   return v;
 };
-
-/** mulberry32: small, seedable, good enough to pick actions and ids reproducibly. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const debug = process.env.CRASH_DEBUG ? (what: string) => process.stderr.write(`child ${Math.round(performance.now())} ms: ${what}\n`) : () => undefined;
 

@@ -25,6 +25,7 @@ import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LedgerService } from '../../../electron/core/ledger/service';
 import { verifyLedger } from '../../../electron/core/ledger/verify';
+import { prng } from '../../helpers/prng';
 
 const root = resolve(import.meta.dirname, '../../..');
 const KILLS = Number(process.env.WARDEN_CRASH_KILLS ?? 200);
@@ -38,17 +39,6 @@ let work: string;
 let childBundle: string;
 let serverBundle: string;
 const live = new Set<ChildProcess>();
-
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Kills a child's whole process group (the child and its server), ignoring "already gone". */
 function killGroup(child: ChildProcess): void {

@@ -14,6 +14,7 @@ import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ledger } from '../../../electron/core/ledger/ledger';
 import { verifyLedger } from '../../../electron/core/ledger/verify';
+import { prng } from '../../helpers/prng';
 
 const root = resolve(import.meta.dirname, '../../..');
 const KILLS = Number(process.env.WARDEN_EXTEND_CRASH_KILLS ?? 40);
@@ -24,17 +25,6 @@ const CHUNKS = [700, 4096 + 13];
 let work: string;
 let bundle: string;
 const live = new Set<ChildProcess>();
-
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'warden-extend-crash-'));
