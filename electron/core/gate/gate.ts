@@ -163,6 +163,10 @@ interface CachedDecision {
   organization: PolicyState['organization'];
   safeMode: PolicyState['safeMode'];
   accounts: number;
+  conversationId: string | null;
+  serverId: string;
+  accountId: string;
+  toolName: string;
   contractHash: string;
   endpointHash: string;
   annotations: ToolDescriptor['annotations'];
@@ -219,7 +223,7 @@ export class Gate {
   /** Bumped on every account switch (part of the decision cache's validity). */
   private accountsVersion = 0;
   /** Recent decisions for identities no argument constraint applies to (see `decideNow`). */
-  private readonly decisions = new Map<string, CachedDecision>();
+  private readonly decisions = new WeakMap<ToolDescriptor, CachedDecision>();
   private readonly timers = new Map<string, ReturnType<typeof setTimeout>>();
   private readonly unsubscribeRegistry: (() => void) | undefined;
   private readonly paths: { semantics: PathSemantics; fs: PathFs | null };
@@ -719,40 +723,44 @@ export class Gate {
   /** The policy decision for an operation under current state (request, approval, pre-execute). */
   private decideNow(op: Operation, tool: ToolDescriptor | undefined): PolicyDecision {
     const state = this.deps.policy.current();
-    const id = op.identity;
     // Without argument constraints the decision depends only on the rules, the tool's pins and
     // labels, the conversation and the active account: reuse it while all of those are the same.
-    const cacheable = tool !== undefined && !readsArguments(state, id);
-    const key = cacheable ? `${id.serverId}\u0000${id.accountId}\u0000${id.toolName}\u0000${op.origin.conversationId ?? ''}` : '';
-    if (cacheable) {
-      const hit = this.decisions.get(key);
-      if (
-        hit &&
-        hit.user === state.user &&
-        hit.conversation === state.conversation &&
-        hit.organization === state.organization &&
-        hit.safeMode === state.safeMode &&
-        hit.accounts === this.accountsVersion &&
-        hit.contractHash === tool.contractHash &&
-        hit.endpointHash === tool.endpointHash &&
-        hit.annotations === tool.annotations &&
-        hit.serverLabel === tool.serverLabel &&
-        hit.accountLabel === tool.accountLabel
-      ) {
-        return hit.decision;
-      }
+    // Cached per descriptor object (registries hand out one per listed tool), with every input
+    // compared again, so a registry that builds or edits descriptors only misses, never goes stale.
+    const hit = tool ? this.decisions.get(tool) : undefined;
+    if (
+      hit !== undefined &&
+      hit.user === state.user &&
+      hit.conversation === state.conversation &&
+      hit.organization === state.organization &&
+      hit.safeMode === state.safeMode &&
+      hit.accounts === this.accountsVersion &&
+      hit.conversationId === op.origin.conversationId &&
+      hit.serverId === op.identity.serverId &&
+      hit.accountId === op.identity.accountId &&
+      hit.toolName === op.identity.toolName &&
+      hit.contractHash === tool!.contractHash &&
+      hit.endpointHash === tool!.endpointHash &&
+      hit.annotations === tool!.annotations &&
+      hit.serverLabel === tool!.serverLabel &&
+      hit.accountLabel === tool!.accountLabel
+    ) {
+      return hit.decision;
     }
     const decision = this.decideUnfrozen(op, tool, state);
     Object.freeze(decision.configErrors);
     Object.freeze(decision);
-    if (cacheable) {
-      if (this.decisions.size >= 4096) this.decisions.clear();
-      this.decisions.set(key, {
+    if (tool && !readsArguments(state, op.identity)) {
+      this.decisions.set(tool, {
         user: state.user,
         conversation: state.conversation,
         organization: state.organization,
         safeMode: state.safeMode,
         accounts: this.accountsVersion,
+        conversationId: op.origin.conversationId,
+        serverId: op.identity.serverId,
+        accountId: op.identity.accountId,
+        toolName: op.identity.toolName,
         contractHash: tool.contractHash,
         endpointHash: tool.endpointHash,
         annotations: tool.annotations,

@@ -197,4 +197,29 @@ describe('gate hot path', () => {
       gate2.close();
     }
   });
+
+  it('a registry that edits its descriptor objects in place never gets a stale decision (pins and labels are compared, not just the object)', async () => {
+    fx = await gateFixture();
+    fx.allow('close_issue');
+    const real = fx.registry.getTool('gh', 'work', 'close_issue')!;
+    const mutable = { ...real };
+    const registry = { getTool: (s2: string, a: string, t: string) => (t === 'close_issue' ? mutable : fx!.registry.getTool(s2, a, t)), listTools: () => fx!.registry.listTools() };
+    const gate = new Gate({ journal: fx.journal, executor: fx.registry, registry, policy: fx.policy, clock: fx.clock, scheduleExpiry: false });
+    try {
+      expect((await gate.request(call())).state).toBe('succeeded');
+      mutable.endpointHash = 'e'.repeat(64);
+      const afterEndpoint = await gate.submit(call());
+      expect(afterEndpoint.state).toBe('awaiting_approval');
+      expect(afterEndpoint.reason).toMatch(/endpoint changed/);
+      mutable.endpointHash = real.endpointHash;
+      expect((await gate.request(call())).state).toBe('succeeded');
+      mutable.contractHash = 'c'.repeat(64);
+      const afterContract = await gate.submit(call());
+      expect(afterContract.state).toBe('awaiting_approval');
+      expect(afterContract.reason).toMatch(/tool changed/);
+      expect(fx.mcp.count()).toBe(2);
+    } finally {
+      gate.close();
+    }
+  });
 });
