@@ -270,7 +270,8 @@ export class Gate {
 
   private async submitOp(req: GateRequest): Promise<Operation> {
     const id = req.operationId ?? this.deps.newId?.() ?? randomUUID();
-    const existing = this.lookup(id);
+    const known = this.ids.get(id);
+    const existing = known === null ? this.recall(id) : known;
     if (existing) return existing; // idempotency: never a second call for one id
 
     const now = this.clock.now();
@@ -526,10 +527,17 @@ export class Gate {
 
   // ---- reads -------------------------------------------------------------------------------
 
-  /** A copy of one operation, or undefined. */
+  /**
+   * A copy of one operation held in memory (live, recently finished, or restored), or undefined.
+   * Older finished operations are in the activity log; reading them back from the journal is
+   * reserved for an idempotent resubmission (a renderer asking for old ids must not make the core
+   * replay its whole journal each time).
+   */
   get(operationId: string): OperationSnapshot | undefined {
-    const op = this.lookup(operationId);
-    return op ? this.snapshot(op) : undefined;
+    const op = this.ids.get(operationId);
+    if (op) return this.snapshot(op);
+    const restored = op === null ? this.restoredFinished.get(operationId) : undefined;
+    return restored ? this.snapshot(this.settledRebuild(restored)) : undefined;
   }
 
   /** Copies of operations, newest first, optionally filtered. */
@@ -639,29 +647,38 @@ export class Gate {
     };
   }
 
+  /**
+   * An operation held in memory. A finished one that was dropped is refused (CONFLICT), never
+   * rebuilt: approve, reject, cancel and preview must only ever act on the one in-memory object
+   * per id, so nothing can move a finished operation again.
+   */
   private mustGet(operationId: string): Operation {
-    const op = this.lookup(operationId);
+    const op = this.ids.get(operationId);
+    if (op === null) throw new WardenError('CONFLICT', `Operation ${operationId} already finished; it is no longer held in memory (see the activity log)`);
     if (!op) throw new WardenError('NOT_FOUND', `No operation with id ${JSON.stringify(operationId)}`);
     return op;
   }
 
-  /** An operation in memory, or a finished one read back from the journal. */
-  private lookup(operationId: string): Operation | undefined {
-    const op = this.ids.get(operationId);
-    return op === null ? this.recall(operationId) : op;
-  }
-
   /**
-   * A finished operation whose in-memory copy was dropped, rebuilt from the journal (rare: a
-   * duplicate id, or a `get` of an old operation). If the journal no longer holds it either (a
-   * rotated-away segment), the id is still refused: one id never means two calls.
+   * A finished operation whose in-memory copy was dropped, rebuilt from the journal for an
+   * idempotent resubmission of its id. The copy is read-only: it is not registered anywhere, and
+   * every method that moves an operation refuses dropped ids. If the journal no longer holds it (a
+   * rotated-away segment) or has not recorded its end yet (a journal still writing), the id is
+   * refused: one id never means two calls.
    */
   private recall(operationId: string): Operation {
     const restored = this.restoredFinished.get(operationId) ?? replayOperations(this.deps.journal.read()).find((r) => r.proposed.operationId === operationId);
     if (!restored) {
       throw new WardenError('CONFLICT', `Operation ${operationId} already ran; its record is no longer held in memory or in the retained journal`);
     }
-    const op = this.rebuild(restored);
+    if (!TERMINAL_STATES.has(restored.state)) {
+      throw new WardenError('CONFLICT', `Operation ${operationId} already finished; its final record is still being written, try again`);
+    }
+    return this.settledRebuild(restored);
+  }
+
+  private settledRebuild(r: RestoredOperation): Operation {
+    const op = this.rebuild(r);
     settle(op);
     return op;
   }

@@ -8,7 +8,7 @@ import { Gate } from '../../../electron/core/gate/gate';
 import { replayOperations } from '../../../electron/core/gate/replay';
 import { MemoryJournal } from '../../../electron/core/memory-journal';
 import type { JournalEntry } from '../../../electron/core/ports';
-import { gateFixture, gateCall } from './harness';
+import { gateFixture, gateCall, until } from './harness';
 
 type Fixture = Awaited<ReturnType<typeof gateFixture>>;
 let fx: Fixture | undefined;
@@ -98,8 +98,12 @@ describe('gate hot path', () => {
     expect(again.state).toBe('succeeded');
     expect(again.arguments).toEqual({ text: 'close #1' });
     expect(again.fingerprint).toBe(first.fingerprint);
-    expect(fx.gate.get('op-1')!.history.map((h) => h.to)).toEqual(['approved', 'executing', 'succeeded']);
+    expect(again.history.map((h) => h.to)).toEqual(['approved', 'executing', 'succeeded']);
+    // Reads from the renderer never replay the journal for dropped ids; moves are refused.
+    expect(fx.gate.get('op-1')).toBeUndefined();
     await expect(fx.gate.approve('op-1')).rejects.toMatchObject({ code: 'CONFLICT' });
+    await expect(fx.gate.reject('op-1')).rejects.toMatchObject({ code: 'CONFLICT' });
+    await expect(fx.gate.cancel('op-1')).rejects.toMatchObject({ code: 'CONFLICT' });
   });
 
   it('an id whose record is gone from memory and from the retained journal is refused, not run again', async () => {
@@ -221,5 +225,26 @@ describe('gate hot path', () => {
     } finally {
       gate.close();
     }
+  });
+
+  it('a rejected approval dropped from memory before its record reached a slow journal is never approved or sent', async () => {
+    // Found by review: with a journal that does not order on call, the rejection's record can
+    // still be queued when the operation is dropped; approving must not bring it back.
+    fx = await gateFixture({ gate: { keepFinished: 1 } });
+    const p = await fx.gate.submit(call({ operationId: 'P', toolName: 'delete_file' }));
+    expect(p.state).toBe('awaiting_approval');
+    fx.allow('close_issue');
+    let release!: () => void;
+    fx.journal.gate = new Promise<void>((r) => (release = r)); // a slow fsync
+    const running = fx.gate.submit(call({ operationId: 'R' }));
+    const rejected = fx.gate.reject('P');
+    const denied = fx.gate.request(call({ operationId: 'D', toolName: 'not_listed' }));
+    const approvals = [fx.gate.approve('P'), fx.gate.approve('P')].map((a) => a.then(() => 'approved', (e: { code?: string }) => e.code));
+    release();
+    await Promise.all([running, rejected, denied]);
+    expect(await Promise.all(approvals)).toEqual(['CONFLICT', 'CONFLICT']);
+    await until(() => fx!.gate.list({ state: 'executing' }).length === 0, 'calls to settle');
+    expect(fx.mcp.count('delete_file')).toBe(0);
+    expect(fx.journal.transitions('P')).toEqual(['proposed→awaiting_approval', 'awaiting_approval→rejected']);
   });
 });
