@@ -324,7 +324,15 @@ export class ConnectionManager implements ToolRegistry, ToolExecutor {
   }
 
   private forwardProgress(tag: ProgressTag, progress: CallProgress): void {
-    for (const l of this.listeners.progress) l(tag.operationId, tag.target, progress);
+    for (const l of this.listeners.progress) {
+      try {
+        l(tag.operationId, tag.target, progress);
+      } catch (error) {
+        // A listener's failure (e.g. the UI event contract refusing a value) must not reach the
+        // server's stdout handler.
+        console.error(`connections: a progress listener failed for operation ${tag.operationId}`, error);
+      }
+    }
   }
 
   /** Disconnects everything (app shutdown); no child process outlives this. */

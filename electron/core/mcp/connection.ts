@@ -402,10 +402,11 @@ export class Connection {
       if ('method' in message && message.method === 'notifications/progress' && !('id' in message)) {
         const p = message.params as { progressToken?: string | number; progress?: unknown; total?: unknown; message?: unknown } | undefined;
         const listener = typeof p?.progressToken === 'number' ? this.progressHandlers.get(p.progressToken) : undefined;
-        if (listener !== undefined && typeof p?.progress === 'number') {
+        // Finite numbers only: JSON.parse turns 1e400 into Infinity, which no display or contract accepts.
+        if (listener !== undefined && typeof p?.progress === 'number' && Number.isFinite(p.progress)) {
           const progress: CallProgress = {
             progress: p.progress,
-            ...(typeof p.total === 'number' ? { total: p.total } : {}),
+            ...(typeof p.total === 'number' && Number.isFinite(p.total) ? { total: p.total } : {}),
             ...(typeof p.message === 'string' ? { message: sanitizeForDisplay(p.message) } : {}),
           };
           if (typeof listener === 'function') listener(progress);

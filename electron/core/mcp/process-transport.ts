@@ -161,7 +161,18 @@ export class ProcessTransport implements Transport {
       this.onerror?.(logged(error));
       return;
     }
-    this.onmessage?.(message);
+    // Whatever the client does with a message (the SDK's routing, our progress forwarding) must
+    // not abort this chunk's remaining lines: they were read and would otherwise be lost.
+    try {
+      this.onmessage?.(message);
+    } catch (error) {
+      this.options.log.note(`error while handling a message from the server: ${errorText(error).split('\n')[0]}`);
+      try {
+        this.onerror?.(logged(error instanceof Error ? error : new Error(errorText(error))));
+      } catch {
+        // the error is in the log; nothing else can be done with it here
+      }
+    }
   }
 
   /** Writes one message; rejects with TransportNotConnectedError if the process is not running. */

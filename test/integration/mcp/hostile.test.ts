@@ -16,6 +16,8 @@ import { looksLikeInstructions, sanitizeForDisplay } from '../../../electron/cor
 import { presentToolResult } from '../../../electron/core/mcp/result-display';
 import type { RegistryChange } from '../../../electron/core/gate/ports';
 import { firstText, isAlive, makeManager, stdioFixture, waitUntil } from './helpers';
+import { bindConnectionEvents } from '../../../electron/core/mcp/contract-handlers';
+import { CoreEvents } from '../../../electron/core/events';
 
 let managers: ConnectionManager[] = [];
 afterEach(async () => {
@@ -318,5 +320,41 @@ describe('malformed JSON-RPC', () => {
     expect(outcomeOf(settled)).toBe('outcome_unknown');
     const r = await manager.call({ serverId: 'junk', accountId: 'default', toolName: 'garbage_then_answer' }, {}, { signal: signal(), operationId: 'g2' });
     expect(firstText(r)).toBe('answered after garbage');
+  });
+
+  it('a server sending progress 1e400 (Infinity once parsed) cannot throw in the main process, and its answer still arrives', async () => {
+    // Found by review: the value passed the number check, failed the UI event contract, and the
+    // ZodError escaped from the stdout handler as an uncaught exception.
+    const server = `
+const rl = require('readline').createInterface({ input: process.stdin });
+const out = (m) => process.stdout.write(JSON.stringify(m) + '\\n');
+rl.on('line', (l) => {
+  const m = JSON.parse(l);
+  if (m.method === 'initialize') out({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'h', version: '1' } } });
+  else if (m.method === 'tools/list') out({ jsonrpc: '2.0', id: m.id, result: { tools: [{ name: 'go', inputSchema: { type: 'object' } }] } });
+  else if (m.method === 'tools/call') {
+    const tok = m.params._meta && m.params._meta.progressToken;
+    process.stdout.write('{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":' + JSON.stringify(tok) + ',"progress":1e400,"total":1e400}}\\n' + JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: 'done' }] } }) + '\\n');
+  }
+});`;
+    const { manager } = track(makeManager([{ id: 'hostile', name: 'Hostile', transport: 'stdio', command: process.execPath, args: ['-e', server], env: [] }]));
+    const events = new CoreEvents();
+    const emitted: string[] = [];
+    events.subscribe((event) => void emitted.push(event));
+    const unbind = bindConnectionEvents(manager, events);
+    const uncaught: unknown[] = [];
+    const onUncaught = (e: unknown): void => void uncaught.push(e);
+    process.prependListener('uncaughtException', onUncaught);
+    try {
+      expect((await manager.connect('hostile', 'default')).state).toBe('connected');
+      const r = await manager.call({ serverId: 'hostile', accountId: 'default', toolName: 'go' }, {}, { signal: signal(), operationId: 'p1', timeoutMs: 10_000 });
+      expect(firstText(r)).toBe('done');
+      await new Promise((r2) => setTimeout(r2, 50));
+      expect(uncaught).toEqual([]);
+      expect(emitted).not.toContain('connections:progress');
+    } finally {
+      process.off('uncaughtException', onUncaught);
+      unbind();
+    }
   });
 });

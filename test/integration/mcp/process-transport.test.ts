@@ -60,4 +60,25 @@ describe('ProcessTransport stdout framing', () => {
     expect(errors).toHaveLength(2);
     expect(errors[0]!.message).toContain('malformed JSON-RPC from server: not json at all');
   });
+
+  it('a message handler that throws loses nothing: the answer after it in the same chunk still arrives, and the error is logged', async () => {
+    // Found by review: the chunk's remaining lines were dropped when one delivery threw.
+    const child = `
+const w = (s) => new Promise((r) => process.stdout.write(s, r));
+(async () => {
+  await w('{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}\\n{"jsonrpc":"2.0","id":7,"result":{"content":[]}}\\n');
+  setInterval(() => {}, 1000);
+})();`;
+    const log = new LogRing();
+    transport = new ProcessTransport({ command: process.execPath, args: ['-e', child], env: {}, log, gracefulExitMs: 200 });
+    const got: JSONRPCMessage[] = [];
+    transport.onerror = () => {};
+    transport.onmessage = (m) => {
+      got.push(m);
+      if ('method' in m && m.method === 'notifications/progress') throw new Error('listener failed');
+    };
+    await transport.start();
+    await waitUntil(() => got.some((m) => 'id' in m && m.id === 7), 10_000, 'the answer after the throwing message');
+    expect(log.read().some((l) => /listener failed/.test(l.text))).toBe(true);
+  });
 });
