@@ -20,8 +20,15 @@ function escapeRegExp(text: string): string {
 /** The forms a secret commonly takes once it has travelled: as is, URL-encoded, base64. */
 function variantsOf(secret: string): string[] {
   const out = new Set<string>([secret]);
-  const uri = encodeURIComponent(secret);
-  if (uri !== secret) out.add(uri);
+  // A lone surrogate (a malformed token a server may hand out) has no URL encoding: encodeURIComponent
+  // throws for it. The secret itself is still scrubbed; only that one form is skipped.
+  let uri: string | null = null;
+  try {
+    uri = encodeURIComponent(secret);
+  } catch {
+    uri = null;
+  }
+  if (uri !== null && uri !== secret) out.add(uri);
   // base64 only for values long enough that a false positive on a short string is impossible.
   if (secret.length >= 8) {
     const b64 = Buffer.from(secret, 'utf8').toString('base64');

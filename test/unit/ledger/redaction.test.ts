@@ -109,6 +109,27 @@ describe('redactor', () => {
   });
 });
 
+describe('redactor with a malformed secret', () => {
+  it('a secret with a lone surrogate (no URL encoding exists) is still scrubbed and does not stop the ledger', async () => {
+    // Found by review: encodeURIComponent threw for it, so every append was rejected while it was known.
+    const secret = 'tok-\ud800-abcdef';
+    const redactor = new Redactor();
+    redactor.register(secret);
+    expect(redactor.scrubString(`Bearer ${secret}`)).toBe(`Bearer ${REDACTED}`);
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    const d = t.dir;
+    const ledger = await Ledger.open({ dir: d, redactor });
+    try {
+      await ledger.append([{ type: 'op.transition', payload: { operationId: 'op-1', note: `got ${secret}` } }], { durable: true });
+      expect(ledger.read().at(-1)!.payload.note).toBe(`got ${REDACTED}`);
+    } finally {
+      await ledger.close();
+    }
+    for (const f of allFiles(d)) expect(f.bytes.toString('utf8')).not.toContain('abcdef');
+  });
+});
+
 describe('ledger redaction', () => {
   it('planted secrets never appear in any byte of any file under the data folder after a workload', async () => {
     const t = tempDir();
