@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../helpers/chromium';
+import { CHROMIUM_ARGS, CHROMIUM_PATH, openWatchedAppPage } from '../helpers/chromium';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createCore, type WardenCore } from '../../electron/core/app-core';
@@ -91,20 +91,7 @@ describe('renderer shell in a real browser against the real core', () => {
       logError: (ctx, e) => hostErrors.push(`${ctx}: ${String(e)}`),
     });
     browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
-    const context = await browser.newContext({ viewport: { width: 1180, height: 720 } });
-    page = await context.newPage();
-    page.on('console', (m) => {
-      if (m.type() === 'error') consoleErrors.push(m.text());
-    });
-    page.on('pageerror', (e) => pageErrors.push(e.message));
-    // Record CSP violations from the first moment of the document (init scripts bypass the page CSP).
-    await page.addInitScript({
-      content:
-        "window.__cspViolations = []; document.addEventListener('securitypolicyviolation', (e) => " +
-        "window.__cspViolations.push(e.violatedDirective + ' ' + e.blockedURI + ' at ' + e.sourceFile + ':' + e.lineNumber), true);",
-    });
-    await page.goto(host.url);
-    await page.getByTestId('status-connection').filter({ hasText: 'Live' }).waitFor({ timeout: 30_000 });
+    page = await openWatchedAppPage(browser, host.url, { width: 1180, height: 720 }, { consoleErrors, pageErrors });
   });
 
   afterAll(async () => {

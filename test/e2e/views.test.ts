@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../helpers/chromium';
+import { CHROMIUM_ARGS, CHROMIUM_PATH, openWatchedAppPage } from '../helpers/chromium';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCore, type WardenCore } from '../../electron/core/app-core';
 import type { Handlers } from '../../electron/core/dispatch';
@@ -75,19 +75,7 @@ describe('the views in a real browser against the real core and a real stdio ser
     const handlers: Handlers = { ...real, 'permissions:matrix': (request) => bigMatrix ? { rows: bigMatrix, configErrors: [] } : real['permissions:matrix'](request) };
     host = await startTestHost({ core: { handlers, events: core.events }, rendererDir, logError: () => {} });
     browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
-    const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
-    page = await context.newPage();
-    page.on('pageerror', (e) => pageErrors.push(e.message));
-    page.on('console', (m) => {
-      if (m.type() === 'error') consoleErrors.push(m.text());
-    });
-    await page.addInitScript({
-      content:
-        "window.__cspViolations = []; document.addEventListener('securitypolicyviolation', (e) => " +
-        "window.__cspViolations.push(e.violatedDirective + ' ' + e.blockedURI), true);",
-    });
-    await page.goto(host.url);
-    await page.getByTestId('status-connection').filter({ hasText: 'Live' }).waitFor({ timeout: 30_000 });
+    page = await openWatchedAppPage(browser, host.url, { width: 1400, height: 900 }, { consoleErrors, pageErrors });
   });
 
   afterAll(async () => {
