@@ -5,6 +5,7 @@
  * HTTP fixtures on a random loopback port and to wait for conditions without fixed sleeps.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { afterEach } from 'vitest';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { HttpServerDefinition, ServerDefinition, StdioServerDefinition } from '../../../shared/domain/servers';
@@ -165,4 +166,20 @@ export function startHttpFixture(fixture: string, mode: '--http' | '--sse', env:
 export function firstText(result: { content: Array<Record<string, unknown>> }): string {
   const block = result.content.find((c) => c.type === 'text');
   return typeof block?.text === 'string' ? block.text : '';
+}
+
+/**
+ * Closes, after each test, every manager handed to the returned `track` (which kills their
+ * servers' process trees). Call once at the top level of a test file.
+ */
+export function trackManagers(): <T extends { manager: ConnectionManager }>(made: T) => T {
+  let managers: ConnectionManager[] = [];
+  afterEach(async () => {
+    await Promise.all(managers.map((m) => m.close()));
+    managers = [];
+  });
+  return (made) => {
+    managers.push(made.manager);
+    return made;
+  };
 }

@@ -7,27 +7,18 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import type { ConnectionManager } from '../../../electron/core/mcp/connection-manager';
+import { describe, expect, it } from 'vitest';
 import type { ConnectionStatus, ToolsChange } from '../../../electron/core/mcp/connection';
 import { outcomeOf, ToolCallOutcomeUnknownError } from '../../../electron/core/mcp/outcome';
 import { CallAbort } from '../../../electron/core/call-abort';
 import { looksLikeInstructions, sanitizeForDisplay } from '../../../electron/core/mcp/sanitize';
 import { presentToolResult } from '../../../electron/core/mcp/result-display';
 import type { RegistryChange } from '../../../electron/core/gate/ports';
-import { firstText, isAlive, makeManager, stdioFixture, waitUntil } from './helpers';
+import { firstText, isAlive, makeManager, stdioFixture, waitUntil, trackManagers } from './helpers';
 import { bindConnectionEvents } from '../../../electron/core/mcp/contract-handlers';
 import { CoreEvents } from '../../../electron/core/events';
 
-let managers: ConnectionManager[] = [];
-afterEach(async () => {
-  await Promise.all(managers.map((m) => m.close()));
-  managers = [];
-});
-function track<T extends { manager: ConnectionManager }>(made: T): T {
-  managers.push(made.manager);
-  return made;
-}
+const track = trackManagers();
 const signal = () => new AbortController().signal;
 
 async function settle<T>(p: Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: unknown }> {

@@ -3,21 +3,12 @@
  * legacy HTTP+SSE for an old server, and static headers whose secret values come from the
  * SecretStore at connect time.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BEARER_SECRET, headerSecretName, secretKey } from '../../../shared/domain/servers';
-import type { ConnectionManager } from '../../../electron/core/mcp/connection-manager';
 import type { ConnectionStatus, ToolsChange } from '../../../electron/core/mcp/connection';
-import { firstText, httpDefinition, makeManager, startHttpFixture, waitUntil, type StartedHttpServer } from './helpers';
+import { firstText, httpDefinition, makeManager, startHttpFixture, waitUntil, type StartedHttpServer, trackManagers } from './helpers';
 
-let managers: ConnectionManager[] = [];
-afterEach(async () => {
-  await Promise.all(managers.map((m) => m.close()));
-  managers = [];
-});
-function track<T extends { manager: ConnectionManager }>(made: T): T {
-  managers.push(made.manager);
-  return made;
-}
+const track = trackManagers();
 const signal = () => new AbortController().signal;
 
 let paginated: StartedHttpServer;

@@ -2,22 +2,13 @@
  * The stdio transport and discovery against real fixture server processes: pagination, calls,
  * progress, secrets injected at connect time, stderr capture, and process-tree cleanup.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { secretKey, envSecretName } from '../../../shared/domain/servers';
-import type { ConnectionManager } from '../../../electron/core/mcp/connection-manager';
 import type { CallProgress } from '../../../electron/core/mcp/connection';
 import { CallNotSentError, outcomeOf, ToolCallFailedError } from '../../../electron/core/mcp/outcome';
-import { firstText, isAlive, makeManager, stdioFixture, waitUntil } from './helpers';
+import { firstText, isAlive, makeManager, stdioFixture, waitUntil, trackManagers } from './helpers';
 
-let managers: ConnectionManager[] = [];
-afterEach(async () => {
-  await Promise.all(managers.map((m) => m.close()));
-  managers = [];
-});
-function track<T extends { manager: ConnectionManager }>(made: T): T {
-  managers.push(made.manager);
-  return made;
-}
+const track = trackManagers();
 
 describe('stdio connections', () => {
   it('discovery follows nextCursor until every page of tools/list is read', async () => {
