@@ -124,24 +124,11 @@ export interface RestoredOperation {
   history: OperationSnapshot['history'];
 }
 
-interface Operation {
+/** The gate's own record of an operation: the snapshot's fields (stored, not copied) plus its live parts. */
+interface Operation extends Omit<OperationSnapshot, 'operationId' | 'arguments'> {
   id: string;
-  state: OperationState;
-  origin: RequestOrigin;
-  identity: ToolIdentity;
   /** Deep-copied and frozen at request time: exactly what is sent. */
   args: Readonly<Record<string, unknown>>;
-  canonicalArguments: string;
-  fingerprint: string;
-  requestedAt: number;
-  expiresAt: number | null;
-  decision: DecisionRecord | null;
-  reason: string;
-  approvedByUser: boolean;
-  result: ToolResultRecord | null;
-  error: ErrorRecord | null;
-  history: OperationSnapshot['history'];
-  labels: OperationSnapshot['labels'];
   /** The in-flight call's abort handle (a CallAbort: Node 20's AbortController costs ~3 µs per call). */
   abort: CallAbort | null;
   /**

@@ -25,24 +25,12 @@ import {
   type OperationView,
 } from '../../../shared/domain/ledger';
 import { TERMINAL_STATES, type OperationState } from '../../../shared/domain/operations';
-import type { ErrorRecord, ToolResultRecord } from '../../../shared/domain/journal-events';
 import type { JournalRecord } from '../ports';
+import type { RestoredOperation } from '../gate/gate';
 import { CHECKPOINT_TYPE } from './format';
 
-/**
- * An operation rebuilt from the ledger, in the shape the gate's `restore()` takes
- * (structurally the gate's `RestoredOperation`).
- */
-export interface RecoveredOperation {
-  proposed: OpProposed;
-  state: OperationState;
-  reason: string;
-  decision: DecisionRecord | null;
-  approvedByUser: boolean;
-  result: ToolResultRecord | null;
-  error: ErrorRecord | null;
-  history: Array<{ from: OperationState; to: OperationState; reason: string; at: number }>;
-}
+/** An operation rebuilt from the ledger: exactly what the gate's `restore()` takes. */
+export type RecoveredOperation = RestoredOperation;
 
 /** Everything the ledger knows about one operation. */
 interface OperationFacts {
