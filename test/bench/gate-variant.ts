@@ -16,7 +16,8 @@
  * - `bare`: the same gate over a journal that stores nothing (the gate's own work only);
  * - `floor`: only the steps issue 3 requires of every allowed call, written out by hand with none
  *   of the gate's bookkeeping (see `floorCall`). No gate implementing the issue can do less, so
- *   its ratio to `direct` is the lowest ratio reachable here.
+ *   its ratio to `direct` is the lowest ratio reachable here with the in-memory journal;
+ * - `floor_nostore`: the floor with a journal that stores nothing (what no journal can undercut).
  */
 import { pathToFileURL } from 'node:url';
 import { Ajv } from 'ajv';
@@ -35,7 +36,7 @@ import { decide } from '../../electron/core/policy/engine';
 import { systemClock, type Journal } from '../../electron/core/ports';
 import type { PolicyState } from '../../shared/domain/policy';
 
-export const VARIANTS = ['direct', 'plain', 'gate', 'bare', 'floor'] as const;
+export const VARIANTS = ['direct', 'plain', 'gate', 'bare', 'floor', 'floor_nostore'] as const;
 export type Variant = (typeof VARIANTS)[number];
 
 const WARMUP = Number(process.env.WARDEN_BENCH_WARMUP ?? 4000);
@@ -78,6 +79,7 @@ async function main(variant: Variant): Promise<void> {
   };
   const args = { text: 'hello from the bench', n: 7 };
   let seq = 0;
+  const nothing: Journal = { kind: 'memory', ordersOnCall: true, append: async () => [], read: () => [], size: () => 0, close: async () => {} };
 
   let call: () => Promise<void>;
   if (variant === 'direct') {
@@ -90,7 +92,6 @@ async function main(variant: Variant): Promise<void> {
       await client.callTool({ name: 'echo', arguments: args });
     };
   } else if (variant === 'gate' || variant === 'bare') {
-    const nothing: Journal = { kind: 'memory', ordersOnCall: true, append: async () => [], read: () => [], size: () => 0, close: async () => {} };
     const journal = variant === 'gate' ? new MemoryJournal(systemClock) : nothing;
     const gate = new Gate({ journal, executor, registry, policy: { current: () => state }, clock: systemClock, scheduleExpiry: false });
     call = async () => {
@@ -98,7 +99,7 @@ async function main(variant: Variant): Promise<void> {
       if (op.state !== 'succeeded') throw new Error(`gate call ended ${op.state}: ${op.reason}`);
     };
   } else {
-    const journal = new MemoryJournal(systemClock);
+    const journal = variant === 'floor' ? new MemoryJournal(systemClock) : nothing;
     const validator = new Ajv({ strict: false }).compile(descriptor.inputSchema);
     const decision = decide({ serverId: 'bench', accountId: 'default', toolName: 'echo', conversationId: 'bench', arguments: {} }, state, {
       tool: { contractHash: descriptor.contractHash, endpointHash: descriptor.endpointHash },

@@ -9,7 +9,8 @@
  * Alongside the gate: the gate without a journal (its own work only), the SDK call without a
  * signal (so the gate gets no credit for CallAbort being cheaper than Node's AbortSignal), and
  * the floor (only the work issue 3 requires, hand-written, no bookkeeping), which bounds from
- * below what any gate could reach on this machine.
+ * below what any gate could reach on this machine, with the in-memory journal and with a journal
+ * that stores nothing.
  *
  * If `tools/node22` is installed (the Node line Electron ships), the same is measured on it too.
  */
@@ -35,7 +36,7 @@ async function measure(node: string, variant: Variant): Promise<number> {
 }
 
 async function runOn(node: string, prefix: string, report: Report, judged: boolean): Promise<void> {
-  const medians: Record<Variant, number[]> = { direct: [], plain: [], gate: [], bare: [], floor: [] };
+  const medians: Record<Variant, number[]> = { direct: [], plain: [], gate: [], bare: [], floor: [], floor_nostore: [] };
   for (let k = 0; k < PAIRS; k++) {
     const order = k % 2 === 0 ? [...VARIANTS] : [...VARIANTS].reverse();
     for (const v of order) medians[v].push(await measure(node, v));
@@ -51,6 +52,9 @@ async function runOn(node: string, prefix: string, report: Report, judged: boole
   report({ name: `${prefix}direct_sdk_call_no_signal`, value: med(medians.plain), unit: 'µs/call' });
   report({ name: `${prefix}allowed_call_vs_no_signal_call`, value: med(medians.gate), unit: 'µs/call', baseline: `${prefix}direct_sdk_call_no_signal`, ratio: ratio('gate', 'plain') });
   report({ name: `${prefix}required_work_floor`, value: med(medians.floor), unit: 'µs/call', baseline: `${prefix}direct_sdk_call`, ratio: ratio('floor', 'direct') });
+  report({ name: `${prefix}required_work_floor_vs_no_signal_call`, value: med(medians.floor), unit: 'µs/call', baseline: `${prefix}direct_sdk_call_no_signal`, ratio: ratio('floor', 'plain') });
+  report({ name: `${prefix}required_work_floor_no_storage`, value: med(medians.floor_nostore), unit: 'µs/call', baseline: `${prefix}direct_sdk_call`, ratio: ratio('floor_nostore', 'direct') });
+  report({ name: `${prefix}required_work_floor_no_storage_vs_no_signal_call`, value: med(medians.floor_nostore), unit: 'µs/call', baseline: `${prefix}direct_sdk_call_no_signal`, ratio: ratio('floor_nostore', 'plain') });
   report({ name: `${prefix}allowed_call_vs_floor`, value: med(medians.gate), unit: 'µs/call', baseline: `${prefix}required_work_floor`, ratio: ratio('gate', 'floor') });
 }
 

@@ -137,8 +137,21 @@ interface Operation extends Omit<OperationSnapshot, 'operationId' | 'arguments'>
    * server lists tools again; approving it still re-checks everything against current state.
    */
   waitingForServer?: boolean;
-  settled: Promise<void>;
-  resolveSettled: () => void;
+  /** Resolvers of everyone waiting for it to finish (created on first wait: most calls never wait). */
+  waiters: Array<() => void> | null;
+}
+
+/**
+ * What admitting a request (or an approval) did: the operation, the journal append its records
+ * went to, and whether the call is to be sent once that append is durable.
+ */
+interface Admission {
+  op: Operation;
+  /** The append of the records made by this step (null if it made none: an idempotent resubmission). */
+  written: Promise<unknown> | null;
+  /** True if `written` holds `executing` and the call is to be sent once it resolves. */
+  send: boolean;
+  entries: JournalEntry[];
 }
 
 type Listener = (op: OperationSnapshot) => void;
@@ -241,9 +254,21 @@ export class Gate {
    * Why: the chat loop wants one awaitable per tool call; every call of every source enters here.
    */
   async request(req: GateRequest): Promise<OperationSnapshot> {
-    const op = await this.submitOp(req);
-    await op.settled;
-    return this.snapshot(op);
+    const a = this.admit(req);
+    // proceed(a, true), written out: this is every allowed call's path, and each async frame costs.
+    if (a.send) {
+      try {
+        await a.written;
+      } catch (error) {
+        await this.notWritten(a, error);
+        return this.snapshot(a.op);
+      }
+      await this.runCall(a.op);
+    } else if (a.written !== null) {
+      await a.written;
+    }
+    if (!TERMINAL_STATES.has(a.op.state)) await this.whenSettled(a.op);
+    return this.snapshot(a.op);
   }
 
   /**
@@ -252,14 +277,21 @@ export class Gate {
    * Why: the UI and batch handling need the operation id and state before the outcome.
    */
   async submit(req: GateRequest): Promise<OperationSnapshot> {
-    return this.snapshot(await this.submitOp(req));
+    const a = this.admit(req);
+    await this.proceed(a, false);
+    return this.snapshot(a.op);
   }
 
-  private async submitOp(req: GateRequest): Promise<Operation> {
+  /**
+   * Everything a request decides, in one synchronous step: the frozen copy, validation, the
+   * decision, the transitions, and the journal append of their records (durable if the call is
+   * to be sent). Nothing here awaits, so no approval, revocation or policy change can interleave.
+   */
+  private admit(req: GateRequest): Admission {
     const id = req.operationId ?? this.deps.newId?.() ?? randomUUID();
     const known = this.ids.get(id);
     const existing = known === null ? this.recall(id) : known;
-    if (existing) return existing; // idempotency: never a second call for one id
+    if (existing) return { op: existing, written: null, send: false, entries: NO_ENTRIES }; // idempotency: never a second call for one id
 
     const now = this.clock.now();
     // Everything the gate journals is frozen: the journal may keep it without copying.
@@ -315,8 +347,7 @@ export class Gate {
 
     if (copyError) {
       entries.push(this.transition(op, 'validation_failed', `Invalid arguments: ${copyError}`, { error: { code: 'VALIDATION_FAILED', message: copyError } }));
-      await this.append(entries);
-      return op;
+      return this.recorded(op, entries);
     }
 
     // Not listed → deny (before validation: there is no schema to validate against).
@@ -324,8 +355,7 @@ export class Gate {
       const invalid = this.validate(tool, args);
       if (invalid) {
         entries.push(this.transition(op, 'validation_failed', `Invalid arguments: ${invalid}`, { error: { code: 'VALIDATION_FAILED', message: invalid } }));
-        await this.append(entries);
-        return op;
+        return this.recorded(op, entries);
       }
     }
 
@@ -333,21 +363,51 @@ export class Gate {
     op.decision = decision;
     if (decision.decision === 'deny') {
       entries.push(this.transition(op, 'denied', decision.reason, { decision, actor: 'policy' }));
-      await this.append(entries);
-      return op;
+      return this.recorded(op, entries);
     }
     if (decision.decision === 'ask') {
       op.expiresAt = now + this.ttl;
       proposed.expiresAt = op.expiresAt;
       entries.push(this.transition(op, 'awaiting_approval', decision.reason, { decision, actor: 'policy', expiresAt: op.expiresAt }));
       this.scheduleExpiry(op);
-      await this.append(entries);
-      return op;
+      return this.recorded(op, entries);
     }
     // Always Allow: approved + executing go to the journal in ONE durable append.
     entries.push(this.transition(op, 'approved', decision.reason, { decision, actor: 'policy', fingerprint: op.fingerprint }));
     // The decision above was made in this same synchronous step: it IS the pre-execute check.
-    return await this.beginExecuting(op, entries, { fingerprint: op.fingerprint, decision });
+    return this.prepareSend(op, entries, { fingerprint: op.fingerprint, decision });
+  }
+
+  /** Resolves once the operation is in a terminal state. */
+  private whenSettled(op: Operation): Promise<void> {
+    if (TERMINAL_STATES.has(op.state)) return SETTLED;
+    return new Promise<void>((resolve) => (op.waiters ??= []).push(resolve));
+  }
+
+  /** An admission that ends here: its records are appended, nothing is sent. */
+  private recorded(op: Operation, entries: JournalEntry[]): Admission {
+    return { op, written: this.append(entries), send: false, entries };
+  }
+
+  /**
+   * Waits for an admission's records; if the call is to be sent and `executing` is durable, starts
+   * it (with `untilDone`, waits for its outcome). A journal that cannot record `executing` durably
+   * means the call is never sent.
+   */
+  private async proceed(a: Admission, untilDone: boolean): Promise<void> {
+    if (!a.send) {
+      if (a.written !== null) await a.written;
+      return;
+    }
+    try {
+      await a.written;
+    } catch (error) {
+      await this.notWritten(a, error);
+      return;
+    }
+    // From here on the ledger says "executing": a crash now yields outcome_unknown, never a resend.
+    if (untilDone) await this.runCall(a.op);
+    else void this.runCall(a.op);
   }
 
   /**
@@ -380,7 +440,8 @@ export class Gate {
     op.approvedByUser = true;
     const entries = [this.transition(op, 'approved', 'Approved by you', { actor: 'user', decision: check.decision, fingerprint: check.fingerprint })];
     // recheck() above ran in this same synchronous step (no await since): it is the pre-execute check.
-    return this.snapshot(await this.beginExecuting(op, entries, check));
+    await this.proceed(this.prepareSend(op, entries, check), false);
+    return this.snapshot(op);
   }
 
   /** Rejects a pending operation; nothing is sent. Why: the person (or a renderer) said no. */
@@ -550,7 +611,7 @@ export class Gate {
   /** Resolves with the operation once it reaches a terminal state (a copy). */
   async settled(operationId: string): Promise<OperationSnapshot> {
     const op = this.mustGet(operationId);
-    await op.settled;
+    await this.whenSettled(op);
     return this.snapshot(op);
   }
 
@@ -604,8 +665,6 @@ export class Gate {
     now: number,
     tool: ToolDescriptor | undefined,
   ): Operation {
-    let resolveSettled!: () => void;
-    const settled = new Promise<void>((r) => (resolveSettled = r));
     return {
       id,
       state: 'proposed',
@@ -629,8 +688,7 @@ export class Gate {
         toolDescription: tool?.description ?? null,
       },
       abort: null,
-      settled,
-      resolveSettled,
+      waiters: null,
     };
   }
 
@@ -824,35 +882,32 @@ export class Gate {
   }
 
   /**
-   * Pre-execute check, then `executing` durably journaled (with any preceding entries, in one
-   * append), then — only after that resolves — the call leaves.
+   * Pre-execute check, then `executing` appended durably together with `entries` (the call leaves
+   * only after that append resolves: see `proceed`). If the check stops the call, its records are
+   * appended and nothing is to be sent.
    */
-  private async beginExecuting(op: Operation, entries: JournalEntry[], sameTick: { fingerprint: string; decision: PolicyDecision }): Promise<Operation> {
+  private prepareSend(op: Operation, entries: JournalEntry[], sameTick: { fingerprint: string; decision: PolicyDecision }): Admission {
     // Policy checked immediately before executing: the caller's check ran in this same
     // synchronous step (no await between it and the `executing` transition below).
     const check = sameTick;
     if (check.decision.decision === 'deny' || (check.decision.decision === 'ask' && !op.approvedByUser)) {
       const to = check.decision.decision === 'deny' ? 'denied' : 'invalidated';
       entries.push(this.transition(op, to, `${check.decision.reason} (re-checked before sending)`, { actor: 'policy', decision: check.decision }));
-      await this.append(entries);
-      return op;
+      return this.recorded(op, entries);
     }
     op.abort = new CallAbort();
     entries.push(this.transition(op, 'executing', 'Sending the request to the server', { fingerprint: check.fingerprint }));
-    try {
-      await this.append(entries, true);
-    } catch (error) {
-      // Not durably recorded → must not be sent. Record the failure as best we can.
-      const why = `the journal could not record it durably (${error instanceof Error ? error.message : String(error)})`;
-      const failed = this.transition(op, 'failed', `Not sent: ${why}`, { error: { code: 'JOURNAL_FAILED', message: why } });
-      op.abort = null;
-      // Best effort, non-durable: the whole story (proposed … executing → failed), never half of it.
-      await this.append([...entries, failed]).catch(() => undefined);
-      return op;
-    }
-    // From here on the ledger says "executing": a crash now yields outcome_unknown, never a resend.
-    void this.runCall(op);
-    return op;
+    return { op, written: this.append(entries, true), send: true, entries };
+  }
+
+  /** `executing` could not be recorded durably: the call is not sent, and it ends `failed`. */
+  private async notWritten(a: Admission, error: unknown): Promise<void> {
+    const op = a.op;
+    const why = `the journal could not record it durably (${error instanceof Error ? error.message : String(error)})`;
+    const failed = this.transition(op, 'failed', `Not sent: ${why}`, { error: { code: 'JOURNAL_FAILED', message: why } });
+    op.abort = null;
+    // Best effort, non-durable: the whole story (proposed … executing → failed), never half of it.
+    await this.append([...a.entries, failed]).catch(() => undefined);
   }
 
   private async runCall(op: Operation): Promise<void> {
@@ -1008,13 +1063,14 @@ export class Gate {
 const DURABLE = Object.freeze({ durable: true });
 const NO_EXTRA: Partial<Omit<OpTransition, 'operationId' | 'from' | 'to' | 'reason'>> = Object.freeze({});
 const SETTLED: Promise<void> = Promise.resolve();
-const NOTHING = (): void => {};
+const NO_ENTRIES: JournalEntry[] = [];
 
-/** Resolves an operation's settled promise, then drops the resolver (done operations are kept for good). */
+/** Wakes everyone waiting for an operation to finish. */
 function settle(op: Operation): void {
-  op.resolveSettled();
-  op.resolveSettled = NOTHING;
-  op.settled = SETTLED;
+  const waiters = op.waiters;
+  if (waiters === null) return;
+  op.waiters = null;
+  for (const w of waiters) w();
 }
 
 function accountKey(serverId: string, conversationId: string | null): string {
