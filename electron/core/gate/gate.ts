@@ -151,7 +151,7 @@ interface Admission {
   written: Promise<unknown> | null;
   /** True if `written` holds `executing` and the call is to be sent once it resolves. */
   send: boolean;
-  entries: JournalEntry[];
+  entries: readonly JournalEntry[];
 }
 
 type Listener = (op: OperationSnapshot) => void;
@@ -384,9 +384,25 @@ export class Gate {
     return new Promise<void>((resolve) => (op.waiters ??= []).push(resolve));
   }
 
-  /** An admission that ends here: its records are appended, nothing is sent. */
+  /**
+   * An admission that ends here: its records are appended, nothing is sent. An approval request
+   * the journal refused to record is cancelled before anyone hears of the failure: a pending
+   * operation with no record must not be approvable later (its approval would be the journal's
+   * first word about it).
+   */
   private recorded(op: Operation, entries: JournalEntry[]): Admission {
-    return { op, written: this.append(entries), send: false, entries };
+    const written = this.append(entries);
+    if (op.state === 'awaiting_approval') {
+      // Registered before any caller's await, so it runs first; it handles the rejection for
+      // itself only (callers awaiting `written` still get the error).
+      written.catch((error: unknown) => {
+        if (op.state !== 'awaiting_approval') return;
+        const why = `the journal could not record the approval request (${error instanceof Error ? error.message : String(error)})`;
+        const cancelled = this.transition(op, 'cancelled', `Not recorded: ${why}`, { actor: 'gate' });
+        this.append([...entries, cancelled]).catch(() => undefined);
+      });
+    }
+    return { op, written, send: false, entries };
   }
 
   /**
@@ -1032,8 +1048,10 @@ export class Gate {
   }
 
   private onRegistryChange(change: RegistryChange): void {
-    void this.revalidate(change.kind === 'endpoint-changed' ? 'server endpoint changed' : change.kind === 'disconnected' ? 'server disconnected' : 'tool list changed', {
-      registryChange: true,
+    const cause = change.kind === 'endpoint-changed' ? 'server endpoint changed' : change.kind === 'disconnected' ? 'server disconnected' : 'tool list changed';
+    // The decisions are made (in memory) before revalidate's append; only their records can fail.
+    this.revalidate(cause, { registryChange: true }).catch((error: unknown) => {
+      console.error(`gate: re-validating after "${cause}" could not be journaled`, error);
     });
   }
 
@@ -1063,7 +1081,7 @@ export class Gate {
 const DURABLE = Object.freeze({ durable: true });
 const NO_EXTRA: Partial<Omit<OpTransition, 'operationId' | 'from' | 'to' | 'reason'>> = Object.freeze({});
 const SETTLED: Promise<void> = Promise.resolve();
-const NO_ENTRIES: JournalEntry[] = [];
+const NO_ENTRIES: readonly JournalEntry[] = Object.freeze([]);
 
 /** Wakes everyone waiting for an operation to finish. */
 function settle(op: Operation): void {
