@@ -33,6 +33,7 @@ import { Gate } from '../../electron/core/gate/gate';
 import type { ToolCallResult, ToolDescriptor } from '../../electron/core/gate/ports';
 import { MemoryJournal } from '../../electron/core/memory-journal';
 import { decide } from '../../electron/core/policy/engine';
+import { hostPaths } from '../../electron/core/policy/paths';
 import { systemClock, type Journal } from '../../electron/core/ports';
 import type { PolicyState } from '../../shared/domain/policy';
 
@@ -103,6 +104,7 @@ async function main(variant: Variant): Promise<void> {
     const validator = new Ajv({ strict: false }).compile(descriptor.inputSchema);
     const decision = decide({ serverId: 'bench', accountId: 'default', toolName: 'echo', conversationId: 'bench', arguments: {} }, state, {
       tool: { contractHash: descriptor.contractHash, endpointHash: descriptor.endpointHash },
+      paths: hostPaths().semantics,
       labels: { server: 'bench', account: 'default' },
     });
     if (decision.decision !== 'allow') throw new Error(`floor: the policy says ${decision.decision}`);
