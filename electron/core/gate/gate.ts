@@ -255,18 +255,7 @@ export class Gate {
    */
   async request(req: GateRequest): Promise<OperationSnapshot> {
     const a = this.admit(req);
-    // proceed(a, true), written out: this is every allowed call's path, and each async frame costs.
-    if (a.send) {
-      try {
-        await a.written;
-      } catch (error) {
-        await this.notWritten(a, error);
-        return this.snapshot(a.op);
-      }
-      await this.runCall(a.op);
-    } else if (a.written !== null) {
-      await a.written;
-    }
+    await this.proceed(a, true);
     if (!TERMINAL_STATES.has(a.op.state)) await this.whenSettled(a.op);
     return this.snapshot(a.op);
   }
