@@ -11,10 +11,9 @@ import { Gate } from '../../../electron/core/gate/gate';
 import type { ToolExecutor } from '../../../electron/core/gate/ports';
 import { replayOperations } from '../../../electron/core/gate/replay';
 import type { Journal, JournalEntry } from '../../../electron/core/ports';
-import { gateFixture, gateCall, until } from './harness';
+import { gateFixture, gateOver, type GateFixture, gateCall, until } from './harness';
 
-type Fixture = Awaited<ReturnType<typeof gateFixture>>;
-let fx: Fixture | undefined;
+let fx: GateFixture | undefined;
 let gates: Gate[] = [];
 const unhandled: unknown[] = [];
 const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
@@ -33,15 +32,16 @@ afterEach(async () => {
 const call = gateCall;
 
 /** A journal over the fixture's whose append is replaced (prototype kept, so ordersOnCall stays as the fixture's). */
-function wrapJournal(f: Fixture, append: (entries: JournalEntry[], options: { durable?: boolean } | undefined, inner: Journal) => Promise<unknown>, extra: Partial<Journal> = {}): Journal {
+function wrapJournal(f: GateFixture, append: (entries: JournalEntry[], options: { durable?: boolean } | undefined, inner: Journal) => Promise<unknown>, extra: Partial<Journal> = {}): Journal {
   const inner = f.journal;
   return Object.assign(Object.create(Object.getPrototypeOf(inner)) as Journal, inner, extra, {
     append: (entries: JournalEntry[], options?: { durable?: boolean }) => append(entries, options, inner),
   }) as Journal;
 }
 
-function gateOver(f: Fixture, journal: Journal, over: Partial<ConstructorParameters<typeof Gate>[0]> = {}): Gate {
-  const g = new Gate({ journal, executor: f.registry, registry: f.registry, policy: f.policy, clock: f.clock, scheduleExpiry: false, ...over });
+/** A gate over the fixture with this journal, closed after the test. */
+function trackedGate(f: GateFixture, journal: Journal, over: Partial<ConstructorParameters<typeof Gate>[0]> = {}): Gate {
+  const g = gateOver(f, { journal, ...over });
   gates.push(g);
   return g;
 }
@@ -74,7 +74,7 @@ describe('Gate send path: executing durable before the call leaves, one call per
         },
         { ordersOnCall } as Partial<Journal>,
       );
-      const gate = gateOver(fx, journal);
+      const gate = trackedGate(fx, journal);
       const p = gate.request(call({ operationId: 'X' }));
       const again = gate.request(call({ operationId: 'X' }));
       const waiter = gate.settled('X');
@@ -101,7 +101,7 @@ describe('Gate send path: executing durable before the call leaves, one call per
       if (options?.durable) throw new Error('disk full');
       return inner.append(entries, options);
     });
-    const gate = gateOver(fx, journal);
+    const gate = trackedGate(fx, journal);
     const first = gate.request(call({ operationId: 'A' }));
     await until(() => gate.get('A')?.state === 'awaiting_approval', 'pending');
     const second = gate.request(call({ operationId: 'A' }));
@@ -189,7 +189,7 @@ describe('Gate send path: executing durable before the call leaves, one call per
     fx = await gateFixture();
     const p = await fx.gate.submit(call({ operationId: 'W' }));
     expect(p.state).toBe('awaiting_approval');
-    const gate2 = gateOver(fx, fx.journal, { keepFinished: 0 });
+    const gate2 = trackedGate(fx, fx.journal, { keepFinished: 0 });
     await gate2.restore(replayOperations(fx.journal.read()));
     const req = gate2.request(call({ operationId: 'W' }));
     const w = gate2.settled('W');
@@ -225,7 +225,7 @@ describe('Gate send path: executing durable before the call leaves, one call per
       if (!options?.durable && entries.some((e) => e.type === 'op.proposed')) throw new Error('ledger closed');
       return inner.append(entries, options);
     });
-    const gate = gateOver(fx, journal);
+    const gate = trackedGate(fx, journal);
     await expect(gate.submit(call({ operationId: 'S' }))).rejects.toThrow(/ledger closed/);
     await expect(gate.request(call({ operationId: 'Q', arguments: { text: 'q' } }))).rejects.toThrow(/ledger closed/);
     for (const id of ['S', 'Q']) {
@@ -249,7 +249,7 @@ describe('Gate send path: executing durable before the call leaves, one call per
         return inner.append(entries, options);
       },
     }) as Journal;
-    const gate = gateOver(fx, journal);
+    const gate = trackedGate(fx, journal);
     const viaRequest = await gate.request(call({ operationId: 'T1' }));
     const viaSubmit = await gate.submit(call({ operationId: 'T2', arguments: { text: 't2' } }));
     expect(viaRequest.state).toBe('failed');
@@ -309,7 +309,7 @@ describe('Gate send path under random interleavings with held and failing execut
             return f.registry.call(target, args, options);
           },
         } as ToolExecutor;
-        const gate = new Gate({ journal, executor, registry: f.registry, policy: f.policy, clock: f.clock, scheduleExpiry: false });
+        const gate = gateOver(f, { journal, executor });
         const setMode = (m: 'allow' | 'ask' | 'disabled') => {
           const t = f.registry.getTool('gh', 'work', 'act')!;
           f.policy.set({ user: [{ id: 'r', scope: { kind: 'tool', serverId: 'gh', accountId: null, toolName: 'act' }, mode: m, pin: m === 'allow' ? { contractHash: t.contractHash, endpointHash: t.endpointHash } : null }] });

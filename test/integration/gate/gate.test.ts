@@ -4,12 +4,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { replayOperations } from '../../../electron/core/gate/replay';
-import { Gate } from '../../../electron/core/gate/gate';
 import { CallNotSentError } from '../../../electron/core/gate/ports';
-import { gateFixture, until, gateCall } from './harness';
+import { gateFixture, gateOver, type GateFixture, until, gateCall } from './harness';
 
-type Fixture = Awaited<ReturnType<typeof gateFixture>>;
-let fx: Fixture | undefined;
+let fx: GateFixture | undefined;
 afterEach(async () => {
   await fx?.close();
   fx = undefined;
@@ -342,7 +340,7 @@ describe('gate: durability, idempotency and journaling', () => {
         return journal.append(entries, options);
       },
     });
-    const gate = new Gate({ journal: failing, executor: fx.registry, registry: fx.registry, policy: fx.policy, clock: fx.clock, scheduleExpiry: false });
+    const gate = gateOver(fx, { journal: failing });
     try {
       const op = await gate.request(call());
       expect(op.state).toBe('failed');
@@ -375,7 +373,7 @@ describe('gate: durability, idempotency and journaling', () => {
     // "Crash": a new gate over the same journal, restored from it.
     const recovered = replayOperations(fx.journal.read());
     expect(recovered.find((r) => r.proposed.operationId === 'run-1')?.state).toBe('executing');
-    const gate2 = new Gate({ journal: fx.journal, executor: fx.registry, registry: fx.registry, policy: fx.policy, clock: fx.clock, scheduleExpiry: false });
+    const gate2 = gateOver(fx);
     try {
       await gate2.restore(recovered);
       expect(gate2.get(running.operationId)?.state).toBe('outcome_unknown');
@@ -413,14 +411,7 @@ describe('gate: durability, idempotency and journaling', () => {
     await fx.mcp.client.close();
     const lost = await fx.gate.request(call());
     expect(lost.state).toBe('outcome_unknown');
-    const notSent = new Gate({
-      journal: fx.journal,
-      registry: fx.registry,
-      policy: fx.policy,
-      clock: fx.clock,
-      scheduleExpiry: false,
-      executor: { call: async () => Promise.reject(new CallNotSentError('not connected')) },
-    });
+    const notSent = gateOver(fx, { executor: { call: async () => Promise.reject(new CallNotSentError('not connected')) } });
     const op = await notSent.request(call());
     expect(op.state).toBe('failed');
     expect(op.reason).toMatch(/Not sent: not connected/);

@@ -259,6 +259,18 @@ export async function gateFixture(opts: { servers?: string[]; tools?: string[]; 
   };
 }
 
+/** What `gateFixture` returns. */
+export type GateFixture = Awaited<ReturnType<typeof gateFixture>>;
+
+/**
+ * Another gate over a fixture's journal, registry (as executor too), policy and clock, with
+ * `over` replacing any of them: a restart, or a gate over a failing journal or executor. The
+ * caller closes it.
+ */
+export function gateOver(fx: GateFixture, over: Partial<GateDeps> = {}): Gate {
+  return new Gate({ journal: fx.journal, executor: fx.registry, registry: fx.registry, policy: fx.policy, clock: fx.clock, scheduleExpiry: false, ...over });
+}
+
 /** Waits until `cond()` is true, polling on the event loop (no fixed sleeps racing real work). */
 export async function until(cond: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
   const start = Date.now();

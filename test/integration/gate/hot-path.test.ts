@@ -8,10 +8,9 @@ import { Gate } from '../../../electron/core/gate/gate';
 import { replayOperations } from '../../../electron/core/gate/replay';
 import { MemoryJournal } from '../../../electron/core/memory-journal';
 import type { JournalEntry } from '../../../electron/core/ports';
-import { gateFixture, gateCall, until } from './harness';
+import { gateFixture, gateOver, type GateFixture, gateCall, until } from './harness';
 
-type Fixture = Awaited<ReturnType<typeof gateFixture>>;
-let fx: Fixture | undefined;
+let fx: GateFixture | undefined;
 afterEach(async () => {
   await fx?.close();
   fx = undefined;
@@ -20,14 +19,9 @@ afterEach(async () => {
 const call = gateCall;
 
 /** A second gate over the fixture's journal as a ledger would show it after retention rotated every record away. */
-function gateOverRotatedJournal(f: Fixture): Gate {
-  return new Gate({
+function gateOverRotatedJournal(f: GateFixture): Gate {
+  return gateOver(f, {
     journal: Object.assign(Object.create(Object.getPrototypeOf(f.journal)) as typeof f.journal, f.journal, { read: () => [] }),
-    executor: f.registry,
-    registry: f.registry,
-    policy: f.policy,
-    clock: f.clock,
-    scheduleExpiry: false,
     keepFinished: 0,
   });
 }
@@ -49,7 +43,7 @@ describe('gate hot path', () => {
     const errors: unknown[][] = [];
     const originalError = console.error;
     console.error = (...args: unknown[]) => void errors.push(args);
-    const gate = new Gate({ journal: failing, executor: fx.registry, registry: fx.registry, policy: fx.policy, clock: fx.clock, scheduleExpiry: false });
+    const gate = gateOver(fx, { journal: failing });
     try {
       const op = await gate.request(call());
       expect(op.state).toBe('succeeded');
@@ -164,7 +158,7 @@ describe('gate hot path', () => {
     fx.allow('close_issue');
     const journal = new MemoryJournal(fx.clock);
     expect(journal.ordersOnCall).toBe(true);
-    const gate = new Gate({ journal, executor: fx.registry, registry: fx.registry, policy: fx.policy, clock: fx.clock, scheduleExpiry: false });
+    const gate = gateOver(fx, { journal });
     try {
       const allowed = Array.from({ length: 30 }, (_, i) => gate.request(call({ operationId: `ok-${i}`, arguments: { text: `close #${i}` } })));
       const asked = await Promise.all(Array.from({ length: 10 }, (_, i) => gate.submit(call({ operationId: `ask-${i}`, toolName: 'delete_file' }))));
@@ -208,7 +202,7 @@ describe('gate hot path', () => {
     const real = fx.registry.getTool('gh', 'work', 'close_issue')!;
     const mutable = { ...real };
     const registry = { getTool: (s2: string, a: string, t: string) => (t === 'close_issue' ? mutable : fx!.registry.getTool(s2, a, t)), listTools: () => fx!.registry.listTools() };
-    const gate = new Gate({ journal: fx.journal, executor: fx.registry, registry, policy: fx.policy, clock: fx.clock, scheduleExpiry: false });
+    const gate = gateOver(fx, { registry });
     try {
       expect((await gate.request(call())).state).toBe('succeeded');
       mutable.endpointHash = 'e'.repeat(64);

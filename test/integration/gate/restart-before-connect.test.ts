@@ -4,14 +4,12 @@
  * and still be decided against the real, current tool when the person approves it.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { Gate } from '../../../electron/core/gate/gate';
 import type { RegistryChange, ToolRegistry } from '../../../electron/core/gate/ports';
 import { replayOperations } from '../../../electron/core/gate/replay';
 import { ToolCallFailedError } from '../../../electron/core/mcp/outcome';
-import { gateFixture, gateCall } from './harness';
+import { gateFixture, gateOver, type GateFixture, gateCall } from './harness';
 
-type Fixture = Awaited<ReturnType<typeof gateFixture>>;
-let fx: Fixture | undefined;
+let fx: GateFixture | undefined;
 afterEach(async () => {
   await fx?.close();
   fx = undefined;
@@ -50,7 +48,7 @@ describe('restart before servers reconnect', () => {
     expect(waiting.state).toBe('awaiting_approval');
 
     const later = laterRegistry(fx.registry);
-    const gate2 = new Gate({ journal: fx.journal, executor: fx.registry, registry: later.registry, policy: fx.policy, clock: fx.clock, scheduleExpiry: false });
+    const gate2 = gateOver(fx, { registry: later.registry });
     try {
       await gate2.restore(replayOperations(fx.journal.read()));
       expect(gate2.get('wait-1')?.state).toBe('awaiting_approval');
@@ -73,7 +71,7 @@ describe('restart before servers reconnect', () => {
     fx = await gateFixture();
     await fx.gate.submit(call({ operationId: 'wait-2' }));
     const later = laterRegistry(fx.registry);
-    const gate2 = new Gate({ journal: fx.journal, executor: fx.registry, registry: later.registry, policy: fx.policy, clock: fx.clock, scheduleExpiry: false });
+    const gate2 = gateOver(fx, { registry: later.registry });
     try {
       await gate2.restore(replayOperations(fx.journal.read()));
       const after = await gate2.approve('wait-2');
@@ -88,7 +86,7 @@ describe('restart before servers reconnect', () => {
     fx = await gateFixture();
     fx.allow('close_issue');
     const failing = { call: async () => Promise.reject(new ToolCallFailedError('MCP error -32602: unknown tool')) };
-    const gate = new Gate({ journal: fx.journal, executor: failing as never, registry: fx.registry, policy: fx.policy, clock: fx.clock, scheduleExpiry: false });
+    const gate = gateOver(fx, { executor: failing as never });
     try {
       const op = await gate.request(call());
       expect(op.state).toBe('failed');
