@@ -128,3 +128,27 @@ export interface ModelProvider {
   /** The models this provider offers, where its API can list them (null: it cannot). */
   listModels(signal?: AbortSignal): Promise<ModelInfo[] | null>;
 }
+
+/** A provider a person can choose in the model picker. */
+export interface ProviderChoice {
+  /** Stable id of the configured provider; `demo` is the built-in offline model. */
+  providerId: string;
+  kind: ModelProvider['kind'];
+  /** The person's name for it ("Anthropic (work)", "Ollama on this machine"). */
+  label: string;
+  /** The model chosen by default for new conversations with this provider (null: none chosen yet). */
+  defaultModel: string | null;
+}
+
+/**
+ * Where the chat loop finds the provider a conversation uses.
+ *
+ * The loop asks for a provider at every model round, so a key changed or a provider removed in
+ * settings takes effect at the next round, never mid-stream.
+ */
+export interface ModelProviders {
+  /** The provider configured under `providerId`; rejects with a WardenError('NOT_FOUND') naming it otherwise. */
+  get(providerId: string): Promise<ModelProvider>;
+  /** Every provider a person can choose, for the model picker. */
+  list(): Promise<ProviderChoice[]>;
+}
