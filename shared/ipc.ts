@@ -18,6 +18,7 @@ import { permissionsChannels, permissionsEvents } from './contract/permissions';
 import { connectionsChannels, connectionsEvents } from './contract/connections';
 import { runChannels } from './contract/run';
 import { authChannels } from './contract/auth';
+import { modelsChannels, modelsEvents } from './contract/models';
 
 /** Every request/response channel. */
 export const channels = {
@@ -30,6 +31,7 @@ export const channels = {
   ...connectionsChannels,
   ...runChannels,
   ...authChannels,
+  ...modelsChannels,
 } as const satisfies Record<string, ChannelSpec>;
 
 /** Every main→renderer event. */
@@ -40,6 +42,7 @@ export const events = {
   ...operationsEvents,
   ...permissionsEvents,
   ...connectionsEvents,
+  ...modelsEvents,
 } as const satisfies Record<string, EventSpec>;
 
 export type Channels = typeof channels;

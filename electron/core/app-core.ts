@@ -21,6 +21,8 @@ import { createConnectionLayer, type ConnectionLayerOptions } from './mcp/connec
 import type { ConnectionManager } from './mcp/connection-manager';
 import { runHandlers } from './run/run-handlers';
 import { offerDemoServerOnFirstRun, openBuiltinTransport } from './demo/demo-setup';
+import { createModelsModule, type ModelsModuleOptions } from './models/models-module';
+import type { ModelProviderService } from './models/provider-service';
 
 /** What the core needs from its host. */
 export interface CoreDeps {
@@ -50,6 +52,8 @@ export interface CoreDeps {
   connections?: ConnectionLayerOptions;
   /** Add the built-in offline demo server on a first run with no servers (the app: true; tests: off). */
   offerDemoServer?: boolean;
+  /** Model providers: their settings file, built-in providers (the offline demo), adapter tuning (defaults: memory, none). */
+  models?: ModelsModuleOptions;
 }
 
 /** The running core: contract handlers, outgoing events, and shutdown. */
@@ -62,6 +66,8 @@ export interface WardenCore {
   readonly gate: GateModule;
   /** Live MCP connections: the gate's ToolRegistry and ToolExecutor. */
   readonly connections: ConnectionManager;
+  /** Model providers and their keys; the chat loop's `ModelProviders`. */
+  readonly models: ModelProviderService;
   /**
    * Recovery of operations interrupted by the last exit (ledger only): executing → outcome_unknown,
    * never re-sent; the gate learns every recorded operation id. Await before serving requests.
@@ -87,6 +93,8 @@ export function createCore(deps: CoreDeps): WardenCore {
   const events = new CoreEvents();
   const startedAt = new Date(clock.now()).toISOString();
   const serversModule = createServersModule({ ...deps.servers, clock, journal, events });
+  // Provider keys share the one keychain store; the redactor learns each key whichever store it is.
+  const modelsModule = createModelsModule({ ...deps.models, secrets: serversModule.secrets, onSecretValue: deps.servers?.onSecretValue, journal, clock, events });
   const browser: BrowserOpener = deps.browser ?? refusingBrowser;
   // OAuth sign-in for remote servers; after a login or logout the account reconnects (or drops)
   // so the connection picks up the new session at once.
@@ -167,6 +175,7 @@ export function createCore(deps: CoreDeps): WardenCore {
     ...connections.handlers,
     ...createAuthHandlers(oauth),
     ...runHandlers(() => gateModule.gate),
+    ...modelsModule.handlers,
   };
 
   if (deps.confirmServerChange) requireServerConfirmation(handlers, serversModule.importer, deps.confirmServerChange);
@@ -203,11 +212,13 @@ export function createCore(deps: CoreDeps): WardenCore {
     servers: serversModule.service,
     gate: gateModule,
     connections: connections.manager,
+    models: modelsModule.service,
     recovered,
     demoOffered,
     status,
     close: async () => {
       gateModule.close();
+      modelsModule.dispose();
       await connections.dispose();
       return journal.close();
     },

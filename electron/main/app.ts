@@ -67,6 +67,8 @@ export async function openDurableState(): Promise<Partial<Parameters<typeof crea
   return {
     ledger,
     servers: { settingsStore: openElectronSettingsStore(), onSecretValue },
+    // Model providers in their own file (`models.json`); their keys only in the keychain.
+    models: { settingsStore: openElectronSettingsStore('models') },
     gate: {
       initialPolicy: { user: rules.user, conversation: rules.conversation, organization: org.rules },
       persistPolicy: (state) => savePolicyFile(rulesStore, state),
