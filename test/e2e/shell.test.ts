@@ -22,7 +22,7 @@ import { SUBPROTOCOL, TOKEN_PROTOCOL_PREFIX } from '../host/wire';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const resultsDir = `${root}test-results`;
-const VIEWS = ['chat', 'servers', 'permissions', 'approvals', 'activity', 'recovery'] as const;
+const VIEWS = ['chat', 'servers', 'permissions', 'approvals', 'activity', 'recovery', 'models'] as const;
 
 let core: WardenCore;
 let host: TestHost;
@@ -109,7 +109,7 @@ describe('renderer shell in a real browser against the real core', () => {
   it('renders the app frame with navigation for every view, starting on Chat', async () => {
     expect(await page.getByTestId('app-frame').isVisible()).toBe(true);
     const labels = await page.getByRole('navigation', { name: 'Views' }).getByRole('button').allInnerTexts();
-    expect(labels.map((l) => l.trim())).toEqual(['Chat', 'Servers', 'Permissions', 'Approvals', 'Activity', 'Recovery']);
+    expect(labels.map((l) => l.trim())).toEqual(['Chat', 'Servers', 'Permissions', 'Approvals', 'Activity', 'Recovery', 'Models']);
     expect(await page.getByTestId('view-chat').isVisible()).toBe(true);
     expect(await page.getByTestId('nav-chat').getAttribute('aria-current')).toBe('page');
     // The stylesheet loaded under style-src 'self' (the sidebar has its dark background from styles.css).

@@ -11,6 +11,7 @@ const LABELS: Record<ViewId, string> = {
   approvals: 'Approvals',
   activity: 'Activity',
   recovery: 'Recovery',
+  models: 'Models',
 };
 
 /** Sidebar navigation; the Approvals entry carries the pending count the core reports. */

@@ -13,6 +13,7 @@ import { createServersSlice } from './servers-slice';
 import { createPermissionsSlice } from './permissions-slice';
 import { createApprovalsSlice } from './approvals-slice';
 import { createActivitySlice } from './activity-slice';
+import { createModelsSlice } from './models-slice';
 import type { AppState, StoreDeps } from './types';
 
 export type { AppState, StoreDeps } from './types';
@@ -32,6 +33,7 @@ export function createAppStore(deps: StoreDeps): AppStore {
     ...createPermissionsSlice(deps)(...a),
     ...createApprovalsSlice(deps)(...a),
     ...createActivitySlice(deps)(...a),
+    ...createModelsSlice(deps)(...a),
   }));
 }
 

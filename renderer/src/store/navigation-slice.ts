@@ -4,7 +4,7 @@
 import type { SliceCreator } from './types';
 
 /** Every view of the app frame, in navigation order (DESIGN.md §7). */
-export const VIEW_IDS = ['chat', 'servers', 'permissions', 'approvals', 'activity', 'recovery'] as const;
+export const VIEW_IDS = ['chat', 'servers', 'permissions', 'approvals', 'activity', 'recovery', 'models'] as const;
 export type ViewId = (typeof VIEW_IDS)[number];
 
 export interface NavigationSlice {

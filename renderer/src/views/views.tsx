@@ -11,6 +11,8 @@ import { ApprovalsView } from './approvals-view';
 import { PermissionsView } from './permissions-view';
 import { RecoveryView } from './recovery-view';
 import { ServersView } from './servers-view';
+import { ModelsPanel } from './models-panel';
+import { ViewFrame } from '../components/common';
 
 function ChatView() {
   return (
@@ -28,6 +30,24 @@ function ChatView() {
   );
 }
 
+/** The Models panel in its own view until a Settings view hosts it. */
+function ModelsView() {
+  return (
+    <ViewFrame
+      id="models"
+      title="Models"
+      note={
+        <p>
+          The model providers you can chat with. Your conversation goes to the provider you pick; the tools it may use and every approval stay decided by
+          Warden, whichever model you choose. API keys are kept in your system keychain and only ever sent to the host you entered them for.
+        </p>
+      }
+    >
+      <ModelsPanel />
+    </ViewFrame>
+  );
+}
+
 const VIEW_COMPONENTS: Record<ViewId, () => JSX.Element> = {
   chat: ChatView,
   servers: ServersView,
@@ -35,6 +55,7 @@ const VIEW_COMPONENTS: Record<ViewId, () => JSX.Element> = {
   approvals: ApprovalsView,
   activity: ActivityView,
   recovery: RecoveryView,
+  models: ModelsView,
 };
 
 /** Shows the view the navigation slice has selected. */
