@@ -372,6 +372,38 @@ describe.each(kinds)('the $kind adapter through its official SDK against a loopb
   });
 });
 
+describe('OpenAI-compatible servers that differ from OpenAI', () => {
+  it('a server that refuses stream_options is asked again without it, and usage is then unknown', async () => {
+    const server = await startOpenAIFixture({ models: [] });
+    try {
+      server.enqueue({ kind: 'status', status: 400, message: "Unrecognized request argument supplied: stream_options" }, { kind: 'reply', text: ['fine'] }, { kind: 'reply', text: ['again'] });
+      const provider = new OpenAIProvider({ baseUrl: server.baseUrl, apiKey: null });
+      const first = await collect(provider.stream(request()));
+      expect(text(first)).toBe('fine');
+      expect(finish(first)).toEqual({ type: 'finish', stopReason: 'end_turn', usage: null });
+      expect(retries(first)).toEqual([]);
+      expect(text(await collect(provider.stream(request())))).toBe('again');
+      const sent = server.completions().map((r) => 'stream_options' in (r.body as object));
+      expect(sent).toEqual([true, false, false]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('compatible servers get max_tokens; the request body carries the model, the tools and the limit', async () => {
+    const server = await startOpenAIFixture({ models: [] });
+    try {
+      server.enqueue({ kind: 'reply', text: ['x'] });
+      await collect(new OpenAIProvider({ baseUrl: server.baseUrl, apiKey: null }).stream(request({ maxTokens: 77 })));
+      const body = server.completions()[0]!.body as Record<string, unknown>;
+      expect(body).toMatchObject({ model: 'fixture-model', max_tokens: 77, stream: true, stream_options: { include_usage: true } });
+      expect(body.tools).toEqual([{ type: 'function', function: { name: 'read_inbox', description: 'Reads the inbox', parameters: { type: 'object', properties: { folder: { type: 'string' } } } } }]);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('keys the adapters send', () => {
   it('an OpenAI-compatible server on this machine without a key gets no Authorization header at all', async () => {
     const local = await startOpenAIFixture({ models: [{ id: 'llama3.1:8b' }] });
