@@ -17,7 +17,10 @@ const Field = z.string().min(1).max(200);
 
 /** One condition on a normalized argument. A rule with constraints applies only when all hold. */
 export const ArgumentConstraint = z.discriminatedUnion('op', [
-  /** The argument is a path inside `value` after resolving `.`/`..`, separators, symlinks, case. */
+  /**
+   * The argument is a path inside `value` after resolving it as the operating system will: from the
+   * server's working folder, symlinks before `..`, separators, case.
+   */
   z.object({ op: z.literal('pathUnder'), field: Field, value: z.string().min(1) }),
   /** The argument equals `value` (canonical JSON comparison). */
   z.object({ op: z.literal('equals'), field: Field, value: z.json() }),
@@ -134,6 +137,14 @@ export interface PolicyContext {
   paths: 'posix' | 'win32';
   /** Case-insensitive path comparison (Windows, default macOS volumes). Defaults per `paths`. */
   caseInsensitivePaths?: boolean;
+  /**
+   * Path fields whose place could not be known (a relative path with no known working folder, an
+   * unreadable folder): dotted field → why. Such a field is decided by the strictest `pathUnder`
+   * rule it could fall under; it never makes a call more allowed.
+   */
+  unresolvedPaths?: ReadonlyMap<string, string>;
+  /** `pathUnder` folders as written → where they really lead (symlinks resolved). */
+  pathRoots?: ReadonlyMap<string, string>;
   /** Display labels for explanations. */
   labels?: { server?: string; account?: string };
 }

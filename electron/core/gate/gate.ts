@@ -33,7 +33,7 @@ import { WardenError } from '../../../shared/result';
 import { canonicalCopy, deepFreezeCopy, jsonCopy } from '../canonical/canonical-json';
 import { fingerprint as computeFingerprint } from '../canonical/hashes';
 import { decide, readsArguments } from '../policy/engine';
-import { normalizeArgumentsForPolicy, pathFieldsFor } from '../policy/normalize';
+import { normalizeForPolicy, pathRulesFor } from '../policy/normalize';
 import { hostPaths, type PathFs, type PathSemantics } from '../policy/paths';
 import { CallAbort } from '../call-abort';
 import { systemClock, type ApprovalPreview, type Clock, type Journal, type JournalEntry } from '../ports';
@@ -852,17 +852,26 @@ export class Gate {
       };
     }
     const paths = this.paths;
-    const normalized = normalizeArgumentsForPolicy(op.args, {
+    const rules = pathRulesFor(state, op.identity.serverId, op.identity.toolName);
+    const normalized = normalizeForPolicy(op.args, {
       semantics: paths.semantics,
       fs: paths.fs,
-      pathFields: paths.fs ? pathFieldsFor(state, op.identity.serverId, op.identity.toolName) : [],
+      pathFields: rules.fields,
+      pathRoots: rules.roots,
+      workingFolder: tool?.workingFolder ?? null,
     });
+    if (normalized.refused !== null) {
+      // The system would refuse to open such a path too; judging it as written would guess.
+      return { decision: 'deny', reason: `Refused: ${normalized.refused}`, layer: 'availability', ruleId: null, pin: 'none', configErrors: [] };
+    }
     return decide(
-      { serverId: op.identity.serverId, accountId: op.identity.accountId, toolName: op.identity.toolName, conversationId: op.origin.conversationId, arguments: normalized },
+      { serverId: op.identity.serverId, accountId: op.identity.accountId, toolName: op.identity.toolName, conversationId: op.origin.conversationId, arguments: normalized.arguments },
       state,
       {
         tool: tool ? { contractHash: tool.contractHash, endpointHash: tool.endpointHash, annotations: tool.annotations } : undefined,
         paths: paths.semantics,
+        unresolvedPaths: normalized.unresolvedPaths,
+        pathRoots: normalized.pathRoots,
         labels: { server: tool?.serverLabel ?? op.labels.server, account: tool?.accountLabel ?? op.labels.account },
       },
     );

@@ -31,6 +31,12 @@ export interface ToolDescriptor {
   endpointHash: string;
   /** Display labels for trusted previews and explanations ("GitHub", "Work"). */
   serverLabel?: string;
+  /**
+   * The absolute folder the server process opens relative paths from (a stdio server's working
+   * folder); absent when Warden cannot know it (remote and built-in servers). Path rules resolve
+   * relative arguments against it; without it a relative path gets the strictest matching rule.
+   */
+  workingFolder?: string;
   accountLabel?: string;
 }
 

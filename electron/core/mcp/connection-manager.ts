@@ -6,6 +6,7 @@
  * Tool identity is the triple (serverId, accountId, toolName) where serverId is Warden's own id
  * for the server, never anything the server says about itself (serverInfo.name).
  */
+import path from 'node:path';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { RegistryChange, ToolCallResult, ToolDescriptor, ToolExecutor, ToolRegistry } from '../gate/ports';
 import type { ServerDefinition } from '../../../shared/domain/servers';
@@ -293,6 +294,8 @@ export class ConnectionManager implements ToolRegistry, ToolExecutor {
       endpointHash: connection.endpointHash,
       serverLabel,
       ...(accountLabel !== undefined ? { accountLabel } : {}),
+      // The process was spawned with this cwd (relative to ours, or ours when unset).
+      ...(connection.definition.transport === 'stdio' ? { workingFolder: path.resolve(connection.definition.cwd ?? process.cwd()) } : {}),
     });
   }
 

@@ -29,7 +29,7 @@ import {
   type UserRule,
 } from '../../../shared/domain/policy';
 import { canonicalJson } from '../canonical/canonical-json';
-import { isPathUnder } from './paths';
+import { isPathUnder, normalizePolicyPath } from './paths';
 
 type Layer = PolicyDecision['layer'];
 
@@ -53,7 +53,14 @@ interface CompiledOrg {
   configError: string | null;
 }
 
-type CompiledConstraint = { field: string[]; test: (value: unknown, ctx: PolicyContext) => boolean; words: string };
+/**
+ * A constraint's answer for one call: holds, does not hold, or cannot be known (a path whose place
+ * is unknown). A rule with an unknown constraint may only ever make the decision stricter.
+ */
+const UNKNOWN = Symbol('unknown');
+type Holds = boolean | typeof UNKNOWN;
+
+type CompiledConstraint = { field: string[]; dotted: string; test: (value: unknown, ctx: PolicyContext) => Holds; words: string };
 
 /** Rules by server, then account (or ANY), then tool (or ANY): nested maps, so a lookup hashes
  * the request's own id strings (their hashes are cached) instead of building a key string. */
@@ -126,6 +133,7 @@ export function decide(request: PolicyRequest, policyState: PolicyState, context
   // 2. Conversation override, 3. user rules, 4. built-in default.
   let chosen: CompiledRule | null = null;
   let layer: Layer = 'default';
+  let uncertainty = '';
   if (request.conversationId !== null) {
     const conv = policy.conversation.get(request.conversationId);
     if (conv) {
@@ -135,8 +143,10 @@ export function decide(request: PolicyRequest, policyState: PolicyState, context
     }
   }
   if (!chosen) {
+    // Rules that apply only if a path whose place is unknown lies under their folder.
+    const uncertain: CompiledRule[] = [];
     // Specific account and any-account rules of a level are one candidate set: fold over both.
-    chosen = mostRestrictiveAt(policy.constraintRules, request, context);
+    chosen = mostRestrictiveAt(policy.constraintRules, request, context, uncertain);
     if (!chosen) chosen = mostRestrictiveAt(policy.toolRules, request, context);
     if (!chosen) {
       const byAccount = policy.serverRules.get(request.serverId);
@@ -144,6 +154,14 @@ export function decide(request: PolicyRequest, policyState: PolicyState, context
     }
     if (!chosen) chosen = mostRestrictive(policy.globalRules, request, context, null);
     if (chosen) layer = 'user';
+    // The call is judged as if such a path were under whichever of those folders is strictest:
+    // an unknown can make the decision stricter, never more allowed.
+    const strictest = mostRestrictive(uncertain, request, context, null, 'ignore-constraints');
+    if (strictest && RANK[strictest.mode] < (chosen ? RANK[chosen.mode] : RANK.ask)) {
+      chosen = strictest;
+      layer = 'user';
+      uncertainty = ` (${whyUncertain(strictest, request, context)}; the strictest rule it could fall under applies)`;
+    }
   }
 
   let decision: Decision;
@@ -159,10 +177,10 @@ export function decide(request: PolicyRequest, policyState: PolicyState, context
       decision = 'deny';
       reason = chosen.configError
         ? `Disabled: rule ${chosen.id} has an invalid mode (${chosen.configError})`
-        : `Disabled${where}${chosen.scopeWords}`;
+        : `Disabled${where}${chosen.scopeWords}${uncertainty}`;
     } else if (chosen.mode === 'ask') {
       decision = 'ask';
-      reason = `Ask every time${where}${chosen.scopeWords}`;
+      reason = `Ask every time${where}${chosen.scopeWords}${uncertainty}`;
     } else {
       pin = checkPin(chosen, context, request.toolName);
       if (pin === 'endpoint-changed') {
@@ -217,13 +235,47 @@ function checkPin(rule: CompiledRule, context: PolicyContext, toolName: string):
  * Picks the most restrictive rule (starting from `best`) whose match and constraints hold; ties go
  * to the smaller id. A fold with a total order, so splitting the candidates changes nothing.
  */
-function mostRestrictive(rules: readonly CompiledRule[], request: PolicyRequest, context: PolicyContext, best: CompiledRule | null): CompiledRule | null {
+function mostRestrictive(
+  rules: readonly CompiledRule[],
+  request: PolicyRequest,
+  context: PolicyContext,
+  best: CompiledRule | null,
+  uncertain: CompiledRule[] | 'ignore-constraints' | null = null,
+): CompiledRule | null {
   for (const rule of rules) {
     if (rule.match && !rule.match(request)) continue;
-    if (rule.constraints.length > 0 && !rule.constraints.every((c) => c.test(getField(request.arguments, c.field), context))) continue;
+    if (rule.constraints.length > 0 && uncertain !== 'ignore-constraints') {
+      const holds = constraintsHold(rule, request, context);
+      if (holds === false) continue;
+      if (holds === UNKNOWN) {
+        uncertain?.push(rule);
+        continue;
+      }
+    }
     if (!best || RANK[rule.mode] < RANK[best.mode] || (RANK[rule.mode] === RANK[best.mode] && tieBreak(rule, best))) best = rule;
   }
   return best;
+}
+
+/** All of a rule's constraints: true, false (one fails), or UNKNOWN (none fails, one cannot be known). */
+function constraintsHold(rule: CompiledRule, request: PolicyRequest, context: PolicyContext): Holds {
+  let unknown = false;
+  for (const c of rule.constraints) {
+    const holds = c.test(getField(request.arguments, c.field), context);
+    if (holds === false) return false;
+    if (holds === UNKNOWN) unknown = true;
+  }
+  return unknown ? UNKNOWN : true;
+}
+
+/** Why a rule chosen for an unknown path might apply: the first unknown path's story. */
+function whyUncertain(rule: CompiledRule, request: PolicyRequest, context: PolicyContext): string {
+  for (const c of rule.constraints) {
+    const value = getField(request.arguments, c.field);
+    if (c.test(value, context) !== UNKNOWN) continue;
+    return context.unresolvedPaths?.get(c.dotted) ?? `arguments.${c.dotted} ${JSON.stringify(value)} is not an absolute path`;
+  }
+  return 'a path could not be placed';
 }
 
 /** Deterministic tie-break among equally restrictive rules: the smaller id, so order never matters. */
@@ -232,12 +284,12 @@ function tieBreak(a: CompiledRule, b: CompiledRule): boolean {
 }
 
 /** The most restrictive rule of one (server, account|ANY, tool) level. */
-function mostRestrictiveAt(index: ByServerAccountTool<CompiledRule>, request: PolicyRequest, context: PolicyContext): CompiledRule | null {
+function mostRestrictiveAt(index: ByServerAccountTool<CompiledRule>, request: PolicyRequest, context: PolicyContext, uncertain: CompiledRule[] | null = null): CompiledRule | null {
   const byAccount = index.get(request.serverId);
   if (!byAccount) return null;
   const specific = byAccount.get(request.accountId)?.get(request.toolName);
   const anyAccount = byAccount.get(ANY)?.get(request.toolName);
-  return mostRestrictive(anyAccount ?? NO_RULES, request, context, specific ? mostRestrictive(specific, request, context, null) : null);
+  return mostRestrictive(anyAccount ?? NO_RULES, request, context, specific ? mostRestrictive(specific, request, context, null, uncertain) : null, uncertain);
 }
 
 function mostRestrictiveOrg(policy: CompiledPolicy, request: PolicyRequest): CompiledOrg | null {
@@ -384,25 +436,36 @@ function compileConstraint(c: ArgumentConstraint): CompiledConstraint {
   const field = c.field.split('.');
   switch (c.op) {
     case 'pathUnder':
-      return { field, words: `under ${c.value}`, test: (v, ctx) => typeof v === 'string' && isPathUnder(v, c.value, ctx.paths, ctx.caseInsensitivePaths ?? ctx.paths === 'win32') };
+      return {
+        field,
+        dotted: c.field,
+        words: `under ${c.value}`,
+        test: (v, ctx) => {
+          if (typeof v !== 'string') return false;
+          const caseInsensitive = ctx.caseInsensitivePaths ?? ctx.paths === 'win32';
+          // A path with no known place (relative, unreadable) could be under any folder.
+          if (ctx.unresolvedPaths?.has(c.field) || normalizePolicyPath(v, ctx.paths, caseInsensitive) === null) return UNKNOWN;
+          return isPathUnder(v, ctx.pathRoots?.get(c.value) ?? c.value, ctx.paths, caseInsensitive);
+        },
+      };
     case 'equals': {
       const want = canonicalJson(c.value);
-      return { field, words: `${c.field} = ${want}`, test: (v) => v !== undefined && safeCanonical(v) === want };
+      return { field, dotted: c.field, words: `${c.field} = ${want}`, test: (v) => v !== undefined && safeCanonical(v) === want };
     }
     case 'oneOf': {
       const set = new Set(c.value.map((x) => canonicalJson(x)));
-      return { field, words: `${c.field} one of ${[...set].join(', ')}`, test: (v) => v !== undefined && set.has(safeCanonical(v)) };
+      return { field, dotted: c.field, words: `${c.field} one of ${[...set].join(', ')}`, test: (v) => v !== undefined && set.has(safeCanonical(v)) };
     }
     case 'matches': {
       const isMatch = globMatcher(c.value);
-      return { field, words: `${c.field} matching ${c.value}`, test: (v) => typeof v === 'string' && isMatch(v) };
+      return { field, dotted: c.field, words: `${c.field} matching ${c.value}`, test: (v) => typeof v === 'string' && isMatch(v) };
     }
     case 'min':
-      return { field, words: `${c.field} ≥ ${c.value}`, test: (v) => typeof v === 'number' && v >= c.value };
+      return { field, dotted: c.field, words: `${c.field} ≥ ${c.value}`, test: (v) => typeof v === 'number' && v >= c.value };
     case 'max':
-      return { field, words: `${c.field} ≤ ${c.value}`, test: (v) => typeof v === 'number' && v <= c.value };
+      return { field, dotted: c.field, words: `${c.field} ≤ ${c.value}`, test: (v) => typeof v === 'number' && v <= c.value };
     case 'maxLength':
-      return { field, words: `${c.field} at most ${c.value} long`, test: (v) => (typeof v === 'string' || Array.isArray(v)) && v.length <= c.value };
+      return { field, dotted: c.field, words: `${c.field} at most ${c.value} long`, test: (v) => (typeof v === 'string' || Array.isArray(v)) && v.length <= c.value };
   }
 }
 

@@ -1,6 +1,6 @@
 /** The policy engine: pure `decide`, path rules, and the normalization step that runs before it. */
 export { decide } from './engine';
-export { hostPaths, isPathUnder, normalizePolicyPath, resolveSymlinks, type PathFs, type PathSemantics } from './paths';
-export { normalizeArgumentsForPolicy, pathFieldsFor, type NormalizeOptions } from './normalize';
+export { hostPaths, isPathUnder, MAX_SYMLINKS, normalizePolicyPath, resolvePathLikeKernel, resolveSymlinks, type PathFs, type PathResolution, type PathSemantics } from './paths';
+export { normalizeArgumentsForPolicy, normalizeForPolicy, pathFieldsFor, pathRulesFor, type NormalizedArguments, type NormalizeOptions, type PathRules } from './normalize';
 export { loadOrganizationPolicy, parseOrganizationPolicy, type OrganizationPolicy } from './organization';
 export { PolicyStore, type ChangeSource, type RuleChange } from './store';

@@ -1,10 +1,11 @@
 /**
  * The impure step before `decide`: turns validated arguments into the normalized view the policy
- * reads (path-like fields resolved through symlinks). What is *sent* stays the stored original;
- * the server resolves the same paths the same way, so the policy judges what will really happen.
+ * reads (path-like fields resolved as the operating system will open them). What is *sent* stays
+ * the stored original; the server resolves the same paths the same way, so the policy judges what
+ * will really happen.
  */
 import type { PolicyState } from '../../../shared/domain/policy';
-import { resolveSymlinks, type PathFs, type PathSemantics } from './paths';
+import { resolvePathLikeKernel, type PathFs, type PathSemantics } from './paths';
 
 /** Argument names treated as paths even without a path rule (the schema cannot say "this is a path"). */
 const PATH_LIKE_NAME = /(^|[_-])(path|paths|file|filename|filepath|dir|directory|folder|cwd|root|source|destination|dest|target)$/i;
@@ -12,45 +13,112 @@ const PATH_LIKE_NAME = /(^|[_-])(path|paths|file|filename|filepath|dir|directory
 /** Options of the normalization step. */
 export interface NormalizeOptions {
   semantics: PathSemantics;
-  /** The real file system (node:fs realpathSync.native), or null to skip symlink resolution. */
+  /** The real file system (node:fs), or null to resolve `..` and working folders without reading it. */
   fs: PathFs | null;
   /** Extra dotted fields to treat as paths (e.g. every `pathUnder` field of the rules for this tool). */
   pathFields?: readonly string[];
+  /** Folders the rules name (`pathUnder` values): resolved too, so a rule on a symlink covers what it leads to. */
+  pathRoots?: readonly string[];
+  /**
+   * The folder the server opens relative paths from (a stdio server's working folder), or null
+   * when it is unknown (remote and built-in servers).
+   */
+  workingFolder?: string | null;
 }
 
+/** The policy's view of one call's arguments. */
+export interface NormalizedArguments {
+  arguments: Readonly<Record<string, unknown>>;
+  /**
+   * Path fields whose place cannot be known (relative with no working folder, unreadable folder):
+   * dotted field → why. The engine decides them by the strictest rule they could fall under.
+   */
+  unresolvedPaths: ReadonlyMap<string, string>;
+  /** Rule folder as written → where it really leads. */
+  pathRoots: ReadonlyMap<string, string>;
+  /** Set when a path field loops through symlinks: the call is refused with this reason. */
+  refused: string | null;
+}
+
+const NO_PROBLEMS: ReadonlyMap<string, string> = new Map();
+
 /**
- * Returns a normalized copy of `args` for the policy: path-like strings symlink-resolved.
+ * Returns the policy's view of `args`: path fields resolved like the kernel, rule folders resolved,
+ * and the fields whose place cannot be known.
  *
- * Why: keeps `decide` pure while still honouring "symlinks where the path exists" (DESIGN.md §3).
+ * Why: keeps `decide` pure while still honouring "symlinks where the path exists" (DESIGN.md §3)
+ * and never letting an unplaceable path make a call more allowed.
  */
-export function normalizeArgumentsForPolicy(args: Readonly<Record<string, unknown>>, options: NormalizeOptions): Readonly<Record<string, unknown>> {
-  // Without a file system there is nothing to resolve; decide() never mutates its input.
-  if (!options.fs) return args;
+export function normalizeForPolicy(args: Readonly<Record<string, unknown>>, options: NormalizeOptions): NormalizedArguments {
+  const pathFields = options.pathFields ?? [];
+  const roots = resolveRoots(options);
   // Nothing path-like to resolve (the common case): the input as is, no copy.
-  if (!needsResolution(args, options.pathFields)) return args;
+  if (!options.fs && pathFields.length === 0) return { arguments: args, unresolvedPaths: NO_PROBLEMS, pathRoots: roots, refused: null };
+  if (!needsResolution(args, pathFields)) return { arguments: args, unresolvedPaths: NO_PROBLEMS, pathRoots: roots, refused: null };
   const copy = structuredClone(args) as Record<string, unknown>;
-  const fs = options.fs;
-  const fix = (v: unknown): unknown => (typeof v === 'string' ? resolveSymlinks(v, options.semantics, fs) : Array.isArray(v) ? v.map(fix) : v);
-  for (const [k, v] of Object.entries(copy)) {
-    if (PATH_LIKE_NAME.test(k)) copy[k] = fix(v);
+  const unresolved = new Map<string, string>();
+  let refused: string | null = null;
+  const working = options.workingFolder ?? null;
+
+  // Path-like names without a rule: only absolute paths, and only where they resolve.
+  if (options.fs) {
+    const fs = options.fs;
+    const fix = (v: unknown): unknown => {
+      if (Array.isArray(v)) return v.map(fix);
+      if (typeof v !== 'string') return v;
+      const r = resolvePathLikeKernel(v, options.semantics, fs);
+      return r.ok ? r.path : v;
+    };
+    for (const [k, v] of Object.entries(copy)) {
+      if (PATH_LIKE_NAME.test(k) && !pathFields.includes(k)) copy[k] = fix(v);
+    }
   }
-  for (const dotted of options.pathFields ?? []) {
+
+  // Fields a path rule reads: resolved from the working folder; what cannot be placed is reported.
+  for (const dotted of pathFields) {
     const parts = dotted.split('.');
     let parent: unknown = copy;
     for (const part of parts.slice(0, -1)) {
       parent = parent && typeof parent === 'object' ? (parent as Record<string, unknown>)[part] : undefined;
     }
     const last = parts[parts.length - 1]!;
-    if (parent && typeof parent === 'object' && Object.prototype.hasOwnProperty.call(parent, last)) {
-      (parent as Record<string, unknown>)[last] = fix((parent as Record<string, unknown>)[last]);
+    if (!parent || typeof parent !== 'object' || !Object.prototype.hasOwnProperty.call(parent, last)) continue;
+    const value = (parent as Record<string, unknown>)[last];
+    if (typeof value !== 'string') continue;
+    const r = resolvePathLikeKernel(value, options.semantics, options.fs, working);
+    if (r.ok) {
+      (parent as Record<string, unknown>)[last] = r.path;
+    } else if (r.kind === 'loop') {
+      refused ??= `arguments.${dotted}: ${r.why}`;
+    } else {
+      unresolved.set(dotted, `arguments.${dotted} ${JSON.stringify(value)} ${r.why}`);
     }
   }
-  return copy;
+  return { arguments: copy, unresolvedPaths: unresolved.size ? unresolved : NO_PROBLEMS, pathRoots: roots, refused };
+}
+
+/**
+ * Returns a normalized copy of `args` for the policy: path-like strings symlink-resolved.
+ * The view without the problems `normalizeForPolicy` reports; for callers that only need values.
+ */
+export function normalizeArgumentsForPolicy(args: Readonly<Record<string, unknown>>, options: NormalizeOptions): Readonly<Record<string, unknown>> {
+  return normalizeForPolicy(args, options).arguments;
+}
+
+/** Where each rule folder really leads (a folder that cannot be resolved is judged as written). */
+function resolveRoots(options: NormalizeOptions): ReadonlyMap<string, string> {
+  if (!options.fs || !options.pathRoots || options.pathRoots.length === 0) return NO_PROBLEMS;
+  const out = new Map<string, string>();
+  for (const root of options.pathRoots) {
+    const r = resolvePathLikeKernel(root, options.semantics, options.fs);
+    if (r.ok) out.set(root, r.path);
+  }
+  return out;
 }
 
 /** True when some field would be rewritten: a path-like name holding a string or array, or an explicit path field. */
-function needsResolution(args: Readonly<Record<string, unknown>>, pathFields: readonly string[] | undefined): boolean {
-  if (pathFields && pathFields.length > 0) return true;
+function needsResolution(args: Readonly<Record<string, unknown>>, pathFields: readonly string[]): boolean {
+  if (pathFields.length > 0) return true;
   for (const k in args) {
     if (!Object.prototype.hasOwnProperty.call(args, k)) continue;
     const v = args[k];
@@ -59,13 +127,29 @@ function needsResolution(args: Readonly<Record<string, unknown>>, pathFields: re
   return false;
 }
 
+/** The fields and folders the `pathUnder` rules for one (server, tool) read. */
+export interface PathRules {
+  fields: readonly string[];
+  roots: readonly string[];
+}
+
 /**
- * Every dotted field any `pathUnder` or `matches` rule for this tool inspects.
+ * Every dotted field any `pathUnder` rule for this tool inspects.
  *
- * Why: those fields must be symlink-resolved even when their names do not look like paths.
+ * Why: those fields must be resolved even when their names do not look like paths.
  */
 export function pathFieldsFor(state: PolicyState, serverId: string, toolName: string): readonly string[] {
-  let index = pathFieldIndex.get(state.user);
+  return pathRulesFor(state, serverId, toolName).fields;
+}
+
+/**
+ * The fields and the folders of every `pathUnder` rule for this tool.
+ *
+ * Why: both sides of "under" must be resolved the same way; a rule on `/etc` (a symlink to
+ * `/private/etc` on macOS) must cover the files it leads to.
+ */
+export function pathRulesFor(state: PolicyState, serverId: string, toolName: string): PathRules {
+  let index = pathRuleIndex.get(state.user);
   if (!index) {
     index = new Map();
     for (const rule of state.user) {
@@ -73,16 +157,17 @@ export function pathFieldsFor(state: PolicyState, serverId: string, toolName: st
       const key = `${rule.scope.serverId}\u0000${rule.scope.toolName}`;
       for (const c of rule.scope.constraints) {
         if (c.op !== 'pathUnder') continue;
-        const list = index.get(key) ?? [];
-        if (!list.includes(c.field)) list.push(c.field);
-        index.set(key, list);
+        const entry = index.get(key) ?? { fields: [], roots: [] };
+        if (!entry.fields.includes(c.field)) entry.fields.push(c.field);
+        if (!entry.roots.includes(c.value)) entry.roots.push(c.value);
+        index.set(key, entry);
       }
     }
-    pathFieldIndex.set(state.user, index);
+    pathRuleIndex.set(state.user, index);
   }
-  return index.get(`${serverId}\u0000${toolName}`) ?? NO_FIELDS;
+  return index.get(`${serverId}\u0000${toolName}`) ?? NO_RULES;
 }
 
-/** Path fields per (server, tool), built once per rule array (rules are replaced, never mutated). */
-const pathFieldIndex = new WeakMap<readonly unknown[], Map<string, string[]>>();
-const NO_FIELDS: readonly string[] = Object.freeze([]);
+/** Path rules per (server, tool), built once per rule array (rules are replaced, never mutated). */
+const pathRuleIndex = new WeakMap<readonly unknown[], Map<string, { fields: string[]; roots: string[] }>>();
+const NO_RULES: PathRules = Object.freeze({ fields: Object.freeze([]) as readonly string[], roots: Object.freeze([]) as readonly string[] });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync, mkdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { decide, isPathUnder, normalizeArgumentsForPolicy, normalizePolicyPath } from '../../../electron/core/policy';
+import { decide, hostPaths, isPathUnder, normalizeArgumentsForPolicy, normalizePolicyPath, resolvePathLikeKernel } from '../../../electron/core/policy';
 import type { PolicyContext, PolicyRequest, PolicyState, UserRule } from '../../../shared/domain/policy';
 
 const tool = { contractHash: 'c1', endpointHash: 'e1' };
@@ -192,7 +192,7 @@ describe('argument constraints', () => {
       writeFileSync(path.join(dir, 'secrets', 'key'), 'x');
       symlinkSync(path.join(dir, 'secrets'), path.join(dir, 'docs', 'link'));
       const s = constrained([{ op: 'pathUnder', field: 'target', value: path.join(dir, 'docs') }]);
-      const fs = { realpath: (p: string) => realpathSync.native(p) };
+      const fs = hostPaths().fs;
       const viaLink = normalizeArgumentsForPolicy({ target: path.join(dir, 'docs', 'link', 'key') }, { semantics: 'posix', fs, pathFields: ['target'] });
       expect(viaLink.target).toBe(path.join(dir, 'secrets', 'key'));
       expect(allowed(s, viaLink)).toBe(false);
@@ -204,5 +204,74 @@ describe('argument constraints', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('paths the way the operating system opens them', () => {
+  /** A file system of links and folders in memory, for the semantics of a platform this host is not. */
+  const fakeFs = (links: Record<string, string>, dirs: string[], lib: typeof path.posix) => ({
+    lstat(p: string) {
+      const key = lib.normalize(p);
+      if (key in links) return { isSymbolicLink: () => true };
+      if (dirs.includes(key)) return { isSymbolicLink: () => false };
+      throw Object.assign(new Error('no such file'), { code: 'ENOENT' });
+    },
+    readlink: (p: string) => links[lib.normalize(p)]!,
+    realpath(p: string): string {
+      let key = lib.normalize(p);
+      for (let hops = 0; key in links; hops++) {
+        if (hops > 40) throw Object.assign(new Error('loop'), { code: 'ELOOP' });
+        key = lib.resolve(lib.dirname(key), links[key]!);
+      }
+      if (!dirs.includes(key) && key !== lib.parse(key).root) throw Object.assign(new Error('no such file'), { code: 'ENOENT' });
+      return key;
+    },
+  });
+
+  it('POSIX follows each symlink before applying the next .., as the kernel does', () => {
+    const fs = fakeFs({ '/p/docs/link': '/outside/inner', '/p/docs/rel': '../../outside/inner' }, ['/p', '/p/docs', '/outside', '/outside/inner'], path.posix);
+    expect(resolvePathLikeKernel('/p/docs/link/../secret.txt', 'posix', fs)).toEqual({ ok: true, path: '/outside/secret.txt' });
+    expect(resolvePathLikeKernel('/p/docs/rel/../secret.txt', 'posix', fs)).toEqual({ ok: true, path: '/outside/secret.txt' });
+    expect(resolvePathLikeKernel('/p/docs/new/../x', 'posix', fs)).toEqual({ ok: true, path: '/p/docs/x' });
+  });
+
+  it('Windows applies .. to the string first (Win32 path normalization), then follows links', () => {
+    const fs = fakeFs({ 'C:\\p\\docs\\link': 'D:\\outside\\inner' }, ['C:\\p', 'C:\\p\\docs', 'D:\\outside', 'D:\\outside\\inner'], path.win32);
+    expect(resolvePathLikeKernel('C:\\p\\docs\\link\\..\\secret.txt', 'win32', fs)).toEqual({ ok: true, path: 'C:\\p\\docs\\secret.txt' });
+    expect(resolvePathLikeKernel('C:/p/docs/link/key', 'win32', fs)).toEqual({ ok: true, path: 'D:\\outside\\inner\\key' });
+    // Relative paths take the working folder's drive; a path relative to another drive's own folder cannot be placed.
+    expect(resolvePathLikeKernel('docs\\a.txt', 'win32', null, 'C:\\p')).toEqual({ ok: true, path: 'C:\\p\\docs\\a.txt' });
+    expect(resolvePathLikeKernel('\\p\\docs\\a.txt', 'win32', null, 'C:\\w')).toEqual({ ok: true, path: 'C:\\p\\docs\\a.txt' });
+    expect(resolvePathLikeKernel('D:a.txt', 'win32', null, 'C:\\w')).toMatchObject({ ok: false, kind: 'unknown' });
+  });
+
+  it('loops, home-folder tildes and missing working folders are reported, never guessed', () => {
+    const fs = fakeFs({ '/a': '/b', '/b': '/a' }, [], path.posix);
+    expect(resolvePathLikeKernel('/a/x', 'posix', fs)).toMatchObject({ ok: false, kind: 'loop' });
+    expect(resolvePathLikeKernel('~/secrets', 'posix', fs, '/w')).toMatchObject({ ok: false, kind: 'unknown' });
+    expect(resolvePathLikeKernel('secrets/key', 'posix', fs, null)).toMatchObject({ ok: false, kind: 'unknown', why: expect.stringMatching(/working folder is unknown/) });
+  });
+
+  it('a path that cannot be placed is decided by the strictest rule it could fall under, never more allowed', () => {
+    const rule = (id: string, mode: string, under: string): UserRule => ({
+      id,
+      scope: { kind: 'tool-constraint', serverId: 'gh', accountId: null, toolName: 'close_issue', constraints: [{ op: 'pathUnder', field: 'path', value: under }] },
+      mode,
+      pin: null,
+    });
+    const rel = { path: 'secrets/key' };
+    const withTool = (mode: string, ...rules: UserRule[]) => state({ user: [toolRule('t', mode), ...rules] });
+    expect(decide(req({ arguments: rel }), withTool('allow', rule('s', 'disabled', '/p/secrets')), ctx)).toMatchObject({ decision: 'deny', ruleId: 's' });
+    expect(decide(req({ arguments: rel }), withTool('allow', rule('s', 'ask', '/p/secrets')), ctx)).toMatchObject({ decision: 'ask', ruleId: 's' });
+    // An Allow folder never applies to it; a stricter tool rule is kept.
+    expect(decide(req({ arguments: rel }), withTool('ask', rule('d', 'allow', '/p/docs')), ctx)).toMatchObject({ decision: 'ask', ruleId: 't' });
+    expect(decide(req({ arguments: rel }), withTool('disabled', rule('s', 'ask', '/p/secrets')), ctx)).toMatchObject({ decision: 'deny', ruleId: 't' });
+    expect(decide(req({ arguments: rel }), state({ user: [rule('d', 'allow', '/p/docs')] }), ctx)).toMatchObject({ decision: 'ask', layer: 'default' });
+    // An absolute path stays exact: outside the Disabled folder, the tool rule applies.
+    expect(decide(req({ arguments: { path: '/p/docs/a' } }), withTool('allow', rule('s', 'disabled', '/p/secrets')), ctx)).toMatchObject({ decision: 'allow', ruleId: 't' });
+    const why = new Map([['path', 'arguments.path "secrets/key" is a relative path and the server\'s working folder is unknown']]);
+    expect(decide(req({ arguments: rel }), withTool('allow', rule('s', 'disabled', '/p/secrets')), { ...ctx, unresolvedPaths: why }).reason).toBe(
+      `Disabled under /p/secrets (${why.get('path')}; the strictest rule it could fall under applies)`,
+    );
   });
 });
