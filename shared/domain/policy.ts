@@ -26,7 +26,10 @@ export const ArgumentConstraint = z.discriminatedUnion('op', [
   z.object({ op: z.literal('equals'), field: Field, value: z.json() }),
   /** The argument equals one of `value`. */
   z.object({ op: z.literal('oneOf'), field: Field, value: z.array(z.json()).min(1) }),
-  /** The argument is a string matching the glob `value` (picomatch). */
+  /**
+   * The argument is a string matching the glob `value` (`*`, `**`, `?`, `[a-z]`, `{a,b}`, leading
+   * `!`; see electron/core/policy/glob.ts), evaluated in time linear in the argument.
+   */
   z.object({ op: z.literal('matches'), field: Field, value: z.string().min(1) }),
   /** The argument is a number ≥ `value`. */
   z.object({ op: z.literal('min'), field: Field, value: z.number() }),

@@ -9,11 +9,9 @@
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ElicitRequestSchema, ErrorCode, McpError, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import addFormatsImport from 'ajv-formats';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { BrowserOpener } from '../ports';
-
-const addFormats = addFormatsImport as unknown as (ajv: Ajv) => Ajv;
+import { createLinearAjv } from '../validation/schemas';
 
 /** The form a server asks to be filled in (only top-level primitive properties, per the MCP spec). */
 export interface RequestedSchema {
@@ -99,8 +97,8 @@ export interface ElicitationHandlerOptions {
  * (server, account).
  */
 export function createElicitationHandler(options: ElicitationHandlerOptions) {
-  const ajv = new Ajv({ strict: false, allErrors: true, useDefaults: true });
-  addFormats(ajv);
+  // The schema is the server's: its patterns run on the linear-time engine.
+  const ajv = createLinearAjv({ strict: false, allErrors: true, useDefaults: true });
   const maxAttempts = options.maxAttempts ?? 3;
   const emit = (e: Omit<ElicitationEvent, 'serverId'>) => options.onEvent?.({ serverId: options.serverId, ...e });
 

@@ -14,8 +14,7 @@
  * observe a half-made decision.
  */
 import { randomUUID } from 'node:crypto';
-import { Ajv, type ValidateFunction } from 'ajv';
-import addFormatsImport from 'ajv-formats';
+import type { Ajv, ValidateFunction } from 'ajv';
 import type { CallSource, OperationState } from '../../../shared/domain/operations';
 import { TERMINAL_STATES } from '../../../shared/domain/operations';
 import {
@@ -39,8 +38,8 @@ import { CallAbort } from '../call-abort';
 import { systemClock, type ApprovalPreview, type Clock, type Journal, type JournalEntry } from '../ports';
 import { isCallFailed, isCallNotSent, type RegistryChange, type ToolDescriptor, type ToolExecutor, type ToolRegistry } from './ports';
 import { replayOperations } from './replay';
-
-const addFormats = addFormatsImport as unknown as (ajv: Ajv) => Ajv;
+import { UnsafePatternError } from '../validation/linear-regexp';
+import { createLinearAjv, describeUnsafePattern } from '../validation/schemas';
 
 /** Default time a pending approval waits before it expires. */
 export const DEFAULT_APPROVAL_TTL_MS = 10 * 60 * 1000;
@@ -240,8 +239,8 @@ export class Gate {
     this.ttl = deps.approvalTtlMs ?? DEFAULT_APPROVAL_TTL_MS;
     this.keepFinished = Math.max(0, deps.keepFinished ?? DEFAULT_KEEP_FINISHED);
     this.paths = deps.paths ?? hostPaths();
-    this.ajv = new Ajv({ strict: false, allErrors: false, validateSchema: false });
-    addFormats(this.ajv);
+    // The schema is the server's: its patterns run on the linear-time engine, never V8's backtracking one.
+    this.ajv = createLinearAjv({ strict: false, allErrors: false, validateSchema: false });
     this.unsubscribeRegistry = deps.registry.subscribe?.((change) => this.onRegistryChange(change));
   }
 
@@ -772,6 +771,7 @@ export class Gate {
       try {
         validator = this.ajv.compile(tool.inputSchema ?? { type: 'object' });
       } catch (error) {
+        if (error instanceof UnsafePatternError) return `${describeUnsafePattern(tool.inputSchema, error, 'inputSchema')}; the call is refused`;
         return `the tool's inputSchema is not a valid JSON Schema (${error instanceof Error ? error.message : String(error)})`;
       }
       this.validators.set(tool.contractHash, validator);

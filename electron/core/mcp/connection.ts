@@ -35,6 +35,7 @@ import { LogRing } from './log-ring';
 import { CallNotSentError, ToolCallFailedError, ToolCallOutcomeUnknownError } from './outcome';
 import { LOGGED, ProcessTransport } from './process-transport';
 import { sanitizeForDisplay } from './sanitize';
+import { LinearJsonSchemaValidator } from '../validation/schemas';
 
 /** The state of one connection, as the UI shows it. */
 export type ConnectionStatus =
@@ -348,7 +349,8 @@ export class Connection {
   /** A fresh SDK client over `transport`, with our send/close hooks installed. */
   private async attach(transport: Transport, generation: number): Promise<Client> {
     const elicitation = this.deps.elicitation;
-    const client = new Client(this.deps.clientInfo, { capabilities: elicitation ? ELICITATION_CAPABILITIES : {} });
+    // The server's outputSchemas check its own results: their patterns run on the linear-time engine.
+    const client = new Client(this.deps.clientInfo, { capabilities: elicitation ? ELICITATION_CAPABILITIES : {}, jsonSchemaValidator: new LinearJsonSchemaValidator() });
     if (elicitation) {
       // Labelled with Warden's id and label for the server, never its self-declared name; an
       // answer is only an answer, never a tool approval (the gate is not reachable from here).

@@ -13,7 +13,6 @@
  * Always Allow is pinned to the tool's contract hash and the server's endpoint hash.
  * Rule arrays must be treated as immutable: replace them to change the policy, never mutate.
  */
-import picomatch from 'picomatch';
 import type { Decision, PermissionMode } from '../../../shared/domain/operations';
 import {
   parseMode,
@@ -29,6 +28,7 @@ import {
   type UserRule,
 } from '../../../shared/domain/policy';
 import { canonicalJson } from '../canonical/canonical-json';
+import { compileGlob } from './glob';
 import { isPathUnder, normalizePolicyPath } from './paths';
 
 type Layer = PolicyDecision['layer'];
@@ -60,7 +60,14 @@ interface CompiledOrg {
 const UNKNOWN = Symbol('unknown');
 type Holds = boolean | typeof UNKNOWN;
 
-type CompiledConstraint = { field: string[]; dotted: string; test: (value: unknown, ctx: PolicyContext) => Holds; words: string };
+type CompiledConstraint = {
+  field: string[];
+  dotted: string;
+  test: (value: unknown, ctx: PolicyContext) => Holds;
+  words: string;
+  /** Why the test cannot be known, when that is the constraint's own fault (a glob it cannot evaluate). */
+  unknownWhy?: string;
+};
 
 /** Rules by server, then account (or ANY), then tool (or ANY): nested maps, so a lookup hashes
  * the request's own id strings (their hashes are cached) instead of building a key string. */
@@ -273,7 +280,7 @@ function whyUncertain(rule: CompiledRule, request: PolicyRequest, context: Polic
   for (const c of rule.constraints) {
     const value = getField(request.arguments, c.field);
     if (c.test(value, context) !== UNKNOWN) continue;
-    return context.unresolvedPaths?.get(c.dotted) ?? `arguments.${c.dotted} ${JSON.stringify(value)} is not an absolute path`;
+    return c.unknownWhy ?? context.unresolvedPaths?.get(c.dotted) ?? `arguments.${c.dotted} ${JSON.stringify(value)} is not an absolute path`;
   }
   return 'a path could not be placed';
 }
@@ -457,8 +464,11 @@ function compileConstraint(c: ArgumentConstraint): CompiledConstraint {
       return { field, dotted: c.field, words: `${c.field} one of ${[...set].join(', ')}`, test: (v) => v !== undefined && set.has(safeCanonical(v)) };
     }
     case 'matches': {
-      const isMatch = globMatcher(c.value);
-      return { field, dotted: c.field, words: `${c.field} matching ${c.value}`, test: (v) => typeof v === 'string' && isMatch(v) };
+      const glob = globMatcher(c.value);
+      const words = `${c.field} matching ${c.value}`;
+      // A glob that cannot be evaluated could match anything: its rule may only make calls stricter.
+      if ('why' in glob) return { field, dotted: c.field, words, test: (v) => (typeof v === 'string' ? UNKNOWN : false), unknownWhy: glob.why };
+      return { field, dotted: c.field, words, test: (v) => typeof v === 'string' && glob.test(v) };
     }
     case 'min':
       return { field, dotted: c.field, words: `${c.field} ≥ ${c.value}`, test: (v) => typeof v === 'number' && v >= c.value };
@@ -474,13 +484,20 @@ function lazyKey(rule: unknown): () => string {
   return () => (key ??= safeCanonical(rule));
 }
 
-const globCache = new Map<string, (s: string) => boolean>();
+const globCache = new Map<string, { test: (s: string) => boolean } | { why: string }>();
 
-/** Compiled picomatch matchers, shared across policy states (compiling a glob is the costly part). */
-function globMatcher(glob: string): (s: string) => boolean {
+/**
+ * Compiled linear-time glob matchers, shared across policy states (compiling a glob is the costly
+ * part), or why a glob cannot be evaluated.
+ */
+function globMatcher(glob: string): { test: (s: string) => boolean } | { why: string } {
   let m = globCache.get(glob);
   if (!m) {
-    m = picomatch(glob, { dot: true });
+    try {
+      m = compileGlob(glob);
+    } catch (error) {
+      m = { why: `the glob ${JSON.stringify(glob)} cannot be evaluated (${error instanceof Error ? error.message : String(error)})` };
+    }
     if (globCache.size > 10_000) globCache.clear();
     globCache.set(glob, m);
   }
