@@ -20,11 +20,14 @@ import { createDialogPrompter, createServerChangeConfirmer } from './dialogs';
 import { createDialogElicitor } from './elicitor';
 import { openElectronSettingsStore } from './electron-settings-store';
 import { bindContract, createSenderCheck } from './ipc';
+import { createPendingBadge } from './badge';
 import { refuseDebuggingLaunch } from './launch-guard';
 import { installApplicationMenu } from './menu';
+import { watchApprovalsForAttention } from './notifications';
 import { registerAppScheme, rendererEntry, serveRenderer } from './protocol';
 import { hardenWebContents, isSameOrigin, secureAllSessions, systemBrowser } from './security';
-import { builtPaths, windowOptions } from './window';
+import { nativeAppearance } from './theme';
+import { builtPaths, windowBackground, windowOptions } from './window';
 
 /**
  * Warden's application id: electron-builder's `appId`, and on Windows the AppUserModelID that
@@ -150,6 +153,8 @@ export async function startWarden(options: StartOptions = {}): Promise<RunningWa
     // First run with no servers: add the in-process demo server (README: useful offline, no keys).
     offerDemoServer: true,
     gate: { ...durable.gate, prompter: createDialogPrompter(() => window) },
+    // The stored theme is applied now, before the window is created in its colours.
+    appearance: nativeAppearance,
   });
   // Operations the last exit interrupted are settled (executing → outcome_unknown, never resent)
   // before the renderer can ask for anything.
@@ -165,8 +170,22 @@ export async function startWarden(options: StartOptions = {}): Promise<RunningWa
   // Events go only to our window's main frame, and only while it is on our origin.
   const unsubscribe = core.events.subscribe((event, payload) => {
     if (!window || window.isDestroyed()) return;
+    // The window's own colour follows the theme, so a resize or reload never flashes the other one.
+    if (event === 'theme:changed') window.setBackgroundColor(windowBackground((payload as { dark: boolean }).dark));
     if (!isSameOrigin(window.webContents.mainFrame.url, entry.origin)) return;
     window.webContents.send(eventWireChannel(event), payload);
+  });
+
+  const badge = createPendingBadge({ platform, getWindow: () => window });
+  const stopAttention = watchApprovalsForAttention({
+    events: core.events,
+    labelsOf: (operationId) => {
+      const labels = core.gate.gate.get(operationId)?.labels;
+      return labels ? { serverLabel: labels.server, accountLabel: labels.account } : null;
+    },
+    getWindow: () => window,
+    badge,
+    openApprovals: () => runCommand({ type: 'show-view', view: 'approvals' }),
   });
 
   const createWindow = (): BrowserWindow => {
@@ -181,6 +200,7 @@ export async function startWarden(options: StartOptions = {}): Promise<RunningWa
     });
     void win.loadURL(entry.url).catch((error: unknown) => console.error('[warden] failed to load the renderer', error));
     window = win;
+    badge.refresh();
     return win;
   };
 
@@ -215,6 +235,7 @@ export async function startWarden(options: StartOptions = {}): Promise<RunningWa
     if (closed) return;
     event.preventDefault();
     closing ??= (async () => {
+      stopAttention();
       unsubscribe();
       unbind();
       try {
