@@ -140,6 +140,9 @@ export class FakeCommandLine {
   });
 }
 
+/** Every user-data folder this test process made; removed together when it exits. */
+const createdUserData: string[] = [];
+
 class FakeApp extends EventEmitter {
   isPackaged = false;
   lockAcquired = true;
@@ -168,7 +171,12 @@ class FakeApp extends EventEmitter {
     if (name !== 'userData') return tmpdir();
     if (!this.userData) {
       const dir = mkdtempSync(join(tmpdir(), 'warden-userdata-'));
-      process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+      if (createdUserData.length === 0) {
+        process.once('exit', () => {
+          for (const d of createdUserData) rmSync(d, { recursive: true, force: true });
+        });
+      }
+      createdUserData.push(dir);
       this.userData = dir;
     }
     return this.userData;

@@ -18,6 +18,7 @@ vi.mock('electron', () => import('../../helpers/electron-mock').then((m) => m.el
 
 import { ICNS_ENTRIES, ICO_SIZES, iconFiles, LINUX_SIZES } from '../../../scripts/make-icons';
 import { pngSize } from '../../../electron/main/png';
+import { APP_ID } from '../../../electron/main/app';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const require = createRequire(import.meta.url);
@@ -91,8 +92,7 @@ describe('electron-builder.yml', () => {
     expect(config.nsis).toMatchObject({ oneClick: false, perMachine: false, allowToChangeInstallationDirectory: true });
   });
 
-  it('names the app once: appId is the Windows AppUserModelID main sets, productName is Warden', async () => {
-    const { APP_ID } = await import('../../../electron/main/app');
+  it('names the app once: appId is the Windows AppUserModelID main sets, productName is Warden', () => {
     expect(config.appId).toBe(APP_ID);
     expect(config.productName).toBe('Warden');
     expect(pkg.productName).toBe('Warden');
