@@ -13,7 +13,7 @@ export const VIEW_IDS = ['chat', 'servers', 'permissions', 'approvals', 'activit
 export type ViewId = (typeof VIEW_IDS)[number];
 
 /** Shown when the menu asks for Settings in a version that has no Settings view yet. */
-export const SETTINGS_NOT_YET = 'Settings are not in this version of Warden yet. Theme, approvals and providers will be set there.';
+export const SETTINGS_NOT_YET = 'Settings are not in this version of Warden yet. Model providers are under Models in the sidebar.';
 
 export interface NavigationSlice {
   view: ViewId;
