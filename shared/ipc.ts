@@ -19,6 +19,7 @@ import { connectionsChannels, connectionsEvents } from './contract/connections';
 import { runChannels } from './contract/run';
 import { authChannels } from './contract/auth';
 import { modelsChannels, modelsEvents } from './contract/models';
+import { appEvents, themeChannels, themeEvents } from './contract/app';
 
 /** Every request/response channel. */
 export const channels = {
@@ -32,6 +33,7 @@ export const channels = {
   ...runChannels,
   ...authChannels,
   ...modelsChannels,
+  ...themeChannels,
 } as const satisfies Record<string, ChannelSpec>;
 
 /** Every main→renderer event. */
@@ -43,6 +45,8 @@ export const events = {
   ...permissionsEvents,
   ...connectionsEvents,
   ...modelsEvents,
+  ...appEvents,
+  ...themeEvents,
 } as const satisfies Record<string, EventSpec>;
 
 export type Channels = typeof channels;

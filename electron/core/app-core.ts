@@ -23,6 +23,7 @@ import { runHandlers } from './run/run-handlers';
 import { offerDemoServerOnFirstRun, openBuiltinTransport } from './demo/demo-setup';
 import { createModelsModule, type ModelsModuleOptions } from './models/models-module';
 import type { ModelProviderService } from './models/provider-service';
+import { createThemeModule, type Appearance } from './appearance/theme';
 
 /** What the core needs from its host. */
 export interface CoreDeps {
@@ -54,6 +55,8 @@ export interface CoreDeps {
   offerDemoServer?: boolean;
   /** Model providers: their settings file, built-in providers (the offline demo), adapter tuning (defaults: memory, none). */
   models?: ModelsModuleOptions;
+  /** Applies the theme preference to the host (main: nativeTheme). Default: none ("system" is light). */
+  appearance?: Appearance;
 }
 
 /** The running core: contract handlers, outgoing events, and shutdown. */
@@ -150,6 +153,7 @@ export function createCore(deps: CoreDeps): WardenCore {
   // First run with no servers: add the built-in offline demo once (a preference makes removal stick).
   const demoOffered = deps.offerDemoServer ? offerDemoServerOnFirstRun({ settings: serversModule.settings, service: serversModule.service }) : Promise.resolve(null);
   demoOffered.catch(() => undefined);
+  const theme = createThemeModule({ settings: serversModule.settings, events, appearance: deps.appearance });
 
   const status = (): CoreStatus => ({
     version: deps.version,
@@ -176,6 +180,7 @@ export function createCore(deps: CoreDeps): WardenCore {
     ...createAuthHandlers(oauth),
     ...runHandlers(() => gateModule.gate),
     ...modelsModule.handlers,
+    ...theme.handlers,
   };
 
   if (deps.confirmServerChange) requireServerConfirmation(handlers, serversModule.importer, deps.confirmServerChange);
@@ -217,6 +222,7 @@ export function createCore(deps: CoreDeps): WardenCore {
     demoOffered,
     status,
     close: async () => {
+      theme.dispose();
       gateModule.close();
       modelsModule.dispose();
       await connections.dispose();

@@ -1,6 +1,7 @@
 /**
- * The Electron app lifecycle: single instance, secure sessions, the renderer's origin, the core,
- * the IPC binding, the window, and a clean shutdown that closes the core.
+ * The Electron app lifecycle: the launch guard, single instance, secure sessions, the renderer's
+ * origin, the core, the IPC binding, the application menu, approval notifications and the badge,
+ * the theme, the window, and a clean shutdown that closes the core.
  *
  * Kept separate from index.ts (which only calls `startWarden`) so tests can drive the lifecycle
  * with a mocked `electron` module.
@@ -8,7 +9,8 @@
 import { copyFileSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { app, BrowserWindow, ipcMain, session } from 'electron';
+import { app, BrowserWindow, dialog, ipcMain, nativeTheme, session } from 'electron';
+import type { AppCommand } from '../../shared/contract/app';
 import { eventWireChannel } from '../../shared/ipc';
 import { createCore, type WardenCore } from '../core/app-core';
 import { openLedgerForApp } from '../core/ledger';
@@ -18,9 +20,20 @@ import { createDialogPrompter, createServerChangeConfirmer } from './dialogs';
 import { createDialogElicitor } from './elicitor';
 import { openElectronSettingsStore } from './electron-settings-store';
 import { bindContract, createSenderCheck } from './ipc';
+import { createPendingBadge } from './badge';
+import { refuseDebuggingLaunch } from './launch-guard';
+import { installApplicationMenu } from './menu';
+import { watchApprovalsForAttention } from './notifications';
 import { registerAppScheme, rendererEntry, serveRenderer } from './protocol';
 import { hardenWebContents, isSameOrigin, secureAllSessions, systemBrowser } from './security';
-import { builtPaths, windowOptions } from './window';
+import { nativeAppearance } from './theme';
+import { builtPaths, windowBackground, windowOptions } from './window';
+
+/**
+ * Warden's application id: electron-builder's `appId`, and on Windows the AppUserModelID that
+ * ties notifications and the taskbar button to the installed Start-menu shortcut.
+ */
+export const APP_ID = 'dev.warden.app';
 
 /** Knobs for tests; production uses the defaults. */
 export interface StartOptions {
@@ -34,6 +47,10 @@ export interface StartOptions {
    * `openDurableState` in the user-data folder. Tests pass an in-memory stand-in.
    */
   openState?: () => Promise<Partial<Parameters<typeof createCore>[0]>>;
+  /** The launch arguments; defaults to `process.argv`. */
+  argv?: readonly string[];
+  /** Defaults to `process.platform`; tests choose another to check per-platform behaviour. */
+  platform?: NodeJS.Platform;
 }
 
 /**
@@ -83,14 +100,21 @@ export interface RunningWarden {
 }
 
 /**
- * Starts Warden's main process. Resolves null (after asking the app to quit) when another
- * instance already holds the single-instance lock; that instance is focused instead.
+ * Starts Warden's main process. Resolves null when an installed app was launched with a
+ * debugging switch (after a plain message and `app.exit(1)`, before anything else happens), or
+ * (after asking the app to quit) when another instance already holds the single-instance lock;
+ * that instance is focused instead.
  */
 export async function startWarden(options: StartOptions = {}): Promise<RunningWarden | null> {
+  const platform = options.platform ?? process.platform;
+  // First, synchronously: nothing of Warden may exist in a process someone is debugging.
+  if (app.isPackaged && refuseDebuggingLaunch({ app, dialog }, options.argv ?? process.argv, platform)) return null;
   if (!app.requestSingleInstanceLock()) {
     app.quit();
     return null;
   }
+  // Windows ties notifications and the taskbar button to the installer's shortcut through this id.
+  if (platform === 'win32') app.setAppUserModelId(APP_ID);
   // Every renderer sandboxed, whatever options a future window passes (checklist: sandbox all).
   app.enableSandbox();
   registerAppScheme();
@@ -99,15 +123,20 @@ export async function startWarden(options: StartOptions = {}): Promise<RunningWa
   const paths = builtPaths(mainDir);
   const entry = rendererEntry(app.isPackaged, options.env ?? process.env);
   let window: BrowserWindow | null = null;
+  // Brings the window forward, opening one if there is none (macOS keeps running without one).
+  // Null until the core is up; a launch before that sees the window appear when it is ready.
+  let bringForward: (() => BrowserWindow) | null = null;
 
+  // A second launch (a click on the icon while Warden runs) focuses this instance; its
+  // arguments are ignored, so a second launch cannot pass anything to this one.
   app.on('second-instance', () => {
-    if (!window || window.isDestroyed()) return;
-    if (window.isMinimized()) window.restore();
-    window.focus();
+    bringForward?.();
   });
   app.on('web-contents-created', (_event, contents) => hardenWebContents(contents, entry.origin));
 
   await app.whenReady();
+  // Before any window exists, so Electron's default menu (with Toggle Developer Tools) is never used.
+  installApplicationMenu({ platform, isPackaged: app.isPackaged, appName: app.name, run: (command) => runCommand(command) });
   secureAllSessions(app, session.defaultSession, entry.origin);
   if (entry.servesAppScheme) serveRenderer(paths.rendererDir);
 
@@ -124,6 +153,8 @@ export async function startWarden(options: StartOptions = {}): Promise<RunningWa
     // First run with no servers: add the in-process demo server (README: useful offline, no keys).
     offerDemoServer: true,
     gate: { ...durable.gate, prompter: createDialogPrompter(() => window) },
+    // The stored theme is applied now, before the window is created in its colours.
+    appearance: nativeAppearance,
   });
   // Operations the last exit interrupted are settled (executing → outcome_unknown, never resent)
   // before the renderer can ask for anything.
@@ -139,12 +170,26 @@ export async function startWarden(options: StartOptions = {}): Promise<RunningWa
   // Events go only to our window's main frame, and only while it is on our origin.
   const unsubscribe = core.events.subscribe((event, payload) => {
     if (!window || window.isDestroyed()) return;
+    // The window's own colour follows the theme, so a resize or reload never flashes the other one.
+    if (event === 'theme:changed') window.setBackgroundColor(windowBackground((payload as { dark: boolean }).dark));
     if (!isSameOrigin(window.webContents.mainFrame.url, entry.origin)) return;
     window.webContents.send(eventWireChannel(event), payload);
   });
 
+  const badge = createPendingBadge({ platform, getWindow: () => window });
+  const stopAttention = watchApprovalsForAttention({
+    events: core.events,
+    labelsOf: (operationId) => {
+      const labels = core.gate.gate.get(operationId)?.labels;
+      return labels ? { serverLabel: labels.server, accountLabel: labels.account } : null;
+    },
+    getWindow: () => window,
+    badge,
+    openApprovals: () => runCommand({ type: 'show-view', view: 'approvals' }),
+  });
+
   const createWindow = (): BrowserWindow => {
-    const win = new BrowserWindow(windowOptions(paths.preload));
+    const win = new BrowserWindow(windowOptions(paths.preload, { isPackaged: app.isPackaged, dark: nativeTheme.shouldUseDarkColors }));
     hardenWebContents(win.webContents, entry.origin);
     win.once('ready-to-show', () => win.show());
     win.on('closed', () => {
@@ -155,8 +200,27 @@ export async function startWarden(options: StartOptions = {}): Promise<RunningWa
     });
     void win.loadURL(entry.url).catch((error: unknown) => console.error('[warden] failed to load the renderer', error));
     window = win;
+    badge.refresh();
     return win;
   };
+
+  bringForward = () => {
+    const win = window && !window.isDestroyed() ? window : createWindow();
+    if (win.isMinimized()) win.restore();
+    win.show();
+    win.focus();
+    return win;
+  };
+
+  // A menu item or a notification click: the window comes forward, then the page is told what to
+  // show (once it has loaded, if the window had to be opened for this).
+  function runCommand(command: AppCommand): void {
+    const win = bringForward?.();
+    if (!win) return;
+    const send = () => core.events.emit('app:command', command);
+    if (win.webContents.isLoading()) win.webContents.once('did-finish-load', send);
+    else send();
+  }
 
   app.on('activate', () => {
     if (!window) createWindow();
@@ -171,6 +235,7 @@ export async function startWarden(options: StartOptions = {}): Promise<RunningWa
     if (closed) return;
     event.preventDefault();
     closing ??= (async () => {
+      stopAttention();
       unsubscribe();
       unbind();
       try {

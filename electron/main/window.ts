@@ -8,14 +8,35 @@ import { join } from 'node:path';
 import type { BrowserWindowConstructorOptions } from 'electron';
 
 /**
+ * The window's own colour, shown before the page paints and behind it while it resizes: the
+ * page background of the light and dark themes, so opening Warden in dark mode never flashes white.
+ */
+export const WINDOW_BACKGROUND = { light: '#f6f7f9', dark: '#111318' } as const;
+
+/** The window background for the theme Warden is drawn in now. */
+export function windowBackground(dark: boolean): string {
+  return dark ? WINDOW_BACKGROUND.dark : WINDOW_BACKGROUND.light;
+}
+
+/** What the window options depend on besides the preload. */
+export interface WindowLook {
+  /** An installed app: DevTools cannot be opened at all. */
+  isPackaged: boolean;
+  /** Drawn dark right now (nativeTheme, after the theme preference was applied). */
+  dark: boolean;
+}
+
+/**
  * Options for Warden's one BrowserWindow (Electron security checklist).
  *
  * The renderer runs sandboxed with context isolation and no Node; it reaches main only through
  * the preload's `window.warden`. Web security stays on, insecure content and experimental or
  * Blink features stay off, `<webview>` is disabled, and dropping a file on the window cannot
- * navigate it away from our origin.
+ * navigate it away from our origin. An installed app has no DevTools (`devTools: false`, so
+ * neither a shortcut nor `openDevTools()` can open them); a developer run keeps them. Without a
+ * `look`, the installed app's options are returned.
  */
-export function windowOptions(preloadPath: string): BrowserWindowConstructorOptions {
+export function windowOptions(preloadPath: string, look: WindowLook = { isPackaged: true, dark: false }): BrowserWindowConstructorOptions {
   return {
     width: 1200,
     height: 800,
@@ -23,7 +44,7 @@ export function windowOptions(preloadPath: string): BrowserWindowConstructorOpti
     minHeight: 480,
     title: 'Warden',
     show: false,
-    backgroundColor: '#111318',
+    backgroundColor: windowBackground(look.dark),
     webPreferences: {
       preload: preloadPath,
       sandbox: true,
@@ -38,6 +59,7 @@ export function windowOptions(preloadPath: string): BrowserWindowConstructorOpti
       navigateOnDragDrop: false,
       spellcheck: false,
       safeDialogs: true,
+      devTools: !look.isPackaged,
     },
   };
 }

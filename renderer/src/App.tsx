@@ -4,6 +4,7 @@
 import { useEffect } from 'react';
 import { CoreErrorBanner, SafeModeBanner, StatusPanel } from './components/status-panel';
 import { Nav } from './components/nav';
+import { NavigationNotice } from './components/navigation-notice';
 import { useAppStore } from './store';
 import { CurrentView } from './views/views';
 
@@ -43,6 +44,7 @@ export function App() {
       <main className="content">
         <SafeModeBanner />
         <CoreErrorBanner />
+        <NavigationNotice />
         <CurrentView />
       </main>
       <StatusPanel />

@@ -10,6 +10,9 @@ import { App } from './App';
 import { AppStoreContext, createAppStore } from './store';
 
 const store = createAppStore({ api: getWardenApi });
+// Before the first render: main delivers a menu or notification command as soon as the page has
+// loaded, which can be before React's first effects run.
+store.getState().watchAppCommands();
 const root = document.getElementById('root');
 if (!root) throw new Error('index.html has no #root element');
 createRoot(root).render(

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { Account, ServerDefinition, TimeoutMs } from '../../../shared/domain/servers';
+import { ThemePreference } from '../../../shared/contract/app';
 
 /** The version this build writes. Bump it together with a migration in `MIGRATIONS`. */
 export const SETTINGS_VERSION = 1;
@@ -16,6 +17,8 @@ export const Preferences = z.looseObject({
   approvalTimeoutMs: z.number().int().min(10_000).max(86_400_000).optional(),
   /** Default per-call timeout for servers that set none. */
   defaultCallTimeoutMs: TimeoutMs.optional(),
+  /** How Warden is drawn: following the system (default), or always light or dark. */
+  theme: ThemePreference.optional(),
 });
 export type Preferences = z.infer<typeof Preferences>;
 

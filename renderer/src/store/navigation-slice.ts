@@ -1,27 +1,79 @@
 /**
- * Which view the app frame shows. Pure UI state: nothing here comes from main.
+ * Which view the app frame shows, and the commands main sends from the application menu and
+ * from notifications (`app:command`): show a view, start a new chat, open settings.
+ *
+ * A command only moves the frame: it carries no data a view would act on, so a command can
+ * never approve, reject or run anything.
  */
+import type { AppCommand } from '../../../shared/contract/app';
 import type { SliceCreator } from './types';
 
 /** Every view of the app frame, in navigation order (DESIGN.md §7). */
 export const VIEW_IDS = ['chat', 'servers', 'permissions', 'approvals', 'activity', 'recovery', 'models'] as const;
 export type ViewId = (typeof VIEW_IDS)[number];
 
+/** Shown when the menu asks for Settings in a version that has no Settings view yet. */
+export const SETTINGS_NOT_YET = 'Settings are not in this version of Warden yet. Model providers are under Models in the sidebar.';
+
 export interface NavigationSlice {
   view: ViewId;
   /** Opens a view; unknown ids are ignored so a stale link cannot blank the frame. */
   navigate(view: ViewId): void;
+  /** Counts "New Chat" requests; the Chat view starts a conversation when it changes. */
+  newChatRequests: number;
+  /** A short note about a command this version cannot carry out, until dismissed or the next navigation. */
+  navigationNotice: string | null;
+  dismissNavigationNotice(): void;
+  /** Carries out one command from main; anything it does not know is ignored. */
+  runAppCommand(command: AppCommand): void;
+  /** Follows `app:command` for the window's lifetime; returns an unsubscribe. */
+  watchAppCommands(): () => void;
 }
+
+/** The id a Settings view will have. */
+const SETTINGS_VIEW: string = 'settings';
+
+const isView = (view: unknown): view is ViewId => typeof view === 'string' && (VIEW_IDS as readonly string[]).includes(view);
 
 /**
  * Creates the navigation slice, starting on Chat.
  *
- * Why a slice and not component state: other slices (approvals, recovery) will need to send the
- * person to a view, e.g. "3 calls waiting" → Approvals.
+ * Why a slice and not component state: other slices (approvals, recovery) and main's menu and
+ * notifications send the person to a view, e.g. "3 calls waiting" → Approvals.
  */
-export const createNavigationSlice: SliceCreator<NavigationSlice> = () => (set) => ({
+export const createNavigationSlice: SliceCreator<NavigationSlice> = ({ api }) => (set, get) => ({
   view: 'chat',
+  newChatRequests: 0,
+  navigationNotice: null,
   navigate(view) {
-    if ((VIEW_IDS as readonly string[]).includes(view)) set({ view });
+    if (isView(view)) set({ view, navigationNotice: null });
+  },
+  dismissNavigationNotice() {
+    set({ navigationNotice: null });
+  },
+  runAppCommand(command) {
+    switch (command?.type) {
+      case 'show-view':
+        get().navigate(command.view as ViewId);
+        return;
+      case 'new-chat':
+        set({ view: 'chat', navigationNotice: null, newChatRequests: get().newChatRequests + 1 });
+        return;
+      case 'open-settings':
+        // A Settings view, once it exists, is opened; until then the person is told, not ignored.
+        if (isView(SETTINGS_VIEW)) get().navigate(SETTINGS_VIEW);
+        else set({ navigationNotice: SETTINGS_NOT_YET });
+        return;
+      default:
+        return;
+    }
+  },
+  watchAppCommands() {
+    try {
+      return api().app.onCommand((command) => get().runAppCommand(command));
+    } catch {
+      // Without a bridge there are no commands to follow (the core slice reports NOT_CONNECTED).
+      return () => {};
+    }
   },
 });

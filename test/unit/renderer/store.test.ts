@@ -10,6 +10,8 @@ import { createWardenApi, type WardenApi } from '../../../shared/ipc';
 import { WardenError, type Result } from '../../../shared/result';
 import { ContractError, getWardenApi, toShownError, unwrap } from '../../../renderer/src/api';
 import { createAppStore, type AppStore } from '../../../renderer/src/store';
+import { SETTINGS_NOT_YET, VIEW_IDS } from '../../../renderer/src/store/navigation-slice';
+import { APP_VIEWS } from '../../../shared/contract/app';
 
 let core: WardenCore;
 let handlers: Handlers;
@@ -89,6 +91,45 @@ describe('renderer store over the real core', () => {
     expect(store.getState().view).toBe('approvals');
     store.getState().navigate('approve-everything' as never);
     expect(store.getState().view).toBe('approvals');
+  });
+});
+
+describe('commands from the application menu and notifications (app:command)', () => {
+  it('every view a command can open is a view of the frame, in the frame order', () => {
+    expect(VIEW_IDS.filter((v) => (APP_VIEWS as readonly string[]).includes(v))).toEqual([...APP_VIEWS]);
+  });
+
+  it('show-view opens the view, new-chat opens Chat and asks for a new conversation', () => {
+    const unwatch = store.getState().watchAppCommands();
+    core.events.emit('app:command', { type: 'show-view', view: 'approvals' });
+    expect(store.getState().view).toBe('approvals');
+    core.events.emit('app:command', { type: 'new-chat' });
+    expect(store.getState()).toMatchObject({ view: 'chat', newChatRequests: 1 });
+    unwatch();
+    core.events.emit('app:command', { type: 'show-view', view: 'activity' });
+    expect(store.getState().view).toBe('chat');
+  });
+
+  it('open-settings before there is a Settings view keeps the view and says so, until the next navigation', () => {
+    store.getState().watchAppCommands();
+    store.getState().navigate('servers');
+    core.events.emit('app:command', { type: 'open-settings' });
+    expect(store.getState()).toMatchObject({ view: 'servers', navigationNotice: SETTINGS_NOT_YET });
+    store.getState().navigate('activity');
+    expect(store.getState().navigationNotice).toBeNull();
+  });
+
+  it('a command the contract does not know is refused before the page, and ignored by the slice', () => {
+    store.getState().watchAppCommands();
+    expect(() => core.events.emit('app:command', { type: 'approve', operationId: 'x' } as never)).toThrow();
+    store.getState().runAppCommand({ type: 'show-view', view: 'approve-everything' } as never);
+    store.getState().runAppCommand({ type: 'unknown' } as never);
+    expect(store.getState().view).toBe('chat');
+  });
+
+  it('without a bridge, following commands is a no-op instead of a crash', () => {
+    const bare = createAppStore({ api: getWardenApi });
+    expect(typeof bare.getState().watchAppCommands()).toBe('function');
   });
 });
 

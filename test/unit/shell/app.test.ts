@@ -62,7 +62,8 @@ describe('app lifecycle', () => {
     expect(electronMock.app.requestSingleInstanceLock).toHaveBeenCalled();
     expect(electronMock.state.windows).toHaveLength(1);
     const [window] = electronMock.state.windows;
-    expect(window!.options).toEqual(windowOptions('/opt/warden/out/preload/index.cjs'));
+    // A developer run (unpackaged) in the system's light theme.
+    expect(window!.options).toEqual(windowOptions('/opt/warden/out/preload/index.cjs', { isPackaged: false, dark: false }));
     expect(window!.loadURL).toHaveBeenCalledExactlyOnceWith('app://warden/index.html');
     expect(electronMock.protocol.registerSchemesAsPrivileged).toHaveBeenCalledTimes(1);
     expect(electronMock.protocol.handle).toHaveBeenCalledWith('app', expect.any(Function));

@@ -2,11 +2,11 @@ import { describe, expect, it, vi } from 'vitest';
 
 vi.mock('electron', () => import('../../helpers/electron-mock').then((m) => m.electronModule));
 
-import { builtPaths, windowOptions } from '../../../electron/main/window';
+import { builtPaths, WINDOW_BACKGROUND, windowOptions } from '../../../electron/main/window';
 
 describe('the main window', () => {
   it('runs the renderer sandboxed, isolated, without Node, with every checklist preference pinned', () => {
-    const options = windowOptions('/app/out/preload/index.cjs');
+    const options = windowOptions('/app/out/preload/index.cjs', { isPackaged: true, dark: false });
     // Exact equality: removing, loosening or adding a web preference fails this test.
     expect(options.webPreferences).toStrictEqual({
       preload: '/app/out/preload/index.cjs',
@@ -22,7 +22,20 @@ describe('the main window', () => {
       navigateOnDragDrop: false,
       spellcheck: false,
       safeDialogs: true,
+      devTools: false,
     });
+    // Only a developer run may open DevTools; nothing else differs.
+    expect(windowOptions('/app/out/preload/index.cjs', { isPackaged: false, dark: false }).webPreferences).toStrictEqual({
+      ...options.webPreferences,
+      devTools: true,
+    });
+    // Without a look, the safe (installed) options.
+    expect(windowOptions('/app/out/preload/index.cjs')).toStrictEqual(options);
+  });
+
+  it('is created in the colour of the theme it will be drawn in, so dark mode never flashes white', () => {
+    expect(windowOptions('/p', { isPackaged: true, dark: true }).backgroundColor).toBe(WINDOW_BACKGROUND.dark);
+    expect(windowOptions('/p', { isPackaged: true, dark: false }).backgroundColor).toBe(WINDOW_BACKGROUND.light);
   });
 
   it.each([
