@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as fuses from '@electron/fuses';
-import picomatch from 'picomatch';
+import { compileGlob } from '../../../electron/core/policy/glob';
 import { describe, expect, it, vi } from 'vitest';
 import { parse } from 'yaml';
 
@@ -124,7 +124,8 @@ describe('electron-builder.yml', () => {
       .filter(([path, info]) => path.startsWith('node_modules/') && !info.dev && (info.hasInstallScript || existsSync(join(root, path, 'binding.gyp'))))
       .map(([path]) => path);
     expect(native).toContain('node_modules/keytar');
-    const unpacked = picomatch(config.asarUnpack as unknown as string[]);
+    const globs = (config.asarUnpack as unknown as string[]).map(compileGlob);
+    const unpacked = (file: string) => globs.some((g) => g.test(file));
     for (const path of native) expect(unpacked(`${path}/build/Release/module.node`), `${path} is unpacked`).toBe(true);
   });
 
