@@ -6,7 +6,7 @@ import type { CoreStatus } from '../../shared/contract/core';
 import type { Handlers } from './dispatch';
 import { CoreEvents } from './events';
 import { systemClock, type BrowserOpener, type Clock, type Journal } from './ports';
-import { OAuthService, createAuthHandlers } from './mcp/oauth';
+import { OAuthService, createAuthHandlers, type OriginConfirmer, type ResolveHost } from './mcp/oauth';
 import { requireServerConfirmation, type ServerChangeConfirmer } from './settings/server-confirmation';
 import { cancellingElicitor, type Elicitor } from './elicitation/elicitation';
 import { MemoryJournal } from './memory-journal';
@@ -47,6 +47,13 @@ export interface CoreDeps {
    * dialog; without one (tests, the browser test host) definitions are saved as requested.
    */
   confirmServerChange?: ServerChangeConfirmer;
+  /**
+   * Native confirmation before an OAuth sign-in contacts a site other than the server's own (its
+   * authorization server). Default: refused, so a host without dialogs never uses one.
+   */
+  confirmAuthorizationServer?: OriginConfirmer;
+  /** The DNS port OAuth's address checks use (default: the operating system's resolver). */
+  resolveHost?: ResolveHost;
   /** Asks the person a server's elicitation question. Default: every question is cancelled. */
   elicitor?: Elicitor;
   /** MCP connection layer tuning: timeouts, backoff, the OAuth provider hook (default: the gate's registry/executor). */
@@ -102,11 +109,17 @@ export function createCore(deps: CoreDeps): WardenCore {
   // OAuth sign-in for remote servers; after a login or logout the account reconnects (or drops)
   // so the connection picks up the new session at once.
   const late: { connections?: ReturnType<typeof createConnectionLayer> } = {};
+  // Tokens are registered with the redactor one by one: the keychain only announces the JSON
+  // text it stores, and a server may echo a bare token back.
+  const redactorSink = deps.servers?.onSecretValue ?? (deps.ledger ? (v: string) => deps.ledger!.ledger.redactor.register(v) : undefined);
   const oauth = new OAuthService({
     secrets: serversModule.secrets,
     browser,
     servers: serversModule.service,
     clock,
+    ...(redactorSink ? { onSecretValue: redactorSink } : {}),
+    ...(deps.confirmAuthorizationServer ? { confirmAuthorizationServer: deps.confirmAuthorizationServer } : {}),
+    ...(deps.resolveHost ? { resolveHost: deps.resolveHost } : {}),
     onChanged: (s) => {
       const manager = late.connections?.manager;
       if (!manager) return;
@@ -122,13 +135,15 @@ export function createCore(deps: CoreDeps): WardenCore {
     clock,
     options: {
       authProviderFor: (d, a) => oauth.providerFor(d, a),
-      authFetch: oauth.fetch,
       elicitation: { elicitor: deps.elicitor ?? cancellingElicitor, browser },
       builtinTransport: openBuiltinTransport,
       ...deps.connections,
     },
   });
   late.connections = connections;
+  // A deleted server or account, or a new address, ends the OAuth sign-in: revoked and forgotten
+  // before the keychain entries go.
+  serversModule.service.onOAuthDiscarded((server, accountIds) => oauth.discardServer(server, accountIds));
   const gateModule = createGateModule({
     registry: connections.manager,
     executor: connections.manager,
@@ -183,7 +198,7 @@ export function createCore(deps: CoreDeps): WardenCore {
     ...theme.handlers,
   };
 
-  if (deps.confirmServerChange) requireServerConfirmation(handlers, serversModule.importer, deps.confirmServerChange);
+  if (deps.confirmServerChange) requireServerConfirmation(handlers, serversModule.importer, deps.confirmServerChange, (id) => serversModule.service.getServer(id));
 
   // Push `core:status-changed` whenever a domain event may have moved a status field (servers,
   // connections, approvals, safe mode), coalesced per tick and only when something differs.

@@ -29,6 +29,7 @@ import { OAuthCredentialVault, OAUTH_SECRET_NAMES } from '../../electron/core/mc
 import { startLoopbackCallback, type LoopbackCallback } from '../../electron/core/mcp/oauth/loopback-callback';
 import { WardenOAuthProvider } from '../../electron/core/mcp/oauth/provider';
 import { createGuardedFetch } from '../../electron/core/mcp/oauth/url-policy';
+import { OAuthNetworkScope } from '../../electron/core/mcp/oauth/network-scope';
 import { decide } from '../../electron/core/policy';
 import { contractHash, endpointHash } from '../../electron/core/canonical';
 import type { BrowserOpener, SecretStore } from '../../electron/core/ports';
@@ -109,7 +110,9 @@ async function main(): Promise<void> {
   if (CONNECTION_LAYER_SCENARIOS.includes(scenario)) return runThroughConnectionLayer(serverUrl, allowed);
 
   const secrets = new MemorySecretStore();
-  const vault = new OAuthCredentialVault(secrets, SERVER_ID, ACCOUNT_ID);
+  const vault = new OAuthCredentialVault(secrets, SERVER_ID, ACCOUNT_ID, serverUrl);
+  // The suite's authorization servers run on other localhost ports; the person stand-in allows them.
+  const network = new OAuthNetworkScope({ serverName: 'conformance', serverUrl, confirm: async () => true });
   const browser = new FollowingBrowser();
   if (context.client_secret) await secrets.set(secretKey(SERVER_ID, ACCOUNT_ID, OAUTH_SECRET_NAMES.clientSecret), context.client_secret);
 
@@ -117,6 +120,7 @@ async function main(): Promise<void> {
   const providerFor = (r: LoopbackCallback): WardenOAuthProvider =>
     new WardenOAuthProvider({
       vault,
+      network,
       mode: 'login',
       redirectUrl: r.redirectUrl,
       state: r.state,
@@ -125,7 +129,7 @@ async function main(): Promise<void> {
       ...(context.client_id ? { preRegistered: { clientId: context.client_id } } : {}),
     });
   const authProvider = isAuth ? new SwitchingProvider(providerFor(receiver)) : undefined;
-  const guardedFetch = createGuardedFetch(fetch);
+  const guardedFetch = createGuardedFetch(network, fetch);
 
   const client = new Client(
     { name: 'warden-conformance', version: '0.1.0' },
@@ -199,6 +203,7 @@ async function main(): Promise<void> {
     await transport.close().catch(() => {});
     await receiver.close();
     await browser.settle();
+    await network.close();
   }
 }
 

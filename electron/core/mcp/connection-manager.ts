@@ -40,7 +40,7 @@ export interface ConnectionManagerOptions {
   clientInfo?: { name: string; version: string };
   /** OAuth hook for helper-7's provider: the provider for one (server, account), if signed in or signing in. */
   authProviderFor?: (definition: ServerDefinition, accountId: string) => OAuthClientProvider | undefined;
-  /** The guarded fetch HTTP transports of OAuth servers use (OAuthService.fetch). */
+  /** The fetch HTTP transports of OAuth servers use when their provider brings none (Warden's brings its own). */
   authFetch?: FetchLike;
   /** Answers servers' elicitation requests (absent = elicitation not offered to servers). */
   elicitation?: { elicitor: Elicitor; browser: BrowserOpener };

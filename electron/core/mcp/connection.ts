@@ -32,6 +32,8 @@ import { endpointHash } from '../settings/identity';
 import type { BrowserOpener, SecretStore } from '../ports';
 import { ELICITATION_CAPABILITIES, registerElicitation, type Elicitor } from '../elicitation/elicitation';
 import { LogRing } from './log-ring';
+import { SignInNeeded } from './oauth/network-scope';
+import { guardedFetchOf } from './oauth/provider';
 import { CallNotSentError, ToolCallFailedError, ToolCallOutcomeUnknownError } from './outcome';
 import { LOGGED, ProcessTransport } from './process-transport';
 import { sanitizeForDisplay } from './sanitize';
@@ -141,8 +143,8 @@ export interface ConnectionDeps {
   /** OAuth hook (issue 5 §4): the provider for an `auth.kind === 'oauth'` server's account. */
   authProviderFor?: (definition: ServerDefinition, accountId: string) => OAuthClientProvider | undefined;
   /**
-   * The https-or-loopback guarded fetch (OAuthService.fetch). Used by HTTP transports of OAuth
-   * servers so discovery from a background connection obeys the same URL rule as a login.
+   * The fetch HTTP transports of OAuth servers use when their provider brings none (Warden's
+   * provider brings its server's guarded fetch, which takes precedence).
    */
   authFetch?: FetchLike;
   /** Answers a server's elicitation requests; absent = the client does not offer elicitation. */
@@ -323,8 +325,10 @@ export class Connection {
     }
     const url = new URL(def.url);
     const requestInit: RequestInit = { headers };
+    // Warden's OAuth provider brings the guarded fetch of its server's network scope.
+    const authFetch = authProvider ? (guardedFetchOf(authProvider) ?? this.deps.authFetch) : undefined;
     try {
-      const transport = new StreamableHTTPClientTransport(url, { requestInit, authProvider, ...(authProvider && this.deps.authFetch ? { fetch: this.deps.authFetch } : {}) });
+      const transport = new StreamableHTTPClientTransport(url, { requestInit, authProvider, ...(authFetch ? { fetch: authFetch } : {}) });
       const client = await this.attach(transport, generation);
       return { client, transport, kind: 'streamable-http' };
     } catch (error) {
@@ -333,7 +337,7 @@ export class Connection {
       if (!(error instanceof StreamableHTTPError) || !isLegacyAnswer(error.code)) throw error;
       this.deps.log.note(`Streamable HTTP answered ${error.code}; falling back to legacy HTTP+SSE`);
     }
-    const transport = new SSEClientTransport(url, { requestInit, authProvider, ...(authProvider && this.deps.authFetch ? { fetch: this.deps.authFetch } : {}) });
+    const transport = new SSEClientTransport(url, { requestInit, authProvider, ...(authFetch ? { fetch: authFetch } : {}) });
     const client = await this.attach(transport, generation);
     return { client, transport, kind: 'sse' };
   }
@@ -705,6 +709,7 @@ function isLegacyAnswer(code: number | undefined): boolean {
 
 function describeConnectError(error: unknown, def: ServerDefinition): string {
   if (error instanceof MissingSecret || error instanceof AuthRequired) return error.message;
+  if (error instanceof SignInNeeded) return error.message;
   if (error instanceof UnauthorizedError) return 'the server requires authorization; sign in to connect';
   const text = errorText(error);
   if (def.transport === 'http' && /fetch failed|ECONNREFUSED/i.test(text)) return `cannot reach ${new URL(def.url).origin}: ${text}`;

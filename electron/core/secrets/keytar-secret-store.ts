@@ -6,7 +6,9 @@
  * WardenError('KEYCHAIN_UNAVAILABLE', why) and nothing is written anywhere else.
  *
  * Every secret value read or written is announced through `onSecretValue`, so the ledger's
- * redactor learns it before the value can reach any payload (DESIGN.md §4).
+ * redactor learns it before the value can reach any payload (DESIGN.md §4). A value that is a
+ * JSON document of OAuth material is announced field by field too (its tokens and client
+ * secret), since a server echoes a bare token, never the document it was stored in.
  */
 import { createHash } from 'node:crypto';
 import { WardenError } from '../../../shared/result';
@@ -62,12 +64,17 @@ export class KeytarSecretStore implements ListableSecretStore {
     // Each distinct value is announced once: the redactor reference-counts registrations, and a
     // value read on every connect must not be counted again each time. Only hashes are kept here.
     const seen = new Set<string>();
+    const once = (value: string) => {
+      const digest = createHash('sha256').update(value, 'utf8').digest('hex');
+      if (seen.has(digest)) return;
+      seen.add(digest);
+      hook!(value);
+    };
     this.announce = hook
       ? (value) => {
-          const digest = createHash('sha256').update(value, 'utf8').digest('hex');
-          if (seen.has(digest)) return;
-          seen.add(digest);
-          hook(value);
+          once(value);
+          // OAuth material is stored as JSON; a server echoes the bare token, not the document.
+          for (const field of credentialFields(value)) once(field);
         }
       : () => {};
   }
@@ -147,6 +154,23 @@ export class KeytarSecretStore implements ListableSecretStore {
       if (timer) clearTimeout(timer);
     }
   }
+}
+
+/** Fields of a stored JSON document that are credentials on their own (OAuth tokens, client secret). */
+const CREDENTIAL_FIELDS = ['access_token', 'refresh_token', 'id_token', 'client_secret'] as const;
+
+/** The credential strings inside `value` when it is a JSON object that holds any; else none. */
+function credentialFields(value: string): string[] {
+  if (!value.startsWith('{')) return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    return [];
+  }
+  if (!parsed || typeof parsed !== 'object') return [];
+  const doc = parsed as Record<string, unknown>;
+  return CREDENTIAL_FIELDS.map((f) => doc[f]).filter((v): v is string => typeof v === 'string' && v.length > 0);
 }
 
 function checkKey(key: string): void {

@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { endpointHash as canonicalEndpointHash, type Endpoint } from '../canonical/hashes';
-import type { ServerDefinition } from '../../../shared/domain/servers';
+import type { ServerDefinition, ServerDraft } from '../../../shared/domain/servers';
 
 /**
  * What a server definition runs or contacts, in the shape the canonical hasher takes.
@@ -30,6 +30,19 @@ export function endpointOf(def: ServerDefinition): Endpoint {
  */
 export function endpointHash(def: ServerDefinition): string {
   return canonicalEndpointHash(endpointOf(def));
+}
+
+/**
+ * True when saving `next` over `old` ends the OAuth sign-in of `old`: it used OAuth and either no
+ * longer does or its endpoint (origin + path) changes.
+ *
+ * Why: tokens were issued for the old endpoint; presenting them to a new address would hand them
+ * to whoever answers there (token passthrough), so they are revoked and deleted instead.
+ */
+export function endsOAuthSignIn(old: ServerDefinition, next: ServerDraft | ServerDefinition): boolean {
+  if (old.transport !== 'http' || old.auth.kind !== 'oauth') return false;
+  if (next.transport !== 'http' || next.auth.kind !== 'oauth') return true;
+  return canonicalEndpointHash({ kind: 'http', url: old.url }) !== canonicalEndpointHash({ kind: 'http', url: next.url });
 }
 
 /** `My GitHub Server!` → `my-github-server` (max 40 chars; `server` when nothing is left). */

@@ -4,11 +4,12 @@
  * person's rights, and editing a remote one decides where credentials are sent. The renderer may
  * propose a definition; only main's native dialog (through this port) lets it be saved.
  */
-import { displayCommandLine, type ServerDraft } from '../../../shared/domain/servers';
+import { displayCommandLine, type ServerDefinition, type ServerDraft } from '../../../shared/domain/servers';
 import { WardenError } from '../../../shared/result';
 import { makeHiddenVisible } from '../../../shared/display';
 import type { Handlers } from '../dispatch';
 import type { ImportService } from '../import/import-service';
+import { endsOAuthSignIn } from './identity';
 
 /** What the confirmation shows: one line per server, plus the exact details. */
 export interface ServerChangeSummary {
@@ -43,10 +44,29 @@ export function describeDraft(draft: ServerDraft): string {
 }
 
 /**
- * Wraps the servers:add / servers:edit / servers:import handlers so nothing is saved unless the
- * confirmer says yes. A refusal is a DENIED error and changes nothing.
+ * What saving `next` over `old` does to the OAuth sign-in, for the confirmation (empty when it
+ * keeps it): a new address or another sign-in method signs every account out.
  */
-export function requireServerConfirmation(handlers: Handlers, importer: Pick<ImportService, 'drafts'>, confirm: ServerChangeConfirmer): void {
+export function describeSignInEnd(old: ServerDefinition, next: ServerDraft): string {
+  if (!endsOAuthSignIn(old, next)) return '';
+  const why =
+    next.transport === 'http' && next.auth.kind === 'oauth'
+      ? `its address changes from ${visible(old.transport === 'http' ? old.url : '')} to ${visible(next.url)}`
+      : 'it no longer signs in with OAuth';
+  return `\n\nSaving signs every account out of this server: ${why}, so Warden revokes and deletes its OAuth sign-in (tokens and client registration, and a stored client secret) for every account. You will need to sign in again.`;
+}
+
+/**
+ * Wraps the servers:add / servers:edit / servers:import handlers so nothing is saved unless the
+ * confirmer says yes. A refusal is a DENIED error and changes nothing. `current` gives the saved
+ * definition of a server being edited, so the dialog can say what the edit ends.
+ */
+export function requireServerConfirmation(
+  handlers: Handlers,
+  importer: Pick<ImportService, 'drafts'>,
+  confirm: ServerChangeConfirmer,
+  current?: (serverId: string) => ServerDefinition | undefined,
+): void {
   const ask = async (summary: ServerChangeSummary) => {
     if (!(await confirm(summary))) throw new WardenError('DENIED', 'The server was not confirmed in the dialog; nothing was saved');
   };
@@ -57,7 +77,9 @@ export function requireServerConfirmation(handlers: Handlers, importer: Pick<Imp
   };
   const edit = handlers['servers:edit'];
   handlers['servers:edit'] = async (request) => {
-    await ask({ action: 'edit', title: `Save changes to the server "${visible(request.definition.name)}"?`, detail: describeDraft(request.definition) });
+    const before = current?.(request.serverId);
+    const signInEnd = before ? describeSignInEnd(before, request.definition) : '';
+    await ask({ action: 'edit', title: `Save changes to the server "${visible(request.definition.name)}"?`, detail: describeDraft(request.definition) + signInEnd });
     return edit(request);
   };
   const importChosen = handlers['servers:import'];

@@ -24,7 +24,7 @@ import { WardenError } from '../../../shared/result';
 import { describeIssues } from '../dispatch';
 import { systemClock, type Clock, type Journal } from '../ports';
 import type { ListableSecretStore } from '../secrets/keytar-secret-store';
-import { endpointHash, newEntityId } from './identity';
+import { endpointHash, endsOAuthSignIn, newEntityId } from './identity';
 import { SettingsDocument } from './settings-document';
 import type { SettingsRepository } from './settings-repository';
 
@@ -64,6 +64,7 @@ export class ServerService {
   private readonly changeListeners = new Set<Listener<ServerChange>>();
   private readonly switchListeners = new Set<Listener<AccountSwitched>>();
   private readonly endpointListeners = new Set<Listener<ServerEndpointChanged>>();
+  private readonly oauthDiscardListeners = new Set<(server: ServerDefinition, accountIds: readonly string[]) => Promise<void>>();
 
   constructor(private readonly deps: ServerServiceDeps) {
     this.settings = deps.settings;
@@ -93,6 +94,16 @@ export class ServerService {
   onEndpointChanged(listener: Listener<ServerEndpointChanged>): () => void {
     this.endpointListeners.add(listener);
     return () => this.endpointListeners.delete(listener);
+  }
+
+  /**
+   * Subscribes to the end of a server's OAuth sign-in (the server or an account is removed, or its
+   * endpoint or sign-in method changes). Awaited before the keychain entries are deleted, while the
+   * tokens can still be revoked; the OAuth service connects here.
+   */
+  onOAuthDiscarded(listener: (server: ServerDefinition, accountIds: readonly string[]) => Promise<void>): () => void {
+    this.oauthDiscardListeners.add(listener);
+    return () => this.oauthDiscardListeners.delete(listener);
   }
 
   // ---- reads -------------------------------------------------------------------------------
@@ -162,7 +173,8 @@ export class ServerService {
   /**
    * Replaces a server's definition, keeping its id. Secrets the new definition no longer declares
    * are deleted from the keychain (for every account); an endpoint change is announced so grants
-   * pinned to the old endpoint fall back to ask.
+   * pinned to the old endpoint fall back to ask, and ends the OAuth sign-in of every account
+   * (revoked through the OAuth listeners, then deleted).
    */
   async editServer(input: { serverId: string; definition: ServerDraft; accountId?: string; secrets?: SecretValue[] }): Promise<ServerView> {
     const old = this.requireServer(input.serverId);
@@ -172,15 +184,20 @@ export class ServerService {
     if (!accounts.some((a) => a.id === accountId)) throw new WardenError('NOT_FOUND', `accountId: no account "${accountId}" on server "${old.id}"`);
     const writes = this.secretWrites(def, accountId, input.secrets ?? []);
     const stillDeclared = new Set(settableSecretNames(def));
-    const keepOauth = def.transport === 'http' && def.auth.kind === 'oauth';
+    // A new endpoint (or no more OAuth) ends the sign-in: every account's OAuth material goes,
+    // the client secret included, except what this very edit stores.
+    const endsSignIn = endsOAuthSignIn(old, def);
+    const keepOauth = def.transport === 'http' && def.auth.kind === 'oauth' && !endsSignIn;
+    const written = new Set(writes.map((w) => w.key));
     const existing = await this.keysOrThrow(secretKeyPrefix(old.id));
     const orphans = existing.filter((k) => {
       const p = parseSecretKey(k);
-      if (!p) return false;
-      if (keepOauth && p.name.startsWith('oauth')) return false;
+      if (!p || written.has(k)) return false;
+      if (p.name.startsWith('oauth')) return !keepOauth;
       return !stillDeclared.has(p.name);
     });
     this.dryRun((d) => replaceServer(d, def));
+    if (endsSignIn) await this.discardOAuth(old, accounts.map((a) => a.id));
     await this.transact(writes, orphans, () => this.settings.update((d) => replaceServer(d, def)));
     const before = endpointHash(old);
     const after = endpointHash(def);
@@ -199,8 +216,9 @@ export class ServerService {
    * configured so the secrets are not orphaned out of sight.
    */
   async removeServer(serverId: string): Promise<{ serverId: string; deletedSecrets: number }> {
-    this.requireServer(serverId);
+    const def = this.requireServer(serverId);
     const keys = await this.keysOrThrow(secretKeyPrefix(serverId));
+    await this.discardOAuth(def, this.accountsOf(serverId).map((a) => a.id));
     for (const k of keys) await this.secrets.delete(k);
     this.settings.update((d) => {
       d.servers = d.servers.filter((s) => s.id !== serverId);
@@ -242,6 +260,7 @@ export class ServerService {
       throw new WardenError('CONFLICT', `accountId: "${accountId}" is the only account of server "${account.serverId}"; remove the server instead`);
     }
     const keys = await this.keysOrThrow(secretKeyPrefix(account.serverId, accountId));
+    await this.discardOAuth(this.requireServer(account.serverId), [accountId]);
     for (const k of keys) await this.secrets.delete(k);
     this.settings.update((d) => {
       d.accounts = d.accounts.filter((a) => a.id !== accountId);
@@ -451,6 +470,12 @@ export class ServerService {
       for (const u of undo.reverse()) await u().catch(() => undefined);
       throw error;
     }
+  }
+
+  /** Tells OAuth listeners a sign-in ends (they revoke and forget); a listener's failure never blocks the deletion. */
+  private async discardOAuth(server: ServerDefinition, accountIds: readonly string[]): Promise<void> {
+    if (server.transport !== 'http' || server.auth.kind !== 'oauth') return;
+    for (const l of this.oauthDiscardListeners) await l(server, accountIds).catch(() => undefined);
   }
 
   private emit(change: ServerChange): void {

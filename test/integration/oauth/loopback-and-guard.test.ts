@@ -6,6 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startLoopbackCallback } from '../../../electron/core/mcp/oauth/loopback-callback';
+import { OAuthNetworkScope } from '../../../electron/core/mcp/oauth/network-scope';
 import { createGuardedFetch, oauthUrlProblem } from '../../../electron/core/mcp/oauth/url-policy';
 import { WardenError } from '../../../shared/result';
 
@@ -33,18 +34,32 @@ describe('loopback redirect receiver', () => {
     }
   });
 
-  it('a wrong or missing state fails the login', async () => {
-    for (const query of ['code=abc&state=wrong', 'code=abc']) {
-      const receiver = await startLoopbackCallback();
-      try {
+  it('a redirect with a wrong or missing state is answered 400 and ignored: the right one still completes the sign-in', async () => {
+    const receiver = await startLoopbackCallback();
+    try {
+      for (const query of ['code=abc&state=wrong', 'code=abc', 'error=access_denied&state=wrong', 'error=access_denied']) {
         const answer = await fetch(`${receiver.redirectUrl}?${query}`);
         expect(answer.status).toBe(400);
-        const error = await receiver.result.then(() => null, (e: unknown) => e);
-        expect(error).toBeInstanceOf(WardenError);
-        expect((error as WardenError).code).toBe('AUTH_FAILED');
-      } finally {
-        await receiver.close();
+        await answer.body?.cancel();
       }
+      const ok = await fetch(`${receiver.redirectUrl}?code=real&state=${receiver.state}&iss=${encodeURIComponent('https://as.example/')}`);
+      expect(ok.status).toBe(200);
+      expect(await receiver.result).toEqual({ code: 'real', iss: 'https://as.example/' });
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('a timeout says how many requests with a wrong state were ignored', async () => {
+    const receiver = await startLoopbackCallback({ timeoutMs: 500 });
+    try {
+      await (await fetch(`${receiver.redirectUrl}?code=abc&state=wrong`)).body?.cancel();
+      const error = await receiver.result.then(() => null, (e: unknown) => e);
+      expect(error).toBeInstanceOf(WardenError);
+      expect((error as WardenError).code).toBe('TIMEOUT');
+      expect((error as WardenError).message).toContain('1 request with a wrong or missing state was ignored');
+    } finally {
+      await receiver.close();
     }
   });
 
@@ -98,7 +113,8 @@ describe('https-or-loopback guard', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const requested: string[] = [];
-    const guarded = createGuardedFetch((input, init) => {
+    const scope = new OAuthNetworkScope({ serverName: 'Fixture', serverUrl: `${base}/mcp` });
+    const guarded = createGuardedFetch(scope, (input, init) => {
       requested.push(String(input));
       return fetch(input, init);
     });

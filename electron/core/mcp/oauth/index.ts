@@ -7,4 +7,5 @@ export { WardenOAuthProvider, checkMetadata, type WardenOAuthProviderOptions } f
 export { OAuthCredentialVault, OAUTH_SECRET_NAMES } from './credential-vault';
 export { startLoopbackCallback, randomState, type LoopbackCallback } from './loopback-callback';
 export { createGuardedFetch, oauthUrlProblem, assertOAuthUrl } from './url-policy';
+export { OAuthNetworkScope, classifyAddress, type OriginConfirmer, type OriginQuestion, type ResolveHost } from './network-scope';
 export { createAuthHandlers } from './auth-handlers';

@@ -3,9 +3,12 @@
  *
  * Listens on 127.0.0.1 with a port the OS picks, on one path (`/callback`), for exactly one
  * redirect. The `state` in the redirect must equal the cryptographically random value Warden put
- * in the authorization URL; otherwise the redirect is refused and the login fails without any
- * token request, so a redirect forged by another page or process cannot inject its code. The
- * receiver is single-use and gives up after a timeout; either way it closes its socket.
+ * in the authorization URL. A request with a wrong or missing `state` is answered with an error
+ * page and otherwise ignored: it cannot inject its code, and it cannot end the sign-in either
+ * (any web page can make the browser request a loopback URL, so a failure here would let any page
+ * cancel a login). Only a redirect with the right `state` settles the sign-in, with its code or
+ * the authorization server's error. The receiver is single-use and gives up after a timeout;
+ * either way it closes its socket.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -15,6 +18,8 @@ import { WardenError } from '../../../../shared/result';
 /** What came back from the authorization server. */
 export interface AuthorizationCallback {
   code: string;
+  /** The RFC 9207 `iss` parameter, when the authorization server sent one. */
+  iss?: string;
 }
 
 export interface LoopbackCallbackOptions {
@@ -58,7 +63,8 @@ export async function startLoopbackCallback(options: LoopbackCallbackOptions = {
   // Nobody may be awaiting yet; the rejection is still delivered to whoever awaits later.
   result.catch(() => {});
   let done = false;
-  const finish = (outcome: { code: string } | Error): void => {
+  let ignored = 0;
+  const finish = (outcome: AuthorizationCallback | Error): void => {
     if (done) return;
     done = true;
     clearTimeout(timer);
@@ -79,8 +85,8 @@ export async function startLoopbackCallback(options: LoopbackCallbackOptions = {
     }
     const got = url.searchParams.get('state') ?? '';
     if (!sameSecret(got, state)) {
-      respond(res, 400, 'Sign-in refused: the response did not come from the sign-in Warden started (state mismatch).');
-      finish(new WardenError('AUTH_FAILED', 'Sign-in refused: the redirect carried a wrong or missing "state", so it was not the one Warden started; no token was requested.'));
+      ignored++;
+      respond(res, 400, 'This response does not belong to the sign-in Warden started (wrong or missing state), so Warden ignored it.');
       return;
     }
     const error = url.searchParams.get('error');
@@ -96,8 +102,9 @@ export async function startLoopbackCallback(options: LoopbackCallbackOptions = {
       finish(new WardenError('AUTH_FAILED', 'The redirect carried no authorization code.'));
       return;
     }
+    const iss = url.searchParams.get('iss');
     respond(res, 200, 'Signed in. You can close this window and return to Warden.');
-    finish({ code });
+    finish({ code, ...(iss !== null ? { iss } : {}) });
   });
   server.keepAliveTimeout = 1000;
 
@@ -113,7 +120,8 @@ export async function startLoopbackCallback(options: LoopbackCallbackOptions = {
     server.listen(0, '127.0.0.1', () => resolve());
   });
   const timer = setTimeout(() => {
-    finish(new WardenError('TIMEOUT', `Sign-in timed out: no redirect came back within ${Math.round(timeoutMs / 1000)} s.`));
+    const also = ignored ? ` (${ignored} request${ignored === 1 ? '' : 's'} with a wrong or missing state ${ignored === 1 ? 'was' : 'were'} ignored)` : '';
+    finish(new WardenError('TIMEOUT', `Sign-in timed out: no redirect from the sign-in Warden started came back within ${Math.round(timeoutMs / 1000)} s${also}.`));
   }, timeoutMs);
   timer.unref?.();
   const { port } = server.address() as AddressInfo;

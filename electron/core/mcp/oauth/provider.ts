@@ -9,7 +9,10 @@
  *   (RFC 8414 §3.3), and all its endpoints must be https or loopback http — checked when the SDK
  *   reports discovery, i.e. before any registration, token request or browser;
  * - tokens, client information and the PKCE verifier live only in the OS keychain, keyed by
- *   server, account and issuer (`OAuthCredentialVault`);
+ *   server, account and issuer, tokens also by resource (`OAuthCredentialVault`);
+ * - every request of the flow goes through `fetch`, the guarded fetch of this server's network
+ *   scope (which hosts and origins may be reached; see network-scope.ts); a connection uses the
+ *   same fetch for its MCP requests (`guardedFetchOf`);
  * - the authorization URL is opened only if it is https or loopback http, through the
  *   `BrowserOpener` port, and only in a login the person started (`mode: 'login'`). A connection
  *   that finds no usable token fails with UnauthorizedError ("sign in") instead of popping up a
@@ -23,11 +26,13 @@ import type {
   OAuthClientMetadata,
   OAuthTokens,
 } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { WardenError } from '../../../../shared/result';
 import type { BrowserOpener, Clock } from '../../ports';
 import { systemClock } from '../../ports';
 import type { OAuthCredentialVault, StoredTokens } from './credential-vault';
-import { assertOAuthUrl, oauthUrlProblem } from './url-policy';
+import type { OAuthNetworkScope } from './network-scope';
+import { assertOAuthUrl, createGuardedFetch, oauthUrlProblem } from './url-policy';
 
 /** A client id registered with the authorization server out of band (from the server definition). */
 export interface PreRegisteredClient {
@@ -37,6 +42,10 @@ export interface PreRegisteredClient {
 
 export interface WardenOAuthProviderOptions {
   vault: OAuthCredentialVault;
+  /** Where this server's OAuth traffic may go; the provider's `fetch` applies it. */
+  network: OAuthNetworkScope;
+  /** The network fetch under the guard (default: the global fetch). */
+  fetch?: FetchLike;
   /** `login`: a person started sign-in, the browser may open. `connect`: never opens anything. */
   mode: 'login' | 'connect';
   /** The loopback redirect URI of the running login; connect mode uses a placeholder (never visited). */
@@ -63,10 +72,17 @@ export class WardenOAuthProvider implements OAuthClientProvider {
   readonly seenIssuers = new Set<string>();
   /** Set once the browser was asked to open an authorization URL. */
   authorizationUrlOpened: URL | undefined;
+  /**
+   * The fetch for everything this provider's flow requests (pass it as `fetchFn` to `auth()` and
+   * as `fetch` to the server's transport): the network scope's guard.
+   */
+  readonly fetch: FetchLike;
+  private metadata: AuthorizationServerMetadata | undefined;
   private readonly clock: Clock;
 
   constructor(private readonly options: WardenOAuthProviderOptions) {
     this.clock = options.clock ?? systemClock;
+    this.fetch = createGuardedFetch(options.network, options.fetch);
     if (options.mode === 'login' && (!options.redirectUrl || !options.browser || !options.state)) {
       throw new Error('WardenOAuthProvider: login mode needs redirectUrl, state and browser');
     }
@@ -99,6 +115,11 @@ export class WardenOAuthProvider implements OAuthClientProvider {
     return this.issuer;
   }
 
+  /** The checked metadata of that authorization server, once known. */
+  get discoveredMetadata(): AuthorizationServerMetadata | undefined {
+    return this.metadata;
+  }
+
   private async issuerOrStored(): Promise<string | undefined> {
     return this.issuer ?? (await this.options.vault.currentIssuer()) ?? undefined;
   }
@@ -113,6 +134,12 @@ export class WardenOAuthProvider implements OAuthClientProvider {
     const discoveredAt = String(state.authorizationServerUrl);
     const problem = oauthUrlProblem(discoveredAt);
     if (problem) throw new WardenError('DENIED', `Refusing authorization server ${discoveredAt}: ${problem}.`);
+    // A refused protected-resource-metadata request is swallowed by the SDK, which then falls
+    // back to the server's own origin; the refusal (naming the URL and why) is the real answer.
+    if (!state.resourceMetadata) {
+      const refused = this.options.network.takeRefusal();
+      if (refused) throw refused;
+    }
     const metadata = state.authorizationServerMetadata;
     if (!metadata) {
       throw new WardenError(
@@ -121,6 +148,8 @@ export class WardenOAuthProvider implements OAuthClientProvider {
       );
     }
     checkMetadata(metadata, discoveredAt);
+    this.options.network.trustMetadata(discoveredAt, metadata);
+    this.metadata = metadata;
     this.issuer = discoveredAt;
     this.seenIssuers.add(discoveredAt);
   }
@@ -232,4 +261,37 @@ export function issuerMatches(a: string, b: string): boolean {
     }
   };
   return norm(a) === norm(b);
+}
+
+/**
+ * The guarded fetch that belongs with `provider`, when it is Warden's: a connection of an OAuth
+ * server sends its MCP requests and its token refreshes through it, so they obey the same
+ * network scope as sign-in.
+ */
+export function guardedFetchOf(provider: OAuthClientProvider): FetchLike | undefined {
+  return provider instanceof WardenOAuthProvider ? provider.fetch : undefined;
+}
+
+/**
+ * The RFC 9207 check of an authorization response: when the response carries `iss` it must be
+ * exactly the issuer Warden sent the person to, and when that server advertises
+ * `authorization_response_iss_parameter_supported` it must be there. A mismatch means the code
+ * may have come from another authorization server (a mix-up attack); throws AUTH_FAILED.
+ */
+export function checkAuthorizationResponseIssuer(metadata: AuthorizationServerMetadata | undefined, iss: string | undefined): void {
+  if (!metadata) return;
+  const advertised = (metadata as { authorization_response_iss_parameter_supported?: unknown }).authorization_response_iss_parameter_supported === true;
+  if (iss === undefined) {
+    if (!advertised) return;
+    throw new WardenError(
+      'AUTH_FAILED',
+      `Sign-in refused: ${metadata.issuer} promises to say who answered (RFC 9207 "iss"), but the response came back without it, so it may not be from that server; no token was requested.`,
+    );
+  }
+  if (iss !== metadata.issuer) {
+    throw new WardenError(
+      'AUTH_FAILED',
+      `Sign-in refused: the response says it came from ${JSON.stringify(iss.slice(0, 200))}, but Warden sent you to ${metadata.issuer} (RFC 9207 issuer check); no token was requested.`,
+    );
+  }
 }
