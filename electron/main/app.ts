@@ -18,6 +18,7 @@ import { loadOrganizationPolicy } from '../core/policy/organization';
 import { loadPolicyFile, savePolicyFile } from '../core/settings/policy-file';
 import { createDialogPrompter, createServerChangeConfirmer } from './dialogs';
 import { createDialogElicitor } from './elicitor';
+import { createAuthorizationServerConfirmer } from './oauth-dialog';
 import { openElectronSettingsStore } from './electron-settings-store';
 import { bindContract, createSenderCheck } from './ipc';
 import { createPendingBadge } from './badge';
@@ -150,6 +151,8 @@ export async function startWarden(options: StartOptions = {}): Promise<RunningWa
     elicitor: createDialogElicitor(() => window),
     // Saving a server decides what runs on this machine: a person confirms it natively.
     confirmServerChange: createServerChangeConfirmer(() => window),
+    // A sign-in that would contact another site (the server's authorization server) asks first.
+    confirmAuthorizationServer: createAuthorizationServerConfirmer(() => window),
     // First run with no servers: add the in-process demo server (README: useful offline, no keys).
     offerDemoServer: true,
     gate: { ...durable.gate, prompter: createDialogPrompter(() => window) },

@@ -170,7 +170,8 @@ export async function openExternalSafely(url: string, log: (message: string) => 
   if (parsed.username !== '' || parsed.password !== '') {
     throw new WardenError('DENIED', 'openExternal: refused to open an https URL that carries a user name or password');
   }
-  log(`[warden:security] opening in the system browser: ${parsed.href}`);
+  // Origin and path only: an OAuth authorization URL's query carries its state and PKCE challenge.
+  log(`[warden:security] opening in the system browser: ${parsed.origin}${parsed.pathname}`);
   await shell.openExternal(parsed.href);
 }
 
