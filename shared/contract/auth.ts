@@ -38,13 +38,13 @@ export const authChannels = defineChannels({
     request: AuthTarget,
     response: AuthStatus,
   },
-  /** Signs an account out: revokes the refresh token where supported, deletes tokens, client registration and verifier from the keychain. */
+  /** Signs an account out: revokes the refresh and access tokens where supported, deletes tokens, client registration and verifier from the keychain. */
   'auth:logout': {
     doc: 'Deletes the OAuth tokens, client registration and verifier of a server account from the keychain.',
     request: AuthTarget,
     response: AuthStatus.extend({
       removedEntries: z.number().int().nonnegative(),
-      /** True when the authorization server confirmed revoking the refresh token (RFC 7009). */
+      /** True when the authorization server confirmed revoking the tokens (RFC 7009). */
       revoked: z.boolean(),
     }).strict(),
   },

@@ -112,7 +112,7 @@ export const serversChannels = defineChannels({
       .strict(),
     response: ServerView,
   },
-  /** Replaces a server's definition (id kept); secrets no longer declared are deleted from the keychain. */
+  /** Replaces a server's definition (id kept); secrets no longer declared are deleted from the keychain, and a new address (origin + path) ends every account's OAuth sign-in. */
   'servers:edit': {
     doc: "Replaces a server's definition, keeping its id; optional secret values for its first account.",
     request: z
@@ -125,7 +125,7 @@ export const serversChannels = defineChannels({
       .strict(),
     response: ServerView,
   },
-  /** Removes a server, its accounts and every keychain entry of it. */
+  /** Removes a server, its accounts and every keychain entry of it (OAuth tokens are revoked at the authorization server first). */
   'servers:remove': {
     doc: 'Removes a server, its accounts and all of its keychain entries.',
     request: z.object({ serverId: EntityId }).strict(),
