@@ -166,9 +166,11 @@ describe('OAuth login against a loopback authorization server (real keychain)', 
 
     // Before signing in, a connection is "auth required" and neither registers nor opens a browser.
     const before = await w.manager.connect(w.serverId, w.accountId);
-    expect(before.state).toBe('auth_required');
+    expect(before).toMatchObject({ state: 'auth_required', reason: `This server needs you to sign in (OAuth, at ${new URL(w.fixture.issuer).origin}); start sign-in for this account.` });
     expect(w.browser.opened).toEqual([]);
     expect(w.fixture.record.registrations).toBe(0);
+    // Nothing was asked of the authorization server before the person chose to sign in there.
+    expect(w.fixture.record.asRequests).toEqual([]);
 
     const status = AuthStatus.parse(await w.oauth.login(target));
     expect(status).toMatchObject({ signedIn: true, issuer: w.fixture.issuer, canRefresh: true, loginInProgress: false });

@@ -311,6 +311,8 @@ export class OAuthNetworkScope {
     }
     const server = describeUrl(this.serverUrl);
     if (!this.options.confirm) {
+      // Not signed in yet: the plain "sign in" answer, naming where sign-in would happen.
+      if (!approved) throw new SignInNeeded(`This server needs you to sign in (OAuth, at ${origin}); start sign-in for this account.`);
       throw new SignInNeeded(
         `Refusing to contact ${describeUrl(url)}: it is not on the server's own site (${this.serverUrl.origin}), and ${origin} is not the sign-in site you chose for "${this.serverName}" (${server}). Sign in to this account again to review it.`,
       );
