@@ -20,7 +20,7 @@ import { createGateModule, type GateModule, type GateModuleOptions } from './gat
 import { createConnectionLayer, type ConnectionLayerOptions } from './mcp/connection-layer';
 import type { ConnectionManager } from './mcp/connection-manager';
 import { runHandlers } from './run/run-handlers';
-import { offerDemoServerOnFirstRun, openBuiltinTransport } from './demo/demo-setup';
+import { applyDemoLabRules, offerDemoServerOnFirstRun, openBuiltinTransport } from './demo/demo-setup';
 import { createModelsModule, type ModelsModuleOptions } from './models/models-module';
 import type { ModelProviderService } from './models/provider-service';
 import { createThemeModule, type Appearance } from './appearance/theme';
@@ -151,7 +151,15 @@ export function createCore(deps: CoreDeps): WardenCore {
   const recovered = deps.ledger ? deps.ledger.recoverOperations(gateModule.gate) : Promise.resolve(null);
   recovered.catch(() => undefined);
   // First run with no servers: add the built-in offline demo once (a preference makes removal stick).
-  const demoOffered = deps.offerDemoServer ? offerDemoServerOnFirstRun({ settings: serversModule.settings, service: serversModule.service }) : Promise.resolve(null);
+  const demoOffered = deps.offerDemoServer
+    ? offerDemoServerOnFirstRun({ settings: serversModule.settings, service: serversModule.service }).then(async (outcome) => {
+        // A newly added demo starts with the prompt-injection lab's rules.
+        if (outcome === 'added') {
+          await applyDemoLabRules({ service: serversModule.service, connect: (s, a) => connections.manager.connect(s, a), registry: connections.manager, policy: gateModule.policy });
+        }
+        return outcome;
+      })
+    : Promise.resolve(null);
   demoOffered.catch(() => undefined);
   const theme = createThemeModule({ settings: serversModule.settings, events, appearance: deps.appearance });
 
