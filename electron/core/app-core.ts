@@ -24,6 +24,8 @@ import { applyDemoLabRules, offerDemoServerOnFirstRun, openBuiltinTransport } fr
 import { createModelsModule, type ModelsModuleOptions } from './models/models-module';
 import type { ModelProviderService } from './models/provider-service';
 import { createThemeModule, type Appearance } from './appearance/theme';
+import { createChatModule, type ChatOptions } from './chat/chat-module';
+import type { ChatService } from './chat/chat-service';
 
 /** What the core needs from its host. */
 export interface CoreDeps {
@@ -57,6 +59,8 @@ export interface CoreDeps {
   models?: ModelsModuleOptions;
   /** Applies the theme preference to the host (main: nativeTheme). Default: none ("system" is light). */
   appearance?: Appearance;
+  /** Conversations folder, model providers, loop caps, link confirmation (default: memory, the demo model only). */
+  chat?: ChatOptions;
 }
 
 /** The running core: contract handlers, outgoing events, and shutdown. */
@@ -76,6 +80,8 @@ export interface WardenCore {
    * never re-sent; the gate learns every recorded operation id. Await before serving requests.
    */
   readonly recovered: Promise<OperationRecoveryReport | null>;
+  /** Conversations and the model loop (every tool call a model makes goes through `gate`). */
+  readonly chat: ChatService;
   /** What the first-run demo offer did (null when `offerDemoServer` is off). */
   readonly demoOffered: Promise<Awaited<ReturnType<typeof offerDemoServerOnFirstRun>> | null>;
   status(): CoreStatus;
@@ -163,6 +169,8 @@ export function createCore(deps: CoreDeps): WardenCore {
   demoOffered.catch(() => undefined);
   const theme = createThemeModule({ settings: serversModule.settings, events, appearance: deps.appearance });
 
+  const chat = createChatModule({ options: deps.chat, gate: gateModule, connections: connections.manager, servers: serversModule.service, events, clock, browser, recovered });
+
   const status = (): CoreStatus => ({
     version: deps.version,
     startedAt,
@@ -189,6 +197,7 @@ export function createCore(deps: CoreDeps): WardenCore {
     ...runHandlers(() => gateModule.gate),
     ...modelsModule.handlers,
     ...theme.handlers,
+    ...chat.handlers,
   };
 
   if (deps.confirmServerChange) requireServerConfirmation(handlers, serversModule.importer, deps.confirmServerChange);
@@ -228,9 +237,11 @@ export function createCore(deps: CoreDeps): WardenCore {
     models: modelsModule.service,
     recovered,
     demoOffered,
+    chat: chat.service,
     status,
     close: async () => {
       theme.dispose();
+      await chat.close();
       gateModule.close();
       modelsModule.dispose();
       await connections.dispose();
