@@ -259,12 +259,14 @@ export class ChatService {
           const op = call.operationId ? this.deps.gate.gate.get(call.operationId) : undefined;
           if (op?.state === 'awaiting_approval') await this.deps.gate.gate.cancel(op.operationId, 'The chat turn that asked for this ended when Warden stopped; ask again in the chat').catch(() => undefined);
           const now = op ? this.deps.gate.gate.get(op.operationId) : undefined;
-          if (now && TERMINAL_STATES.has(now.state) && now.state !== 'cancelled') {
-            this.apply({ conversation: c, message, call, skipped: false }, now);
-          } else if (call.status === 'running' || now?.state === 'executing') {
-            Object.assign(call, { status: 'outcome_unknown', why: 'Warden stopped while this call was running: the server may or may not have acted', modelResult: MODEL_TEXT.outcomeUnknown, isError: true });
-          } else {
+          if (call.status !== 'running') {
+            // Pending when the turn ended: whatever the gate did with it since, it never ran.
             Object.assign(call, { status: 'expired', why: 'Waiting for approval when Warden stopped: nothing ran. Ask again to decide it anew.', modelResult: MODEL_TEXT.expired, isError: true, askAgain: true });
+          } else if (now && TERMINAL_STATES.has(now.state)) {
+            // Running when Warden stopped: recovery recorded its outcome (outcome_unknown unless it finished).
+            this.apply({ conversation: c, message, call, skipped: false }, now);
+          } else {
+            Object.assign(call, { status: 'outcome_unknown', why: 'Warden stopped while this call was running: the server may or may not have acted', modelResult: MODEL_TEXT.outcomeUnknown, isError: true });
           }
         }
       }
