@@ -392,7 +392,7 @@ export class ChatService {
         refused = `too many tool calls in one reply (${calls.length}; the limit is ${this.limits.maxCallsPerReply})`;
         skipped = true;
       } else if (!isOffered) {
-        refused = entry ? `Not offered to the model in this conversation: ${entry.tool.name} on ${entry.tool.serverLabel ?? entry.tool.serverId} is not permitted here` : `Not offered to the model: no tool is called ${JSON.stringify(call.name.slice(0, 100))}`;
+        refused = entry ? `Not offered to the model in this conversation: ${entry.tool.name} on ${entry.tool.serverLabel ?? entry.tool.serverId} is not permitted here` : `Not offered to the model: ${JSON.stringify(call.name.slice(0, 100))} is not a name Warden gave it`;
       } else if (parseError) {
         refused = undefined;
       } else if (this.rateLimited(entry!, now)) {
@@ -411,7 +411,7 @@ export class ChatService {
         toolName: tool?.name ?? null,
         serverLabel: tool?.serverLabel ?? null,
         accountLabel: tool?.accountLabel ?? null,
-        preview: tool ? previewLine({ toolName: tool.name, serverLabel: tool.serverLabel ?? tool.serverId, accountLabel: tool.accountLabel ?? tool.accountId }, null) : `${oneLine(call.name, 100)} (no such tool)`,
+        preview: tool ? previewLine({ toolName: tool.name, serverLabel: tool.serverLabel ?? tool.serverId, accountLabel: tool.accountLabel ?? tool.accountId }, null) : `${oneLine(call.name, 100)} (not a tool Warden offered)`,
         argumentsJson: call.argumentsJson.slice(0, 20_000),
         status: 'deciding',
         decision: null,

@@ -40,7 +40,8 @@ const HELP =
 
 interface Plan {
   text: string;
-  calls: Array<{ base: string; args: Record<string, unknown> }>;
+  /** `exact`: use the name as written (a person asked for that name), never the offered form. */
+  calls: Array<{ base: string; args: Record<string, unknown>; exact?: boolean }>;
 }
 
 /** The offline, scripted demo model. */
@@ -62,7 +63,7 @@ export class DemoModel implements ModelProvider {
     if (request.signal.aborted) throw new ModelError('CANCELLED', 'The reply was stopped');
     const calls: ModelToolCall[] = plan.calls.map((c, i) => ({
       id: `demo-call-${request.messages.length}-${i}`,
-      name: toolNameFor(c.base, request.tools),
+      name: c.exact ? c.base : toolNameFor(c.base, request.tools),
       argumentsJson: JSON.stringify(c.args),
     }));
     for (const call of calls) yield { type: 'tool-call', call };
@@ -80,11 +81,15 @@ export class DemoModel implements ModelProvider {
 }
 
 /**
- * The model-facing name of a demo tool: the offered name ending in `__<base>` if there is one;
- * otherwise the bare name, as a model that read it somewhere (the injected message) would use it.
+ * The model-facing name of a demo tool: the offered name ending in `__<base>` if there is one.
+ * Otherwise the script guesses, as a fooled model would: the offered demo tools' prefix with the
+ * base name (`Warden_demo…__notes_delete`), or the bare name if no demo tool is offered at all.
  */
 function toolNameFor(base: string, tools: readonly ModelToolSpec[]): string {
-  return tools.find((t) => t.name === base || t.name.endsWith(`__${base}`))?.name ?? base;
+  const offered = tools.find((t) => t.name === base || t.name.endsWith(`__${base}`));
+  if (offered) return offered.name;
+  const sibling = tools.find((t) => /__(notes_list|read_inbox|notes_add)$/.test(t.name));
+  return sibling ? `${sibling.name.slice(0, sibling.name.lastIndexOf('__'))}__${base}` : base;
 }
 
 function lastUserText(messages: readonly ModelMessage[]): string {
@@ -124,7 +129,7 @@ function planForRequest(text: string): Plan {
   const note = /\b(?:save|add|write)\s+(?:a\s+)?note\s*[:,-]?\s*(.+)$/is.exec(t);
   if (note && note[1]!.trim()) return { text: 'I will save that note.', calls: [{ base: 'notes_add', args: { text: note[1]!.trim().slice(0, 500) } }] };
   const call = /\bcall\s+(?:the\s+)?(?:tool\s+)?[`"']?([A-Za-z0-9_.-]{1,80})/i.exec(t);
-  if (call) return { text: `Calling ${call[1]} as you asked.`, calls: [{ base: call[1]!, args: {} }] };
+  if (call) return { text: `Calling ${call[1]} as you asked.`, calls: [{ base: call[1]!, args: {}, exact: true }] };
   if (/\bdelete\b/i.test(t)) return { text: 'I will delete your notes.', calls: [{ base: 'notes_delete', args: { id: 1 } }] };
   if (/\b(list|read|show)\b.*\bnotes?\b/i.test(t)) return { text: 'Here are your notes.', calls: [{ base: 'notes_list', args: {} }] };
   return { text: HELP, calls: [] };

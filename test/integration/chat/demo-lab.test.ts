@@ -23,7 +23,7 @@ describe('the offline demo lab', () => {
     const calls = callsOf(c);
     expect(calls.map((x) => [x.modelName, x.status])).toEqual([
       [expect.stringMatching(/__read_inbox$/), 'succeeded'],
-      ['notes_delete', 'not_permitted'],
+      [expect.stringMatching(/__notes_delete$/), 'not_permitted'],
     ]);
     expect(calls[0]!.flagged).toBe(true);
     expect(calls[0]!.modelResult).toMatch(/^<tool_output untrusted="true" server="Warden demo \(built-in\)" tool="read_inbox">/);
