@@ -169,7 +169,7 @@ export function createCore(deps: CoreDeps): WardenCore {
   demoOffered.catch(() => undefined);
   const theme = createThemeModule({ settings: serversModule.settings, events, appearance: deps.appearance });
 
-  const chat = createChatModule({ options: deps.chat, gate: gateModule, connections: connections.manager, servers: serversModule.service, events, clock, browser, recovered });
+  const chat = createChatModule({ options: deps.chat, gate: gateModule, registry: deps.gate?.registry ?? connections.manager, connections: connections.manager, servers: serversModule.service, events, clock, browser, recovered });
 
   const status = (): CoreStatus => ({
     version: deps.version,

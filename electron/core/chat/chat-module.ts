@@ -6,6 +6,7 @@ import type { ChannelName, RequestOf, ResponseOf } from '../../../shared/ipc';
 import { WardenError } from '../../../shared/result';
 import type { CoreEvents } from '../events';
 import type { GateModule } from '../gate/gate-module';
+import type { ToolRegistry } from '../gate/ports';
 import type { ConnectionManager } from '../mcp/connection-manager';
 import { DEMO_MODEL_ID, DEMO_PROVIDER_CHOICE, DEMO_PROVIDER_ID, DemoModel } from '../models/demo-model';
 import type { ModelProvider, ModelProviders } from '../models/provider';
@@ -55,6 +56,8 @@ export function demoOnlyProviders(demo: ModelProvider): ModelProviders {
 export function createChatModule(deps: {
   options?: ChatOptions;
   gate: GateModule;
+  /** The same registry the gate decides against, so the tools offered are the tools the gate knows. */
+  registry: Pick<ToolRegistry, 'listTools'>;
   connections: ConnectionManager;
   servers: ServerService;
   events: CoreEvents;
@@ -71,7 +74,7 @@ export function createChatModule(deps: {
     store,
     providers,
     gate: deps.gate,
-    registry: deps.connections,
+    registry: deps.registry,
     events: deps.events,
     clock: deps.clock,
     limits: options.limits,

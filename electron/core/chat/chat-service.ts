@@ -79,6 +79,7 @@ export class ChatService {
   private readonly turns = new Map<string, Turn>();
   private readonly tracked = new Map<string, Tracked>();
   private readonly recent = new Map<string, number[]>();
+  private readonly pendingEmits = new Map<ChatMessage, string>();
   private readonly unsubscribe: () => void;
 
   constructor(private readonly deps: ChatServiceDeps) {
@@ -352,7 +353,7 @@ export class ChatService {
         if (stopReason === 'max_tokens') this.notice(c, 'The reply was cut off: it reached the most tokens Warden asks for in one reply.', 'warning');
         break;
       }
-      const capReason = await this.handleCalls(c, message, calls, round, turn);
+      const capReason = await this.handleCalls(c, message, calls, round, turn, entries, offered);
       await this.deps.store.save(c.id);
       if (capReason) {
         this.notice(c, `Stopped: ${capReason}.`, 'warning');
@@ -367,10 +368,10 @@ export class ChatService {
    * is validated and decided before any of them can run. Then waits for each to finish.
    * Returns the reason a cap stopped the loop, if one did.
    */
-  private async handleCalls(c: Conversation, message: ChatMessage, calls: ModelToolCall[], round: number, turn: Turn): Promise<string | null> {
+  private async handleCalls(c: Conversation, message: ChatMessage, calls: ModelToolCall[], round: number, turn: Turn, entries: readonly ToolEntry[], offered: Set<string>): Promise<string | null> {
     const gate = this.deps.gate.gate;
-    const table = buildToolTable(this.deps.registry.listTools()).byName;
-    const offered = this.offeredKeys(c.id);
+    // The table the model was offered in this round: names resolve against exactly what it saw.
+    const table = new Map(entries.map((e) => [e.modelName, e]));
     const batchId = randomUUID();
     const now = this.deps.clock.now();
     const over = calls.length > this.limits.maxCallsPerReply;
@@ -542,8 +543,19 @@ export class ChatService {
     this.emitChanged(c);
   }
 
+  /**
+   * Emits a changed message once per microtask however many times it changed (a call's
+   * transitions arrive in bursts), so the renderer gets the latest state without a copy per step.
+   */
   private emitMessage(c: Conversation, message: ChatMessage): void {
-    this.deps.events.emit('chat:message', { conversationId: c.id, message });
+    const queued = this.pendingEmits.size > 0;
+    this.pendingEmits.set(message, c.id);
+    if (queued) return;
+    queueMicrotask(() => {
+      const batch = [...this.pendingEmits];
+      this.pendingEmits.clear();
+      for (const [m, conversationId] of batch) this.deps.events.emit('chat:message', { conversationId, message: m });
+    });
   }
 
   private emitChanged(c: Conversation): void {
