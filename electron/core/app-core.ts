@@ -25,6 +25,7 @@ import { createModelsModule, type ModelsModuleOptions } from './models/models-mo
 import type { ModelProviderService } from './models/provider-service';
 import { createThemeModule, type Appearance } from './appearance/theme';
 import { createChatModule, type ChatOptions } from './chat/chat-module';
+import { DEMO_PROVIDER_CHOICE, DemoModel } from './models/demo-model';
 import type { ChatService } from './chat/chat-service';
 
 /** What the core needs from its host. */
@@ -103,7 +104,17 @@ export function createCore(deps: CoreDeps): WardenCore {
   const startedAt = new Date(clock.now()).toISOString();
   const serversModule = createServersModule({ ...deps.servers, clock, journal, events });
   // Provider keys share the one keychain store; the redactor learns each key whichever store it is.
-  const modelsModule = createModelsModule({ ...deps.models, secrets: serversModule.secrets, onSecretValue: deps.servers?.onSecretValue, journal, clock, events });
+  // The offline demo model is built in: listed first, the default on first start, no key, no network.
+  const demoModel = new DemoModel({ chunkDelayMs: deps.chat?.demoChunkDelayMs ?? 0 });
+  const modelsModule = createModelsModule({
+    ...deps.models,
+    builtins: deps.models?.builtins ?? [{ choice: DEMO_PROVIDER_CHOICE, provider: demoModel }],
+    secrets: serversModule.secrets,
+    onSecretValue: deps.servers?.onSecretValue,
+    journal,
+    clock,
+    events,
+  });
   const browser: BrowserOpener = deps.browser ?? refusingBrowser;
   // OAuth sign-in for remote servers; after a login or logout the account reconnects (or drops)
   // so the connection picks up the new session at once.
@@ -169,7 +180,7 @@ export function createCore(deps: CoreDeps): WardenCore {
   demoOffered.catch(() => undefined);
   const theme = createThemeModule({ settings: serversModule.settings, events, appearance: deps.appearance });
 
-  const chat = createChatModule({ options: deps.chat, gate: gateModule, registry: deps.gate?.registry ?? connections.manager, connections: connections.manager, servers: serversModule.service, events, clock, browser, recovered });
+  const chat = createChatModule({ options: deps.chat, demo: demoModel, providers: modelsModule.service, gate: gateModule, registry: deps.gate?.registry ?? connections.manager, connections: connections.manager, servers: serversModule.service, events, clock, browser, recovered });
 
   const status = (): CoreStatus => ({
     version: deps.version,

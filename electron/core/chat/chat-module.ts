@@ -8,7 +8,7 @@ import type { CoreEvents } from '../events';
 import type { GateModule } from '../gate/gate-module';
 import type { ToolRegistry } from '../gate/ports';
 import type { ConnectionManager } from '../mcp/connection-manager';
-import { DEMO_MODEL_ID, DEMO_PROVIDER_CHOICE, DEMO_PROVIDER_ID, DemoModel } from '../models/demo-model';
+import { DEMO_MODEL_ID, DEMO_PROVIDER_ID } from '../models/demo-model';
 import type { ModelProvider, ModelProviders } from '../models/provider';
 import type { BrowserOpener, Clock } from '../ports';
 import type { ServerService } from '../settings/server-service';
@@ -24,10 +24,7 @@ export type ChatHandlers = { [C in ChatChannel]: (request: RequestOf<C>) => Prom
 export interface ChatOptions {
   /** Folder for conversation files (the app: `<userData>/conversations`); null or absent = memory only. */
   dataDir?: string | null;
-  /**
-   * Where the loop finds providers. Given the built-in demo model so an implementation can offer
-   * it next to configured providers. Default: only the demo.
-   */
+  /** Replaces the core's providers (tests with scripted models); given the built-in demo model. */
   providers?: (demo: ModelProvider) => ModelProviders;
   /** Pause between the demo model's streamed words (the app: a little, so streaming shows; tests: 0). */
   demoChunkDelayMs?: number;
@@ -36,25 +33,13 @@ export interface ChatOptions {
   confirmLink?: (url: string) => Promise<boolean>;
 }
 
-/**
- * ModelProviders holding only the built-in demo model: what the loop uses until configured
- * providers exist.
- */
-export function demoOnlyProviders(demo: ModelProvider): ModelProviders {
-  return {
-    async get(providerId) {
-      if (providerId === DEMO_PROVIDER_ID) return demo;
-      throw new WardenError('NOT_FOUND', `providerId: no model provider "${providerId}" is configured`);
-    },
-    async list() {
-      return [DEMO_PROVIDER_CHOICE];
-    },
-  };
-}
-
 /** Builds the chat module; `ready` resolves once conversations are loaded and recovered. */
 export function createChatModule(deps: {
   options?: ChatOptions;
+  /** The built-in offline demo model. */
+  demo: ModelProvider;
+  /** The core's model providers (configured ones and the built-in demo). */
+  providers: ModelProviders;
   gate: GateModule;
   /** The same registry the gate decides against, so the tools offered are the tools the gate knows. */
   registry: Pick<ToolRegistry, 'listTools'>;
@@ -67,8 +52,7 @@ export function createChatModule(deps: {
   recovered: Promise<unknown>;
 }) {
   const options = deps.options ?? {};
-  const demo = new DemoModel({ chunkDelayMs: options.demoChunkDelayMs ?? 0 });
-  const providers = (options.providers ?? demoOnlyProviders)(demo);
+  const providers = options.providers ? options.providers(deps.demo) : deps.providers;
   const store = new ConversationStore(options.dataDir ?? null);
   const service = new ChatService({
     store,
@@ -104,7 +88,7 @@ export function createChatModule(deps: {
     'chat:delete': ({ conversationId }) => whenReady(async () => ({ deleted: await service.delete(conversationId) })),
     'chat:set-model': ({ conversationId, providerId, model }) => whenReady(() => service.setModel(conversationId, providerId, model)),
     'chat:providers': async () => ({ providers: await providers.list() }),
-    'chat:models': async ({ providerId }) => ({ models: await (await providers.get(providerId)).listModels() }),
+    'chat:models': async ({ providerId }) => ({ models: await (await providers.get(providerId)).listModels(AbortSignal.timeout(10_000)) }),
     'chat:tools': ({ conversationId }) => whenReady(() => ({ tools: service.tools(conversationId) })),
     'chat:review': ({ conversationId, messageId }) => whenReady(() => service.review(conversationId, messageId)),
     'chat:ask-again': ({ conversationId, messageId }) => whenReady(async () => ({ messageId: await service.askAgain(conversationId, messageId) })),

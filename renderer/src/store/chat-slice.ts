@@ -22,9 +22,9 @@ export interface ChatSlice {
   conversations: ConversationSummary[];
   chatSearch: string;
   conversation: Conversation | null;
-  providers: ProviderOption[];
+  chatProviders: ProviderOption[];
   /** Models of the open conversation's provider (null: the provider cannot list them). */
-  models: Array<{ id: string; label: string }> | null;
+  chatModels: Array<{ id: string; label: string }> | null;
   chatTools: ChatTool[];
   chatError: ShownError | null;
   /** Set while a chat action waits for main (e.g. starting the demo). */
@@ -60,24 +60,24 @@ export const createChatSlice: SliceCreator<ChatSlice> = ({ api }) => (set, get) 
   };
   const loadModels = async (providerId: string) => {
     try {
-      set({ models: (await unwrap(api().chat.models({ providerId }))).models });
+      set({ chatModels: (await unwrap(api().chat.models({ providerId }))).models });
     } catch {
-      set({ models: null });
+      set({ chatModels: null });
     }
   };
   return {
     conversations: [],
     chatSearch: '',
     conversation: null,
-    providers: [],
-    models: null,
+    chatProviders: [],
+    chatModels: null,
     chatTools: [],
     chatError: null,
     chatBusy: false,
     async refreshConversations() {
       try {
         const [{ conversations }, { providers }] = await Promise.all([unwrap(api().chat.list({ search: get().chatSearch || undefined })), unwrap(api().chat.providers({}))]);
-        set({ conversations, providers });
+        set({ conversations, chatProviders: providers });
         const open = get().conversation;
         if (!open && conversations[0] && !get().chatSearch) await get().openConversation(conversations[0].id);
       } catch (error) {
@@ -240,6 +240,8 @@ export const createChatSlice: SliceCreator<ChatSlice> = ({ api }) => (set, get) 
             }
           }),
           w.permissions.onChanged(() => void get().refreshChatTools()),
+          // A provider added, renamed or removed in the Models view shows in the picker at once.
+          w.models.onChanged(() => void get().refreshConversations()),
           w.connections.onToolsChanged(() => void get().refreshChatTools()),
         ];
         return () => offs.forEach((off) => off());

@@ -181,8 +181,8 @@ function ConversationList() {
 
 function ModelPicker() {
   const c = useAppStore((s) => s.conversation)!;
-  const providers = useAppStore((s) => s.providers);
-  const models = useAppStore((s) => s.models);
+  const providers = useAppStore((s) => s.chatProviders);
+  const models = useAppStore((s) => s.chatModels);
   const choose = useAppStore((s) => s.chooseModel);
   const provider = providers.find((p) => p.providerId === c.providerId);
   return (
