@@ -7,7 +7,7 @@
  *
  * Each sentence of "The offline demo is seed 004's lab" is a test below.
  */
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -202,6 +202,14 @@ describe('chat in a real browser against the real core and the demo server', () 
     await page.getByLabel('Conversation title').press('Enter');
     await page.getByTestId('chat-title').filter({ hasText: 'Notes check' }).waitFor();
     await shot('conversation');
+    // No serious accessibility violations in the Chat view (axe-core, with a tool panel open).
+    await page.getByTestId('chat-tools-toggle').click();
+    await page.evaluate(await readFile(`${root}node_modules/axe-core/axe.min.js`, 'utf8'));
+    const violations = (await page.evaluate(
+      `axe.run(document.querySelector('[data-testid="view-chat"]'), { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')) })))`,
+    )) as Array<{ id: string; impact: string; nodes: string[] }>;
+    expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
+    await page.getByTestId('chat-tools-toggle').click();
     await page.getByTestId('chat-delete').click();
     await expect.poll(() => page.locator('[data-testid^="chat-item-"]').count()).toBe(1);
     expect(errors.pageErrors).toEqual([]);

@@ -67,6 +67,21 @@ describe('the chat loop', () => {
     expect(received()).toEqual([]);
   });
 
+  it('Review one by one shows each call in its own dialog; approving one runs only that one', async () => {
+    const { c } = await scripted((r) => ({ calls: [{ name: offeredName(r, 'notes_add')!, args: { text: 'keep' } }, { name: offeredName(r, 'notes_add')!, args: { text: 'drop' } }] }));
+    await call(t!.core, 'chat:send-message', { conversationId: c.id, text: 'go' });
+    const waiting = await waitingApproval(t!.core, c.id);
+    t!.dialogs.batch = 'one-by-one';
+    const answers: Array<'approve' | 'deny'> = ['approve', 'deny'];
+    t!.dialogs.prompter.prompt = async (preview) => (t!.dialogs.shown.push(preview), answers.shift()!);
+    await call(t!.core, 'chat:review', { conversationId: c.id, messageId: waiting.messages.find((m) => m.toolCalls.length)!.id });
+    const done = await settled(t!.core, c.id);
+    expect(t!.dialogs.shown.map((p) => JSON.parse(p.argumentsJson).text)).toEqual(['keep', 'drop']);
+    expect(callsOf(done).map((x) => x.status)).toEqual(['succeeded', 'declined']);
+    expect(t!.demos.flatMap((d) => d.notes.map((n) => n.text))).toContain('keep');
+    expect(t!.demos.flatMap((d) => d.notes.map((n) => n.text))).not.toContain('drop');
+  });
+
   it('more tool calls in one reply than the cap: none runs, each gets a result, and the loop stops with a visible reason', async () => {
     const { c } = await scripted((r) => ({ calls: Array.from({ length: 11 }, () => ({ name: offeredName(r, 'notes_list')!, args: {} })) }));
     await call(t!.core, 'chat:send-message', { conversationId: c.id, text: 'go' });

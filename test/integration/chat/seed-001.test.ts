@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openLedgerForApp } from '../../../electron/core/ledger';
 import type { Conversation } from '../../../shared/contract/chat';
 import { ROOT, TSX_LOADER } from '../mcp/helpers';
-import { call, callsOf, settled, startChatCore, waitingApproval, type ChatCore } from './helpers';
+import { call, callsOf, settled, startChatCore, until, waitingApproval, type ChatCore } from './helpers';
 import { offeredName, ScriptedModel, withScripted, type ScriptedReply } from './scripted-model';
 
 let t: ChatCore;
@@ -119,6 +119,15 @@ describe("seed 001: checking real actions", () => {
     const done = await settled(t.core, id);
     expect(callsOf(done)[0]).toMatchObject({ status: 'failed', isError: true, modelResult: expect.stringMatching(/^The tool reported an error:\n<tool_output untrusted="true" server="Reports" tool="publish_report">\nDestination offline is unavailable/) });
     expect(published().length).toBe(before);
+  });
+
+  it('Stop while a call runs cancels it: it ends outcome unknown (the destination may have acted), never "failed"', async () => {
+    const id = await ask(publish({ workspace: 'slow', body: 'stopped' }));
+    await until(() => callsOf(t.core.chat.get(id))[0]?.status === 'running', 'the call to run');
+    await call(t.core, 'chat:stop', { conversationId: id });
+    const done = await settled(t.core, id);
+    expect(callsOf(done)[0]).toMatchObject({ status: 'outcome_unknown', modelResult: expect.stringMatching(/no answer is known/) });
+    expect(published().some((p) => p.body === 'stopped')).toBe(true);
   });
 
   it('a timeout after the destination accepted: outcome unknown, the model is told so, and reconciliation records what the person learns', async () => {
