@@ -20,6 +20,7 @@ import { runChannels } from './contract/run';
 import { authChannels } from './contract/auth';
 import { modelsChannels, modelsEvents } from './contract/models';
 import { appEvents, themeChannels, themeEvents } from './contract/app';
+import { chatChannels, chatEvents } from './contract/chat';
 
 /** Every request/response channel. */
 export const channels = {
@@ -34,6 +35,7 @@ export const channels = {
   ...authChannels,
   ...modelsChannels,
   ...themeChannels,
+  ...chatChannels,
 } as const satisfies Record<string, ChannelSpec>;
 
 /** Every main→renderer event. */
@@ -47,6 +49,7 @@ export const events = {
   ...modelsEvents,
   ...appEvents,
   ...themeEvents,
+  ...chatEvents,
 } as const satisfies Record<string, EventSpec>;
 
 export type Channels = typeof channels;

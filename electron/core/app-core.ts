@@ -20,10 +20,13 @@ import { createGateModule, type GateModule, type GateModuleOptions } from './gat
 import { createConnectionLayer, type ConnectionLayerOptions } from './mcp/connection-layer';
 import type { ConnectionManager } from './mcp/connection-manager';
 import { runHandlers } from './run/run-handlers';
-import { offerDemoServerOnFirstRun, openBuiltinTransport } from './demo/demo-setup';
+import { applyDemoLabRules, offerDemoServerOnFirstRun, openBuiltinTransport } from './demo/demo-setup';
 import { createModelsModule, type ModelsModuleOptions } from './models/models-module';
 import type { ModelProviderService } from './models/provider-service';
 import { createThemeModule, type Appearance } from './appearance/theme';
+import { createChatModule, type ChatOptions } from './chat/chat-module';
+import { DEMO_PROVIDER_CHOICE, DemoModel } from './models/demo-model';
+import type { ChatService } from './chat/chat-service';
 
 /** What the core needs from its host. */
 export interface CoreDeps {
@@ -64,6 +67,8 @@ export interface CoreDeps {
   models?: ModelsModuleOptions;
   /** Applies the theme preference to the host (main: nativeTheme). Default: none ("system" is light). */
   appearance?: Appearance;
+  /** Conversations folder, model providers, loop caps, link confirmation (default: memory, the demo model only). */
+  chat?: ChatOptions;
 }
 
 /** The running core: contract handlers, outgoing events, and shutdown. */
@@ -83,6 +88,8 @@ export interface WardenCore {
    * never re-sent; the gate learns every recorded operation id. Await before serving requests.
    */
   readonly recovered: Promise<OperationRecoveryReport | null>;
+  /** Conversations and the model loop (every tool call a model makes goes through `gate`). */
+  readonly chat: ChatService;
   /** What the first-run demo offer did (null when `offerDemoServer` is off). */
   readonly demoOffered: Promise<Awaited<ReturnType<typeof offerDemoServerOnFirstRun>> | null>;
   status(): CoreStatus;
@@ -104,7 +111,17 @@ export function createCore(deps: CoreDeps): WardenCore {
   const startedAt = new Date(clock.now()).toISOString();
   const serversModule = createServersModule({ ...deps.servers, clock, journal, events });
   // Provider keys share the one keychain store; the redactor learns each key whichever store it is.
-  const modelsModule = createModelsModule({ ...deps.models, secrets: serversModule.secrets, onSecretValue: deps.servers?.onSecretValue, journal, clock, events });
+  // The offline demo model is built in: listed first, the default on first start, no key, no network.
+  const demoModel = new DemoModel({ chunkDelayMs: deps.chat?.demoChunkDelayMs ?? 0 });
+  const modelsModule = createModelsModule({
+    ...deps.models,
+    builtins: deps.models?.builtins ?? [{ choice: DEMO_PROVIDER_CHOICE, provider: demoModel }],
+    secrets: serversModule.secrets,
+    onSecretValue: deps.servers?.onSecretValue,
+    journal,
+    clock,
+    events,
+  });
   const browser: BrowserOpener = deps.browser ?? refusingBrowser;
   // OAuth sign-in for remote servers; after a login or logout the account reconnects (or drops)
   // so the connection picks up the new session at once.
@@ -166,9 +183,19 @@ export function createCore(deps: CoreDeps): WardenCore {
   const recovered = deps.ledger ? deps.ledger.recoverOperations(gateModule.gate) : Promise.resolve(null);
   recovered.catch(() => undefined);
   // First run with no servers: add the built-in offline demo once (a preference makes removal stick).
-  const demoOffered = deps.offerDemoServer ? offerDemoServerOnFirstRun({ settings: serversModule.settings, service: serversModule.service }) : Promise.resolve(null);
+  const demoOffered = deps.offerDemoServer
+    ? offerDemoServerOnFirstRun({ settings: serversModule.settings, service: serversModule.service }).then(async (outcome) => {
+        // A newly added demo starts with the prompt-injection lab's rules.
+        if (outcome === 'added') {
+          await applyDemoLabRules({ service: serversModule.service, connect: (s, a) => connections.manager.connect(s, a), registry: connections.manager, policy: gateModule.policy });
+        }
+        return outcome;
+      })
+    : Promise.resolve(null);
   demoOffered.catch(() => undefined);
   const theme = createThemeModule({ settings: serversModule.settings, events, appearance: deps.appearance });
+
+  const chat = createChatModule({ options: deps.chat, demo: demoModel, providers: modelsModule.service, gate: gateModule, registry: deps.gate?.registry ?? connections.manager, connections: connections.manager, servers: serversModule.service, events, clock, browser, recovered });
 
   const status = (): CoreStatus => ({
     version: deps.version,
@@ -196,6 +223,7 @@ export function createCore(deps: CoreDeps): WardenCore {
     ...runHandlers(() => gateModule.gate),
     ...modelsModule.handlers,
     ...theme.handlers,
+    ...chat.handlers,
   };
 
   if (deps.confirmServerChange) requireServerConfirmation(handlers, serversModule.importer, deps.confirmServerChange, (id) => serversModule.service.getServer(id));
@@ -235,9 +263,11 @@ export function createCore(deps: CoreDeps): WardenCore {
     models: modelsModule.service,
     recovered,
     demoOffered,
+    chat: chat.service,
     status,
     close: async () => {
       theme.dispose();
+      await chat.close();
       gateModule.close();
       modelsModule.dispose();
       await connections.dispose();

@@ -61,7 +61,16 @@ export interface SecretStore {
 export interface ApprovalPrompter {
   /** Resolves 'approve' only if a person chose Approve; every other outcome is 'deny'. */
   prompt(preview: ApprovalPreview): Promise<'approve' | 'deny'>;
+  /**
+   * Shows every call of one model reply that needs approval in ONE dialog: Deny all (the default
+   * and the cancel answer), Review one by one, Approve all. Each preview keeps its own operation
+   * id. A prompter without it is asked one call at a time.
+   */
+  promptBatch?(previews: readonly ApprovalPreview[]): Promise<BatchChoice>;
 }
+
+/** The answer to a batch approval dialog; anything but an explicit choice is 'deny-all'. */
+export type BatchChoice = 'deny-all' | 'one-by-one' | 'approve-all';
 
 /** Text of an approval dialog, written by trusted code from the tool identity and validated arguments. */
 export interface ApprovalPreview {

@@ -16,7 +16,7 @@ import { createCore, type WardenCore } from '../core/app-core';
 import { openLedgerForApp } from '../core/ledger';
 import { loadOrganizationPolicy } from '../core/policy/organization';
 import { loadPolicyFile, savePolicyFile } from '../core/settings/policy-file';
-import { createDialogPrompter, createServerChangeConfirmer } from './dialogs';
+import { createDialogPrompter, createLinkConfirmer, createServerChangeConfirmer } from './dialogs';
 import { createDialogElicitor } from './elicitor';
 import { createAuthorizationServerConfirmer } from './oauth-dialog';
 import { openElectronSettingsStore } from './electron-settings-store';
@@ -84,6 +84,8 @@ export async function openDurableState(): Promise<Partial<Parameters<typeof crea
   for (const e of org.errors) console.error(`[warden] organization policy: ${e}`);
   return {
     ledger,
+    // Conversations: one file each, written atomically, read asynchronously at start.
+    chat: { dataDir: join(userData, 'conversations') },
     servers: { settingsStore: openElectronSettingsStore(), onSecretValue },
     // Model providers in their own file (`models.json`); their keys only in the keychain.
     models: { settingsStore: openElectronSettingsStore('models') },
@@ -158,6 +160,9 @@ export async function startWarden(options: StartOptions = {}): Promise<RunningWa
     gate: { ...durable.gate, prompter: createDialogPrompter(() => window) },
     // The stored theme is applied now, before the window is created in its colours.
     appearance: nativeAppearance,
+    // The demo model streams word by word so a person sees a reply being written; links from a
+    // chat open only after the person confirms the full address natively.
+    chat: { demoChunkDelayMs: 25, ...durable.chat, confirmLink: createLinkConfirmer(() => window) },
   });
   // Operations the last exit interrupted are settled (executing → outcome_unknown, never resent)
   // before the renderer can ask for anything.

@@ -6,7 +6,7 @@
  * cancel button, so Enter, Escape and closing the dialog all deny.
  */
 import { dialog, type BrowserWindow, type MessageBoxOptions, type MessageBoxReturnValue } from 'electron';
-import type { ApprovalPreview, ApprovalPrompter } from '../core/ports';
+import type { ApprovalPreview, ApprovalPrompter, BatchChoice } from '../core/ports';
 import { makeHiddenVisible } from '../../shared/display';
 import type { ServerChangeConfirmer, ServerChangeSummary } from '../core/settings/server-confirmation';
 
@@ -84,6 +84,83 @@ export function createDialogPrompter(
         return 'deny';
       }
     },
+    async promptBatch(previews) {
+      try {
+        const options = batchApprovalDialogOptions(previews);
+        const { response } = await show(getWindow(), options);
+        // Only a button that exists counts; anything else (cancel, a missing button) denies all.
+        const label = options.buttons?.[response];
+        return label !== undefined && BATCH_BUTTONS[response] === label ? BATCH_CHOICES[response]! : 'deny-all';
+      } catch (error) {
+        console.error('[warden] batch approval dialog failed; treating as deny all', error);
+        return 'deny-all';
+      }
+    },
+  };
+}
+
+/** Buttons of the link confirmation: Cancel first (default, Escape, closing the dialog). */
+export const LINK_BUTTONS = ['Cancel', 'Open in browser'] as const;
+
+/**
+ * Asks before a link from a chat opens in the system browser: the link's text was written by a
+ * model (or by a server it quoted), so the person sees the full address first.
+ */
+export function createLinkConfirmer(getWindow: () => BrowserWindow | null, show: ShowMessageBox = showOverWindow): (url: string) => Promise<boolean> {
+  return async (url) => {
+    try {
+      const { response } = await show(getWindow(), {
+        type: 'question',
+        title: 'Warden: open this link?',
+        message: 'Open this link in your browser?',
+        detail: makeHiddenVisible(url),
+        buttons: [...LINK_BUTTONS],
+        defaultId: 0,
+        cancelId: 0,
+        noLink: true,
+        normalizeAccessKeys: false,
+      });
+      return response === 1;
+    } catch {
+      return false;
+    }
+  };
+}
+
+/** Buttons of the batch approval dialog, in order: Deny all is the default and the cancel answer. */
+export const BATCH_BUTTONS = ['Deny all', 'Review one by one', 'Approve all'] as const;
+const BATCH_CHOICES: readonly BatchChoice[] = ['deny-all', 'one-by-one', 'approve-all'];
+
+/**
+ * The message box for the calls of one model reply that need approval, from the gate's trusted
+ * previews: each call numbered with its server, account, tool and exact arguments.
+ *
+ * Approve all is offered only when every call's arguments are shown in full within
+ * {@link MAX_ARGUMENTS_CHARS} altogether; otherwise the person reviews them one by one.
+ */
+export function batchApprovalDialogOptions(previews: readonly ApprovalPreview[]): MessageBoxOptions {
+  const oneLine = (text: string) => makeHiddenVisible(text).replace(/[\r\n]+/g, ' ');
+  let shown = 0;
+  let complete = true;
+  const blocks = previews.map((p, i) => {
+    const args = makeHiddenVisible(p.argumentsJson);
+    const room = Math.max(0, MAX_ARGUMENTS_CHARS - shown);
+    const cut = args.length > room;
+    if (cut) complete = false;
+    shown += Math.min(args.length, room);
+    const body = cut ? `${args.slice(0, room)}\n… (${args.length - room} more characters not shown: review this call on its own)` : args;
+    return [`${i + 1}. ${oneLine(p.title)}`, `   Server: ${oneLine(p.serverLabel)} · Account: ${oneLine(p.accountLabel)} · Tool: ${oneLine(p.toolName)}`, `   Arguments: ${body}`].join('\n');
+  });
+  return {
+    type: 'warning',
+    title: 'Warden: approve tool calls?',
+    message: `The model asks to run ${previews.length} tool calls`,
+    detail: [...blocks, '', 'Each call is checked again before it runs; approving one never approves another.'].join('\n\n'),
+    buttons: complete ? [...BATCH_BUTTONS] : BATCH_BUTTONS.slice(0, 2),
+    defaultId: 0,
+    cancelId: 0,
+    noLink: true,
+    normalizeAccessKeys: false,
   };
 }
 

@@ -20,6 +20,7 @@ export function App() {
   const watchPermissions = useAppStore((s) => s.watchPermissions);
   const watchApprovals = useAppStore((s) => s.watchApprovals);
   const watchActivity = useAppStore((s) => s.watchActivity);
+  const watchChat = useAppStore((s) => s.watchChat);
   useEffect(() => {
     const unsubscribe = watchStatus();
     void refreshStatus();
@@ -27,9 +28,9 @@ export function App() {
   }, [refreshStatus, watchStatus]);
   // The views' caches follow main's events for the window's lifetime, whichever view is open.
   useEffect(() => {
-    const offs = [watchServers(), watchPermissions(), watchApprovals(), watchActivity()];
+    const offs = [watchServers(), watchPermissions(), watchApprovals(), watchActivity(), watchChat()];
     return () => offs.forEach((off) => off());
-  }, [watchServers, watchPermissions, watchApprovals, watchActivity]);
+  }, [watchServers, watchPermissions, watchApprovals, watchActivity, watchChat]);
 
   return (
     <div className="frame" data-testid="app-frame">

@@ -57,6 +57,8 @@ export const RequestOrigin = z.object({
   round: z.number().int().nullable(),
   /** Calls from one model turn share a batch id; each is still decided on its own. */
   batchId: z.string().nullable(),
+  /** The model provider's id for this tool call (chat calls only), so each result finds its call. */
+  callId: z.string().nullable().optional(),
 });
 export type RequestOrigin = z.infer<typeof RequestOrigin>;
 

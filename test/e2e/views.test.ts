@@ -106,7 +106,7 @@ describe('the views in a real browser against the real core and a real stdio ser
     await page.locator(`[data-testid="${prefix}-status"][data-state="connected"]`).waitFor({ timeout: 30_000 });
     const tools = page.getByTestId(`${prefix}-tools`);
     await tools.getByTestId('tool-notes_delete').waitFor();
-    expect(await tools.locator('.tool-item').count()).toBe(5);
+    expect(await tools.locator('.tool-item').count()).toBe(6);
     expect(await tools.getByTestId('tool-notes_delete').innerText()).toMatch(/destructive \(claimed\)/);
     await shot('demo');
     await page.getByTestId(`server-${demoId}`).getByRole('button', { name: 'Remove…' }).click();

@@ -17,7 +17,7 @@ import type { CoreEvents } from '../events';
 import { decide } from '../policy/engine';
 import { PolicyStore } from '../policy/store';
 import { hostPaths, type PathFs, type PathSemantics } from '../policy/paths';
-import type { ApprovalPreview, ApprovalPrompter, Clock, Journal } from '../ports';
+import type { ApprovalPreview, ApprovalPrompter, BatchChoice, Clock, Journal } from '../ports';
 import { Gate, type OperationSnapshot } from './gate';
 import { CallNotSentError, type ToolDescriptor, type ToolExecutor, type ToolRegistry } from './ports';
 
@@ -51,6 +51,11 @@ export interface GateModule {
   handlers: GateHandlers;
   /** Shows the native dialog for one operation and approves only if the person chose Approve. */
   review(operationId: string): Promise<{ choice: 'approved' | 'denied'; operation: OperationSnapshot }>;
+  /**
+   * Shows the calls of one batch that still await approval in one native dialog (Deny all,
+   * Review one by one, Approve all); each approval is re-checked by the gate on its own.
+   */
+  reviewBatch(operationIds: readonly string[]): Promise<{ choice: BatchChoice; operations: OperationSnapshot[] }>;
   matrix(conversationId: string | null, search?: string): { rows: MatrixRow[]; configErrors: string[] };
   offeredTools(conversationId: string | null, accounts?: Record<string, string>): OfferedTool[];
   close(): void;
@@ -124,6 +129,32 @@ export function createGateModule(options: GateModuleOptions): GateModule {
     } finally {
       reviewing.delete(operationId);
     }
+  }
+
+  async function reviewBatch(operationIds: readonly string[]): Promise<{ choice: BatchChoice; operations: OperationSnapshot[] }> {
+    const waiting = [...new Set(operationIds)].filter((id) => gate.get(id)?.state === 'awaiting_approval' && !reviewing.has(id));
+    if (waiting.length === 0) return { choice: 'deny-all', operations: operationIds.flatMap((id) => gate.get(id) ?? []) };
+    // One call, or a prompter without a batch dialog: the single-call dialog, one at a time.
+    if (waiting.length === 1 || !prompter.promptBatch) {
+      for (const id of waiting) await review(id).catch(() => undefined);
+      return { choice: 'one-by-one', operations: operationIds.flatMap((id) => gate.get(id) ?? []) };
+    }
+    const previews = waiting.map((id) => gate.preview(id));
+    for (const id of waiting) reviewing.add(id);
+    let choice: BatchChoice;
+    try {
+      choice = await prompter.promptBatch(previews).catch((): BatchChoice => 'deny-all');
+    } finally {
+      for (const id of waiting) reviewing.delete(id);
+    }
+    for (const id of waiting) {
+      // Anything that moved while the dialog was open (expired, invalidated) is left as it is.
+      if (gate.get(id)?.state !== 'awaiting_approval') continue;
+      if (choice === 'approve-all') await gate.approve(id).catch(() => undefined);
+      else if (choice === 'one-by-one') await review(id).catch(() => undefined);
+      else await gate.reject(id, 'Denied in the approval dialog (Deny all)').catch(() => undefined);
+    }
+    return { choice, operations: operationIds.flatMap((id) => gate.get(id) ?? []) };
   }
 
   function matrix(conversationId: string | null, search?: string): { rows: MatrixRow[]; configErrors: string[] } {
@@ -298,6 +329,7 @@ export function createGateModule(options: GateModuleOptions): GateModule {
     policy,
     handlers,
     review,
+    reviewBatch,
     matrix,
     offeredTools,
     close() {

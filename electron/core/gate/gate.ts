@@ -79,12 +79,20 @@ export interface GateRequest {
   conversationId?: string | null;
   round?: number | null;
   batchId?: string | null;
+  /** The model provider's id for this tool call (chat calls only). */
+  callId?: string | null;
   serverId: string;
   accountId: string;
   toolName: string;
   arguments: unknown;
   /** Caller-chosen id (idempotency key). A second request with it returns the recorded operation. */
   operationId?: string;
+  /**
+   * Set by a caller that must refuse this call without running it (the chat loop: a tool that was
+   * not offered to the model, a cap reached). The gate records it as `denied` with this reason,
+   * so the refusal is in the ledger like every other decision, and never sends it.
+   */
+  refusedBecause?: string;
 }
 
 /** A point-in-time copy of an operation. Editing it changes nothing in the gate. */
@@ -288,6 +296,7 @@ export class Gate {
       conversationId: req.conversationId ?? null,
       round: req.round ?? null,
       batchId: req.batchId ?? null,
+      ...(req.callId != null ? { callId: req.callId } : {}),
     });
     const tool = this.deps.registry.getTool(req.serverId, req.accountId, req.toolName);
     const identity: ToolIdentity = Object.freeze({
@@ -333,6 +342,10 @@ export class Gate {
     };
     const entries: JournalEntry[] = [journalEntry('op.proposed', proposed)];
 
+    if (req.refusedBecause !== undefined) {
+      entries.push(this.transition(op, 'denied', req.refusedBecause, { actor: 'gate' }));
+      return this.recorded(op, entries);
+    }
     if (copyError) {
       entries.push(this.transition(op, 'validation_failed', `Invalid arguments: ${copyError}`, { error: { code: 'VALIDATION_FAILED', message: copyError } }));
       return this.recorded(op, entries);
@@ -776,7 +789,7 @@ export class Gate {
       }
       this.validators.set(tool.contractHash, validator);
     }
-    if (validator(args)) return null;
+    if (validator(args)) return undeclaredField(tool.inputSchema, args);
     const e = validator.errors?.[0];
     if (!e) return 'arguments do not match the tool schema';
     const at = e.instancePath ? 'arguments' + e.instancePath.replace(/\//g, '.') : 'arguments';
@@ -1091,6 +1104,31 @@ function settle(op: Operation): void {
 
 function accountKey(serverId: string, conversationId: string | null): string {
   return `${serverId}\u0000${conversationId ?? ''}`;
+}
+
+/**
+ * The first top-level argument the tool's input schema does not declare, as an error naming it;
+ * null when every field is declared or the schema explicitly allows more (`additionalProperties`
+ * set to anything but false, or `patternProperties`).
+ *
+ * Why: JSON Schema accepts undeclared fields by default, so a validator alone would forward a
+ * field nobody reviewed. A field the schema explicitly allows is shown and fingerprinted like any
+ * other; one it never mentions is refused.
+ */
+function undeclaredField(schema: Record<string, unknown> | undefined, args: Readonly<Record<string, unknown>>): string | null {
+  if (!schema || schema.additionalProperties !== undefined || schema.patternProperties !== undefined || schema.$ref !== undefined) return null;
+  // Fields declared at the top or in a branch of allOf/anyOf/oneOf (ajv already checked which branch holds).
+  const declared = new Set<string>();
+  const collect = (s: unknown) => {
+    const props = s && typeof s === 'object' ? (s as { properties?: unknown }).properties : undefined;
+    if (props && typeof props === 'object') for (const k of Object.keys(props)) declared.add(k);
+  };
+  collect(schema);
+  for (const branch of ['allOf', 'anyOf', 'oneOf'] as const) if (Array.isArray(schema[branch])) for (const b of schema[branch] as unknown[]) collect(b);
+  for (const key of Object.keys(args)) {
+    if (!declared.has(key)) return `arguments.${key}: not declared by the tool's input schema (refused: an undeclared field would be sent without review)`;
+  }
+  return null;
 }
 
 function reasonOf(reason: unknown): string {

@@ -14,6 +14,7 @@ import { createPermissionsSlice } from './permissions-slice';
 import { createApprovalsSlice } from './approvals-slice';
 import { createActivitySlice } from './activity-slice';
 import { createModelsSlice } from './models-slice';
+import { createChatSlice } from './chat-slice';
 import type { AppState, StoreDeps } from './types';
 
 export type { AppState, StoreDeps } from './types';
@@ -34,6 +35,7 @@ export function createAppStore(deps: StoreDeps): AppStore {
     ...createApprovalsSlice(deps)(...a),
     ...createActivitySlice(deps)(...a),
     ...createModelsSlice(deps)(...a),
+    ...createChatSlice(deps)(...a),
   }));
 }
 

@@ -16,9 +16,10 @@ import type { PermissionsSlice } from './permissions-slice';
 import type { ApprovalsSlice } from './approvals-slice';
 import type { ActivitySlice } from './activity-slice';
 import type { ModelsSlice } from './models-slice';
+import type { ChatSlice } from './chat-slice';
 
 /** Everything in the store: the intersection of all slices. */
-export type AppState = CoreSlice & NavigationSlice & ServersSlice & PermissionsSlice & ApprovalsSlice & ActivitySlice & ModelsSlice;
+export type AppState = CoreSlice & NavigationSlice & ServersSlice & PermissionsSlice & ApprovalsSlice & ActivitySlice & ModelsSlice & ChatSlice;
 
 /** What slices receive besides zustand's set/get: the contract bridge they talk through. */
 export interface StoreDeps {

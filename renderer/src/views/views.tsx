@@ -1,11 +1,10 @@
 /**
- * The six views of the app frame (DESIGN.md §7). Chat is still a placeholder (no model provider
- * yet); the others are real views over the contract, each in its own file.
+ * The views of the app frame (DESIGN.md §7), each in its own file. Chat is the home.
  */
 import type { JSX } from 'react';
 import { useAppStore } from '../store';
 import type { ViewId } from '../store/navigation-slice';
-import { PlaceholderView } from './placeholder-view';
+import { ChatView } from './chat-view';
 import { ActivityView } from './activity-view';
 import { ApprovalsView } from './approvals-view';
 import { PermissionsView } from './permissions-view';
@@ -13,22 +12,6 @@ import { RecoveryView } from './recovery-view';
 import { ServersView } from './servers-view';
 import { ModelsPanel } from './models-panel';
 import { ViewFrame } from '../components/common';
-
-function ChatView() {
-  return (
-    <PlaceholderView
-      id="chat"
-      title="Chat"
-      purpose={
-        <>
-          <p>Talk to a model with your MCP servers' tools. Every tool call the model proposes goes through Warden's gate first.</p>
-          <p>Each call will show a trace: the rule that matched, the decision (allow, ask or deny), its status and any flags.</p>
-        </>
-      }
-      live={<p>No model provider is configured in this version, so there is nothing to chat with yet.</p>}
-    />
-  );
-}
 
 /** The Models panel in its own view until a Settings view hosts it. */
 function ModelsView() {

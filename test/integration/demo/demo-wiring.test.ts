@@ -66,20 +66,24 @@ describe('built-in demo server in the core', () => {
 
     const view = await call<{ status: { state: string; transport?: string }; toolCount: number }>(core, 'connections:connect', { serverId, accountId });
     expect(view.status).toMatchObject({ state: 'connected', transport: 'in-process' });
-    expect(view.toolCount).toBe(5);
+    expect(view.toolCount).toBe(6);
 
-    // New tools start at Ask: a person's run waits for approval, and rejecting it sends nothing.
-    const asked = await call<{ operationId: string; state: string }>(core, 'tools:run', { serverId, accountId, toolName: 'notes_delete', arguments: { id: 1 } });
+    // The lab's rules are in place from the first start: deleting notes is Disabled (denied, never
+    // sent), saving a note asks, reading notes and the inbox run at once.
+    const matrix = await call<{ rows: Array<{ toolName: string; effective: string; mode: string | null }> }>(core, 'permissions:matrix', {});
+    const effective = Object.fromEntries(matrix.rows.map((r) => [r.toolName, r.effective]));
+    expect(effective).toMatchObject({ notes_list: 'allow', read_inbox: 'allow', notes_add: 'ask', notes_delete: 'deny', files_read: 'ask' });
+    const deleted = await call<{ state: string }>(core, 'tools:run', { serverId, accountId, toolName: 'notes_delete', arguments: { id: 1 } });
+    expect(deleted.state).toBe('denied');
+    const asked = await call<{ operationId: string; state: string }>(core, 'tools:run', { serverId, accountId, toolName: 'notes_add', arguments: { text: 'x' } });
     expect(asked.state).toBe('awaiting_approval');
     await call(core, 'approvals:reject', { operationId: asked.operationId });
 
-    // Always Allow on the read-only notes_list (confirmed in the dialog stand-in) runs at once.
-    await call(core, 'permissions:set', { scope: 'tool', serverId, accountId, toolName: 'notes_list', mode: 'allow' });
     const listed = await call<{ operationId: string }>(core, 'tools:run', { serverId, accountId, toolName: 'notes_list', arguments: {} });
     await until(async () => (await call<{ state: string }>(core!, 'operations:get', { operationId: listed.operationId })).state === 'succeeded', 'notes_list to succeed');
     const done = await call<{ result: { content: Array<{ text: string }> } }>(core, 'operations:get', { operationId: listed.operationId });
-    // Note #1 is still there: the rejected delete never reached the server.
-    expect(done.result.content[0]!.text).toContain('#1 Welcome to Warden');
+    // Note #1 is still there and nothing was added: the denied delete and the rejected add never reached the server.
+    expect(done.result.content[0]!.text).toBe('#1 Welcome to Warden. Every tool call goes through the gate first.');
 
     // A pathUnder rule: /demo/public is allowed, the same tool under /demo/private still asks.
     await call(core, 'permissions:set', {

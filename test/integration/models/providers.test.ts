@@ -319,7 +319,9 @@ describe('model provider settings through the contract', () => {
     try {
       const r = await dispatch(c.handlers, 'models:add-provider', { kind: 'anthropic', label: 'A', apiKey: 'sk-not-stored-0000' });
       expect(r).toMatchObject({ ok: false, error: { code: 'KEYCHAIN_UNAVAILABLE', message: expect.stringMatching(/never stores secrets anywhere else/) } });
-      expect(await dispatch(c.handlers, 'models:list-providers', {})).toMatchObject({ ok: true, value: { providers: [] } });
+      // Only the built-in offline demo is listed: nothing configured was written.
+      const listed = await dispatch(c.handlers, 'models:list-providers', {});
+      expect(listed.ok && (listed.value as { providers: Array<{ builtin: boolean }> }).providers.filter((p) => !p.builtin)).toEqual([]);
       expect(filesContaining(brokenDir, 'sk-not-stored-0000')).toEqual([]);
     } finally {
       await c.close();

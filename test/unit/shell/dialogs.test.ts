@@ -8,7 +8,9 @@ import {
   APPROVAL_BUTTONS,
   APPROVE_INDEX,
   approvalDialogOptions,
+  batchApprovalDialogOptions,
   createDialogPrompter,
+  createLinkConfirmer,
   DENY_INDEX,
   MAX_ARGUMENTS_CHARS,
 } from '../../../electron/main/dialogs';
@@ -122,5 +124,52 @@ describe('approval dialog cannot be visually spoofed', () => {
     // Even a forged response index for "Approve" is read as deny.
     const prompter = createDialogPrompter(() => null, async () => ({ response: 1, checkboxChecked: false }));
     expect(await prompter.prompt(long)).toBe('deny');
+  });
+});
+
+describe('the batch approval dialog (the calls of one model reply)', () => {
+  const second: ApprovalPreview = { ...preview, operationId: 'op-2', title: 'Add a note', argumentsJson: '{"text":"buy milk"}', serverLabel: 'Demo', accountLabel: 'Default', toolName: 'notes_add' };
+
+  it('lists every call with its server, account, tool and exact arguments; Deny all is default and cancel', () => {
+    const options = batchApprovalDialogOptions([preview, second]);
+    expect(options.buttons).toEqual(['Deny all', 'Review one by one', 'Approve all']);
+    expect(options.defaultId).toBe(0);
+    expect(options.cancelId).toBe(0);
+    expect(options.message).toContain('2 tool calls');
+    for (const part of ['1. Close issue #42', 'Server: GitHub · Account: Work · Tool: close_issue', preview.argumentsJson, '2. Add a note', 'Tool: notes_add', second.argumentsJson]) {
+      expect(options.detail).toContain(part);
+    }
+  });
+
+  it('offers no Approve all when the arguments cannot all be shown', () => {
+    const long = { ...second, argumentsJson: JSON.stringify({ text: 'x'.repeat(MAX_ARGUMENTS_CHARS) }) };
+    const options = batchApprovalDialogOptions([preview, long]);
+    expect(options.buttons).toEqual(['Deny all', 'Review one by one']);
+    expect(options.detail).toContain('more characters not shown');
+  });
+
+  it('maps only the pressed button to its choice; cancel, an unknown answer or a failure deny all', async () => {
+    const prompter = createDialogPrompter(() => null);
+    for (const [response, choice] of [[0, 'deny-all'], [1, 'one-by-one'], [2, 'approve-all'], [3, 'deny-all'], [-1, 'deny-all']] as const) {
+      electronMock.dialog.showMessageBox.mockResolvedValueOnce({ response, checkboxChecked: false });
+      expect(await prompter.promptBatch!([preview, second])).toBe(choice);
+    }
+    // Approve all's index on a dialog that does not show it never approves.
+    const long = { ...second, argumentsJson: JSON.stringify({ text: 'x'.repeat(MAX_ARGUMENTS_CHARS) }) };
+    electronMock.dialog.showMessageBox.mockResolvedValueOnce({ response: 2, checkboxChecked: false });
+    expect(await prompter.promptBatch!([preview, long])).toBe('deny-all');
+    electronMock.dialog.showMessageBox.mockRejectedValueOnce(new Error('no display'));
+    expect(await prompter.promptBatch!([preview, second])).toBe('deny-all');
+  });
+});
+
+describe('the link confirmation', () => {
+  it('shows the full address, Cancel is default; only "Open in browser" opens', async () => {
+    const confirm = createLinkConfirmer(() => null);
+    electronMock.dialog.showMessageBox.mockResolvedValueOnce({ response: 0, checkboxChecked: false });
+    expect(await confirm('https://example.com/a')).toBe(false);
+    expect(electronMock.dialog.showMessageBox).toHaveBeenLastCalledWith(expect.objectContaining({ detail: 'https://example.com/a', defaultId: 0, cancelId: 0 }));
+    electronMock.dialog.showMessageBox.mockResolvedValueOnce({ response: 1, checkboxChecked: false });
+    expect(await confirm('https://example.com/a')).toBe(true);
   });
 });

@@ -1,0 +1,607 @@
+/**
+ * The chat loop: turns a person's message into model rounds, and every tool call a model makes
+ * into a gate operation.
+ *
+ * One round: offer the tools whose effective decision here is not deny (named through the lookup
+ * table), stream the model's reply, then take ALL its tool calls through the gate in one
+ * synchronous step, so every call is validated and decided before any of them runs. Calls that
+ * need approval wait (the chat shows them; the person reviews them in main's native dialog);
+ * allowed ones run in parallel. Each call gets exactly one result, from the gate's recorded state.
+ * The model never decides a permission, never writes approval text, and nothing it says reaches
+ * the policy store: it can only propose calls, and the gate decides each one.
+ */
+import { randomUUID } from 'node:crypto';
+import type { ChatMessage, ChatToolCall, Conversation, ConversationState } from '../../../shared/contract/chat';
+import { TERMINAL_STATES } from '../../../shared/domain/operations';
+import { WardenError } from '../../../shared/result';
+import type { CoreEvents } from '../events';
+import type { GateModule } from '../gate/gate-module';
+import type { OperationSnapshot } from '../gate/gate';
+import type { ToolRegistry } from '../gate/ports';
+import type { Clock } from '../ports';
+import { ModelError, type ModelMessage, type ModelProviders, type ModelToolCall, type ModelToolSpec } from '../models/provider';
+import { sanitizeForDisplay } from '../mcp/sanitize';
+import { isFinalStatus, MODEL_TEXT, outcomeOf } from './call-results';
+import { ConversationStore, summaryOf } from './conversation-store';
+import { previewLine } from './preview';
+import { buildToolTable, type ToolEntry } from './tool-names';
+import { DEFAULT_MODEL_RESULT_CHARS, systemPromptWith } from './untrusted';
+
+/** Caps on what one message can make the loop do; hitting one stops the loop with a visible reason. */
+export interface ChatLimits {
+  maxCallsPerReply: number;
+  maxRoundsPerMessage: number;
+  /** Calls to one tool (server, account, tool) in any 60 seconds. */
+  perToolPerMinute: number;
+  /** Characters of one tool result given to the model. */
+  resultChars: number;
+  maxTokens: number;
+}
+
+export const DEFAULT_CHAT_LIMITS: ChatLimits = { maxCallsPerReply: 10, maxRoundsPerMessage: 8, perToolPerMinute: 20, resultChars: DEFAULT_MODEL_RESULT_CHARS, maxTokens: 4096 };
+
+/** The identity used for a name the model made up: no server can have it (ids are [a-z0-9-]). */
+export const NOT_OFFERED_SERVER = '~model';
+
+export interface ChatServiceDeps {
+  store: ConversationStore;
+  providers: ModelProviders;
+  gate: GateModule;
+  registry: Pick<ToolRegistry, 'listTools'>;
+  events: CoreEvents;
+  clock: Clock;
+  /** Connected servers' `instructions` (untrusted; wrapped before the model sees them). */
+  instructions?: () => Array<{ server: string; text: string }>;
+  limits?: Partial<ChatLimits>;
+  /** The provider new conversations use when none is named and none was used before. */
+  defaultProviderId?: string;
+}
+
+interface Turn {
+  abort: AbortController;
+  ops: Set<string>;
+  stopped: boolean;
+  done: Promise<void>;
+}
+
+interface Tracked {
+  conversation: Conversation;
+  message: ChatMessage;
+  call: ChatToolCall;
+  skipped: boolean;
+}
+
+const key = (serverId: string, accountId: string, toolName: string) => `${serverId}\u0000${accountId}\u0000${toolName}`;
+
+/** Conversations and their model loops. */
+export class ChatService {
+  readonly limits: ChatLimits;
+  private readonly turns = new Map<string, Turn>();
+  private readonly tracked = new Map<string, Tracked>();
+  private readonly recent = new Map<string, number[]>();
+  private readonly pendingEmits = new Map<ChatMessage, string>();
+  private readonly unsubscribe: () => void;
+
+  constructor(private readonly deps: ChatServiceDeps) {
+    this.limits = { ...DEFAULT_CHAT_LIMITS, ...deps.limits };
+    // Every transition of a chat call (approved in the dialog, running, done) updates its card.
+    this.unsubscribe = deps.gate.gate.onChange((op) => {
+      const t = this.tracked.get(op.operationId);
+      if (!t) return;
+      this.apply(t, op);
+      this.emitMessage(t.conversation, t.message);
+    });
+  }
+
+  // ---- conversations -----------------------------------------------------------------------
+
+  list(search?: string) {
+    return this.deps.store.list(search);
+  }
+
+  get(conversationId: string): Conversation {
+    const c = this.deps.store.get(conversationId);
+    if (!c) throw new WardenError('NOT_FOUND', `conversationId: no conversation ${JSON.stringify(conversationId)}`);
+    return c;
+  }
+
+  async create(input: { providerId?: string; model?: string | null }): Promise<Conversation> {
+    const providerId = input.providerId ?? this.deps.store.list()[0]?.providerId ?? this.deps.defaultProviderId ?? 'demo';
+    const choice = (await this.deps.providers.list()).find((p) => p.providerId === providerId);
+    if (!choice) throw new WardenError('NOT_FOUND', `providerId: no model provider "${providerId}" is configured`);
+    const now = this.deps.clock.now();
+    const conversation: Conversation = {
+      id: this.deps.store.newId(),
+      title: 'New conversation',
+      providerId,
+      model: input.model ?? choice.defaultModel,
+      createdAt: now,
+      updatedAt: now,
+      state: 'idle',
+      messages: [],
+    };
+    await this.deps.store.put(conversation);
+    this.emitChanged(conversation);
+    return conversation;
+  }
+
+  async rename(conversationId: string, title: string) {
+    const c = this.get(conversationId);
+    c.title = oneLine(title, 200);
+    c.updatedAt = this.deps.clock.now();
+    await this.deps.store.save(c.id);
+    this.emitChanged(c);
+    return summaryOf(c);
+  }
+
+  async setModel(conversationId: string, providerId: string, model: string | null) {
+    const c = this.get(conversationId);
+    await this.deps.providers.get(providerId);
+    c.providerId = providerId;
+    c.model = model;
+    c.updatedAt = this.deps.clock.now();
+    await this.deps.store.save(c.id);
+    this.emitChanged(c);
+    return summaryOf(c);
+  }
+
+  /** Deletes a conversation after stopping it; the permission overrides made for it end with it. */
+  async delete(conversationId: string): Promise<boolean> {
+    if (!this.deps.store.get(conversationId)) return false;
+    await this.stop(conversationId);
+    await this.turns.get(conversationId)?.done;
+    const policy = this.deps.gate.policy;
+    for (const rule of policy.current().conversation.filter((r) => r.conversationId === conversationId)) await policy.revoke(rule.id, 'user');
+    for (const [id, t] of this.tracked) if (t.conversation.id === conversationId) this.tracked.delete(id);
+    const deleted = await this.deps.store.delete(conversationId);
+    this.deps.events.emit('chat:changed', { conversationId, summary: null });
+    return deleted;
+  }
+
+  // ---- a message and its turn --------------------------------------------------------------
+
+  /** Adds the person's message and starts the model's turn (which streams as events). */
+  async send(conversationId: string, text: string): Promise<string> {
+    const c = this.get(conversationId);
+    if (this.turns.has(c.id)) throw new WardenError('CONFLICT', 'A reply is still in progress in this conversation; stop it or wait for it first');
+    const message = this.newMessage('user', text);
+    c.messages.push(message);
+    if (c.title === 'New conversation') c.title = oneLine(text, 60) || 'New conversation';
+    c.updatedAt = message.createdAt;
+    const turn: Turn = { abort: new AbortController(), ops: new Set(), stopped: false, done: Promise.resolve() };
+    this.turns.set(c.id, turn);
+    this.emitMessage(c, message);
+    turn.done = this.runTurn(c, turn).catch((error: unknown) => {
+      this.notice(c, `Something went wrong in Warden: ${error instanceof Error ? error.message : String(error)}`, 'error');
+    }).finally(() => {
+      this.turns.delete(c.id);
+      this.setState(c, 'idle');
+      void this.deps.store.save(c.id).catch((error: unknown) => console.error(`chat: saving conversation ${c.id} failed`, error));
+    });
+    await this.deps.store.save(c.id);
+    return message.id;
+  }
+
+  /** Stops the reply: the stream ends and queued and running calls are cancelled. */
+  async stop(conversationId: string): Promise<boolean> {
+    this.get(conversationId);
+    const turn = this.turns.get(conversationId);
+    if (!turn || turn.stopped) return false;
+    turn.stopped = true;
+    turn.abort.abort(new ModelError('CANCELLED', 'Stopped by you'));
+    await Promise.all(
+      [...turn.ops].map(async (id) => {
+        const op = this.deps.gate.gate.get(id);
+        if (op && !TERMINAL_STATES.has(op.state)) await this.deps.gate.gate.cancel(id, 'Stopped by you in the chat').catch(() => undefined);
+      }),
+    );
+    return true;
+  }
+
+  /** The calls of one reply that wait for approval, in one native dialog. */
+  async review(conversationId: string, messageId: string) {
+    const message = this.get(conversationId).messages.find((m) => m.id === messageId);
+    if (!message) throw new WardenError('NOT_FOUND', `messageId: no message ${JSON.stringify(messageId)} in this conversation`);
+    const ids = message.toolCalls.filter((c) => c.status === 'awaiting_approval' && c.operationId).map((c) => c.operationId!);
+    if (ids.length === 0) throw new WardenError('CONFLICT', 'No call of this reply is waiting for approval');
+    const { choice } = await this.deps.gate.reviewBatch(ids);
+    return { choice, reviewed: ids.length };
+  }
+
+  /** Sends again the person's message that led to `messageId` (a new turn; every call decided anew). */
+  async askAgain(conversationId: string, messageId: string): Promise<string> {
+    const c = this.get(conversationId);
+    const at = c.messages.findIndex((m) => m.id === messageId);
+    if (at < 0) throw new WardenError('NOT_FOUND', `messageId: no message ${JSON.stringify(messageId)} in this conversation`);
+    const user = c.messages.slice(0, at + 1).reverse().find((m) => m.role === 'user');
+    if (!user) throw new WardenError('NOT_FOUND', 'There is no message of yours before this one to send again');
+    return this.send(conversationId, user.text);
+  }
+
+  /** The tools of a conversation as its model sees them (and those it does not). */
+  tools(conversationId: string) {
+    this.get(conversationId);
+    const rows = new Map(this.deps.gate.matrix(conversationId).rows.map((r) => [key(r.serverId, r.accountId, r.toolName), r]));
+    const offered = this.offeredKeys(conversationId);
+    return buildToolTable(this.deps.registry.listTools()).entries.map((e) => {
+      const row = rows.get(key(e.tool.serverId, e.tool.accountId, e.tool.name));
+      return {
+        modelName: e.modelName,
+        serverId: e.tool.serverId,
+        accountId: e.tool.accountId,
+        toolName: e.tool.name,
+        serverLabel: e.tool.serverLabel ?? e.tool.serverId,
+        accountLabel: e.tool.accountLabel ?? e.tool.accountId,
+        effective: row?.effective ?? 'deny',
+        offered: offered.has(key(e.tool.serverId, e.tool.accountId, e.tool.name)),
+        reason: row?.explanation ?? 'Not listed',
+        layer: row?.layer ?? 'availability',
+      };
+    });
+  }
+
+  /**
+   * After a restart: a reply that was in progress is closed, calls that waited for approval are
+   * cancelled in the gate and shown as expired (ask again), and calls that were running show the
+   * outcome recovery recorded. Call once the gate has restored the ledger's operations.
+   */
+  async recover(): Promise<void> {
+    for (const c of this.deps.store.all()) {
+      let touched = false;
+      for (const message of c.messages) {
+        if (message.streaming) {
+          message.streaming = false;
+          message.note = null;
+          touched = true;
+        }
+        for (const call of message.toolCalls) {
+          if (isFinalStatus(call.status)) continue;
+          touched = true;
+          const op = call.operationId ? this.deps.gate.gate.get(call.operationId) : undefined;
+          if (op?.state === 'awaiting_approval') await this.deps.gate.gate.cancel(op.operationId, 'The chat turn that asked for this ended when Warden stopped; ask again in the chat').catch(() => undefined);
+          const now = op ? this.deps.gate.gate.get(op.operationId) : undefined;
+          if (call.status !== 'running') {
+            // Pending when the turn ended: whatever the gate did with it since, it never ran.
+            Object.assign(call, { status: 'expired', why: 'Waiting for approval when Warden stopped: nothing ran. Ask again to decide it anew.', modelResult: MODEL_TEXT.expired, isError: true, askAgain: true });
+          } else if (now && TERMINAL_STATES.has(now.state)) {
+            // Running when Warden stopped: recovery recorded its outcome (outcome_unknown unless it finished).
+            this.apply({ conversation: c, message, call, skipped: false }, now);
+          } else {
+            Object.assign(call, { status: 'outcome_unknown', why: 'Warden stopped while this call was running: the server may or may not have acted', modelResult: MODEL_TEXT.outcomeUnknown, isError: true });
+          }
+        }
+      }
+      if (c.state !== 'idle' || touched) {
+        c.state = 'idle';
+        c.messages.push({ ...this.newMessage('notice', 'Warden stopped during this reply. Calls that were waiting for approval did not run; use "Ask again" to try them.'), tone: 'warning' });
+        await this.deps.store.save(c.id);
+      }
+    }
+  }
+
+  close(): void {
+    this.unsubscribe();
+    for (const turn of this.turns.values()) {
+      turn.stopped = true;
+      turn.abort.abort(new ModelError('CANCELLED', 'Warden is closing'));
+    }
+  }
+
+  // ---- the loop ----------------------------------------------------------------------------
+
+  private async runTurn(c: Conversation, turn: Turn): Promise<void> {
+    this.setState(c, 'responding');
+    for (let round = 1; !turn.stopped; round++) {
+      if (round > this.limits.maxRoundsPerMessage) {
+        this.notice(c, `Stopped: the model used ${this.limits.maxRoundsPerMessage} rounds for this message, the most Warden allows for one message.`, 'warning');
+        break;
+      }
+      const entries = buildToolTable(this.deps.registry.listTools()).entries;
+      const offered = this.offeredKeys(c.id);
+      const specs: ModelToolSpec[] = entries
+        .filter((e) => offered.has(key(e.tool.serverId, e.tool.accountId, e.tool.name)))
+        .map((e) => ({ name: e.modelName, description: oneLine(e.tool.description ?? e.tool.title ?? e.tool.name, 1024, false), inputSchema: e.tool.inputSchema }));
+      let provider;
+      try {
+        provider = await this.deps.providers.get(c.providerId);
+      } catch (error) {
+        this.notice(c, `The model provider "${c.providerId}" is not available: ${error instanceof Error ? error.message : String(error)}. Choose another model above.`, 'error');
+        break;
+      }
+      if (!c.model) {
+        this.notice(c, 'No model is chosen for this conversation. Choose one above, then send again.', 'error');
+        break;
+      }
+      const message: ChatMessage = { ...this.newMessage('assistant', ''), round, streaming: true, providerId: c.providerId, model: c.model };
+      const history = toModelMessages(c.messages);
+      c.messages.push(message);
+      this.emitMessage(c, message);
+      const calls: ModelToolCall[] = [];
+      let stopReason: string | null = null;
+      try {
+        for await (const event of provider.stream({ model: c.model, system: systemPromptWith(this.deps.instructions?.() ?? []), messages: history, tools: specs, maxTokens: this.limits.maxTokens, signal: turn.abort.signal })) {
+          if (turn.stopped) break;
+          if (event.type === 'text-delta') {
+            message.text += event.text;
+            this.deps.events.emit('chat:delta', { conversationId: c.id, messageId: message.id, text: event.text });
+          } else if (event.type === 'tool-call') {
+            calls.push(event.call);
+          } else if (event.type === 'retry') {
+            message.note = `The provider refused for now (${oneLine(event.reason, 200)}); trying again in ${Math.ceil(event.delayMs / 1000)} s (attempt ${event.attempt}).`;
+            this.emitMessage(c, message);
+          } else {
+            message.usage = event.usage;
+            stopReason = event.stopReason;
+          }
+        }
+      } catch (error) {
+        message.streaming = false;
+        message.note = null;
+        this.emitMessage(c, message);
+        if (!turn.stopped) this.notice(c, describeModelError(error), 'error');
+        break;
+      }
+      message.streaming = false;
+      message.note = null;
+      // A stopped reply's tool calls are dropped unsent: none entered the gate.
+      if (turn.stopped) {
+        this.emitMessage(c, message);
+        break;
+      }
+      if (calls.length === 0) {
+        this.emitMessage(c, message);
+        if (stopReason === 'max_tokens') this.notice(c, 'The reply was cut off: it reached the most tokens Warden asks for in one reply.', 'warning');
+        break;
+      }
+      const capReason = await this.handleCalls(c, message, calls, round, turn, entries, offered);
+      await this.deps.store.save(c.id);
+      if (capReason) {
+        this.notice(c, `Stopped: ${capReason}.`, 'warning');
+        break;
+      }
+    }
+    if (turn.stopped) this.notice(c, 'Stopped by you. Calls that had not run were cancelled.', 'info');
+  }
+
+  /**
+   * Every call of one reply enters the gate in ONE synchronous pass (no await inside it), so each
+   * is validated and decided before any of them can run. Then waits for each to finish.
+   * Returns the reason a cap stopped the loop, if one did.
+   */
+  private async handleCalls(c: Conversation, message: ChatMessage, calls: ModelToolCall[], round: number, turn: Turn, entries: readonly ToolEntry[], offered: Set<string>): Promise<string | null> {
+    const gate = this.deps.gate.gate;
+    // The table the model was offered in this round: names resolve against exactly what it saw.
+    const table = new Map(entries.map((e) => [e.modelName, e]));
+    const batchId = randomUUID();
+    const now = this.deps.clock.now();
+    const over = calls.length > this.limits.maxCallsPerReply;
+    let capReason: string | null = over ? `the model asked for ${calls.length} tool calls in one reply, more than the ${this.limits.maxCallsPerReply} Warden allows` : null;
+    const work: Array<{ t: Tracked; submitted: Promise<OperationSnapshot>; parseError: string | null }> = [];
+    for (const call of calls) {
+      const entry: ToolEntry | undefined = table.get(call.name);
+      const isOffered = entry !== undefined && offered.has(key(entry.tool.serverId, entry.tool.accountId, entry.tool.name));
+      let args: unknown = undefined;
+      let parseError: string | null = null;
+      try {
+        args = call.argumentsJson.trim() === '' ? {} : JSON.parse(call.argumentsJson);
+      } catch (error) {
+        parseError = `the arguments are not valid JSON (${error instanceof Error ? error.message : String(error)})`;
+      }
+      let refused: string | undefined;
+      let skipped = false;
+      if (over) {
+        refused = `too many tool calls in one reply (${calls.length}; the limit is ${this.limits.maxCallsPerReply})`;
+        skipped = true;
+      } else if (!isOffered) {
+        refused = entry ? `Not offered to the model in this conversation: ${entry.tool.name} on ${entry.tool.serverLabel ?? entry.tool.serverId} is not permitted here` : `Not offered to the model: ${JSON.stringify(call.name.slice(0, 100))} is not a name Warden gave it`;
+      } else if (parseError) {
+        refused = undefined;
+      } else if (this.rateLimited(entry!, now)) {
+        refused = `more than ${this.limits.perToolPerMinute} calls to ${entry!.tool.name} in one minute`;
+        skipped = true;
+        capReason ??= `the model called ${entry!.tool.name} more than ${this.limits.perToolPerMinute} times in one minute`;
+      }
+      const tool = entry?.tool;
+      const identity = isOffered && tool ? { serverId: tool.serverId, accountId: tool.accountId, toolName: tool.name } : { serverId: tool?.serverId ?? NOT_OFFERED_SERVER, accountId: tool?.accountId ?? NOT_OFFERED_SERVER, toolName: tool?.name ?? (call.name.slice(0, 200) || '(no name)') };
+      const record: ChatToolCall = {
+        callId: call.id,
+        modelName: call.name.slice(0, 200),
+        operationId: null,
+        serverId: tool?.serverId ?? null,
+        accountId: tool?.accountId ?? null,
+        toolName: tool?.name ?? null,
+        serverLabel: tool?.serverLabel ?? null,
+        accountLabel: tool?.accountLabel ?? null,
+        preview: tool ? previewLine({ toolName: tool.name, serverLabel: tool.serverLabel ?? tool.serverId, accountLabel: tool.accountLabel ?? tool.accountId }, null) : `${oneLine(call.name, 100)} (not a tool Warden offered)`,
+        argumentsJson: call.argumentsJson.slice(0, 20_000),
+        status: 'deciding',
+        decision: null,
+        why: 'Entering the gate',
+        startedAt: now,
+        endedAt: null,
+        resultText: '',
+        flagged: false,
+        flags: [],
+        truncated: false,
+        modelResult: MODEL_TEXT.cancelled,
+        isError: true,
+        askAgain: false,
+      };
+      message.toolCalls.push(record);
+      const t: Tracked = { conversation: c, message, call: record, skipped };
+      const submitted = gate.submit({
+        source: 'model',
+        conversationId: c.id,
+        round,
+        batchId,
+        callId: call.id,
+        ...identity,
+        arguments: parseError ? call.argumentsJson : args,
+        ...(refused !== undefined ? { refusedBecause: refused } : parseError ? { refusedBecause: `Invalid arguments: ${parseError}` } : {}),
+      });
+      work.push({ t, submitted, parseError: refused === undefined ? parseError : null });
+    }
+    this.emitMessage(c, message);
+
+    const waits: Array<Promise<void>> = [];
+    for (const w of work) {
+      let op: OperationSnapshot;
+      try {
+        op = await w.submitted;
+      } catch (error) {
+        Object.assign(w.t.call, { status: 'cancelled', why: `Warden could not record this call: ${error instanceof Error ? error.message : String(error)}`, modelResult: MODEL_TEXT.cancelled, endedAt: this.deps.clock.now() });
+        continue;
+      }
+      w.t.call.operationId = op.operationId;
+      if (w.parseError) {
+        Object.assign(w.t.call, { status: 'invalid', why: `Invalid arguments: ${w.parseError}`, modelResult: `Error: invalid arguments: ${w.parseError}. Nothing ran.`, decision: null, endedAt: this.deps.clock.now() });
+        continue;
+      }
+      this.apply(w.t, op);
+      if (TERMINAL_STATES.has(op.state)) continue;
+      turn.ops.add(op.operationId);
+      this.tracked.set(op.operationId, w.t);
+      waits.push(
+        gate.settled(op.operationId).then(
+          (final) => {
+            this.apply(w.t, final);
+            this.tracked.delete(op.operationId);
+            this.emitMessage(c, message);
+            this.refreshState(c, message);
+          },
+          () => undefined,
+        ),
+      );
+    }
+    this.emitMessage(c, message);
+    this.refreshState(c, message);
+    await this.deps.store.save(c.id);
+    await Promise.all(waits);
+    this.setState(c, 'responding');
+    return capReason;
+  }
+
+  /** Copies an operation's state onto its card. */
+  private apply(t: Tracked, op: OperationSnapshot): void {
+    const call = t.call;
+    const outcome = outcomeOf(op, { cap: this.limits.resultChars, skipped: t.skipped });
+    const labels = { toolName: op.identity.toolName, serverLabel: op.labels.server, accountLabel: op.labels.account };
+    if (call.serverId !== null && op.state !== 'denied') call.preview = previewLine(labels, op.arguments);
+    call.status = outcome.status;
+    call.why = outcome.why;
+    call.modelResult = outcome.modelResult;
+    call.isError = outcome.isError;
+    call.resultText = outcome.resultText;
+    call.flagged = outcome.flagged;
+    call.flags = outcome.flags;
+    call.truncated = outcome.truncated;
+    call.decision = op.decision?.decision ?? (op.state === 'denied' ? 'deny' : null);
+    const ran = op.history.find((h) => h.to === 'executing');
+    if (ran) call.startedAt = ran.at;
+    if (TERMINAL_STATES.has(op.state)) call.endedAt = op.history[op.history.length - 1]?.at ?? this.deps.clock.now();
+  }
+
+  private refreshState(c: Conversation, message: ChatMessage): void {
+    const waiting = message.toolCalls.some((x) => x.status === 'awaiting_approval');
+    const running = message.toolCalls.some((x) => x.status === 'running' || x.status === 'deciding');
+    this.setState(c, waiting ? 'waiting_approval' : running ? 'running_tools' : 'responding');
+  }
+
+  private rateLimited(entry: ToolEntry, now: number): boolean {
+    const k = key(entry.tool.serverId, entry.tool.accountId, entry.tool.name);
+    const times = (this.recent.get(k) ?? []).filter((t) => now - t < 60_000);
+    if (times.length >= this.limits.perToolPerMinute) {
+      this.recent.set(k, times);
+      return true;
+    }
+    times.push(now);
+    this.recent.set(k, times);
+    return false;
+  }
+
+  /** The tools the gate module offers here: effective decision is not deny (its one definition). */
+  private offeredKeys(conversationId: string): Set<string> {
+    return new Set(this.deps.gate.offeredTools(conversationId).map((t) => key(t.serverId, t.accountId, t.toolName)));
+  }
+
+  // ---- messages and events -----------------------------------------------------------------
+
+  private newMessage(role: ChatMessage['role'], text: string): ChatMessage {
+    return { id: `m-${randomUUID()}`, role, text, createdAt: this.deps.clock.now(), round: null, toolCalls: [], usage: null, streaming: false, providerId: null, model: null, note: null, tone: 'info' };
+  }
+
+  private notice(c: Conversation, text: string, tone: ChatMessage['tone']): void {
+    const message = { ...this.newMessage('notice', text), tone };
+    c.messages.push(message);
+    this.emitMessage(c, message);
+  }
+
+  private setState(c: Conversation, state: ConversationState): void {
+    if (c.state === state) return;
+    c.state = state;
+    c.updatedAt = this.deps.clock.now();
+    this.emitChanged(c);
+  }
+
+  /**
+   * Emits a changed message once per microtask however many times it changed (a call's
+   * transitions arrive in bursts), so the renderer gets the latest state without a copy per step.
+   */
+  private emitMessage(c: Conversation, message: ChatMessage): void {
+    const queued = this.pendingEmits.size > 0;
+    this.pendingEmits.set(message, c.id);
+    if (queued) return;
+    queueMicrotask(() => {
+      const batch = [...this.pendingEmits];
+      this.pendingEmits.clear();
+      for (const [m, conversationId] of batch) this.deps.events.emit('chat:message', { conversationId, message: m });
+    });
+  }
+
+  private emitChanged(c: Conversation): void {
+    this.deps.events.emit('chat:changed', { conversationId: c.id, summary: summaryOf(c) });
+  }
+}
+
+/**
+ * The conversation in the provider-neutral shape: Warden's notices are left out, and every tool
+ * call is followed by its one result (a call that never got one is answered as expired).
+ */
+export function toModelMessages(messages: readonly ChatMessage[]): ModelMessage[] {
+  const out: ModelMessage[] = [];
+  for (const m of messages) {
+    if (m.role === 'user') out.push({ role: 'user', text: m.text });
+    else if (m.role === 'assistant') {
+      if (!m.text && m.toolCalls.length === 0) continue;
+      out.push({ role: 'assistant', text: m.text, toolCalls: m.toolCalls.map((c) => ({ id: c.callId, name: c.modelName, argumentsJson: c.argumentsJson })) });
+      if (m.toolCalls.length) {
+        out.push({ role: 'tool', results: m.toolCalls.map((c) => ({ callId: c.callId, name: c.modelName, content: isFinalStatus(c.status) ? c.modelResult : MODEL_TEXT.expired, isError: isFinalStatus(c.status) ? c.isError : true })) });
+      }
+    }
+  }
+  return out;
+}
+
+/** A model failure in words a person can act on. */
+export function describeModelError(error: unknown): string {
+  if (!(error instanceof ModelError)) return `The model request failed: ${error instanceof Error ? error.message : String(error)}`;
+  const fix: Record<string, string> = {
+    UNAUTHORIZED: 'The provider refused the API key (401). Check the key in the provider settings.',
+    FORBIDDEN: 'The provider does not let this key use this model (403).',
+    MODEL_NOT_FOUND: 'The provider has no such model (404). Choose another model above.',
+    RATE_LIMITED: 'The provider is rate limiting requests (429) and Warden ran out of retries. Try again in a minute.',
+    PROVIDER_ERROR: 'The provider had an error.',
+    BAD_REQUEST: 'The provider refused the request.',
+    TIMEOUT: 'The provider did not answer in time.',
+    STREAM_CUT: 'The reply stream ended before the reply was complete.',
+    NETWORK: 'The provider could not be reached.',
+    CANCELLED: 'The reply was stopped.',
+  };
+  return `${fix[error.code] ?? 'The model request failed.'} (${sanitizeForDisplay(error.message).slice(0, 300)})`;
+}
+
+function oneLine(text: string, max: number, collapse = true): string {
+  const clean = sanitizeForDisplay(text);
+  const flat = collapse ? clean.replace(/\s+/g, ' ').trim() : clean.trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}

@@ -1,0 +1,219 @@
+/**
+ * Chat end to end: the built renderer in headless Chromium, over the test host, against the REAL
+ * core (gate, policy store, ledger-less journal, connection layer) and the in-process demo server,
+ * whose own record says what it received. The only stand-in is main's native dialog (Electron's
+ * `dialog`), replaced by a prompter that records what it was shown and answers as each test says:
+ * the renderer itself has no way to approve anything.
+ *
+ * Each sentence of "The offline demo is seed 004's lab" is a test below.
+ */
+import { mkdir, readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCore, type WardenCore } from '../../electron/core/app-core';
+import { openDemoTransport, type DemoState } from '../../electron/core/demo/demo-server';
+import { ensureRendererBuilt } from '../host/build-renderer';
+import { startTestHost, type TestHost } from '../host/test-host';
+import { CHROMIUM_ARGS, CHROMIUM_PATH, openWatchedAppPage } from '../helpers/chromium';
+import { DialogStandIn, MapKeychain } from '../integration/chat/helpers';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const resultsDir = `${root}test-results`;
+/** Pending approvals expire after this long (the expiry test waits it out). */
+const TTL_MS = 6_000;
+
+let core: WardenCore;
+let host: TestHost;
+let browser: Browser;
+let page: Page;
+const dialogs = new DialogStandIn();
+const demos: DemoState[] = [];
+const errors = { consoleErrors: [] as string[], pageErrors: [] as string[] };
+
+const received = () => demos.flatMap((d) => d.calls.map((c) => c.tool));
+const notes = () => demos.flatMap((d) => d.notes.map((n) => n.text));
+const shot = async (name: string) => {
+  for (const [w, h] of [[1280, 800], [800, 600]] as const) {
+    await page.setViewportSize({ width: w, height: h });
+    // The newest messages, as a person sees them after the window is resized.
+    await page.evaluate("document.querySelector('[data-testid=chat-messages]')?.scrollTo(0, 1e9)");
+    await page.screenshot({ path: `${resultsDir}/chat-${name}-${w}x${h}.png` });
+  }
+  await page.setViewportSize({ width: 1280, height: 800 });
+};
+/** Sends a message the way a person does: type, then Enter. */
+async function send(text: string) {
+  await page.getByTestId('chat-input').fill(text);
+  await page.getByTestId('chat-input').press('Enter');
+}
+const idle = () => page.locator('[data-testid="chat-state"][data-state="idle"]').waitFor({ state: 'attached', timeout: 30_000 });
+/** The last card of a tool (by name) in the open conversation. */
+const card = (tool: string) => page.locator(`[data-testid^="call-"][data-status]`).filter({ has: page.locator('.tool-card-name', { hasText: new RegExp(`^${tool}$`) }) }).last();
+
+describe('chat in a real browser against the real core and the demo server', () => {
+  beforeAll(async () => {
+    await mkdir(resultsDir, { recursive: true });
+    const rendererDir = await ensureRendererBuilt(root);
+    core = createCore({
+      version: '0.1.0-e2e-chat',
+      platform: 'e2e-test-os',
+      offerDemoServer: true,
+      servers: { secrets: new MapKeychain() },
+      gate: { prompter: dialogs.prompter, approvalTtlMs: TTL_MS },
+      chat: { demoChunkDelayMs: 8 },
+      connections: {
+        reconnect: { maxAttempts: 0 },
+        builtinTransport: async () => {
+          const opened = await openDemoTransport();
+          demos.push(opened.state);
+          return opened.transport;
+        },
+      },
+    });
+    await core.demoOffered;
+    host = await startTestHost({ core, rendererDir, logError: () => {} });
+    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
+    page = await openWatchedAppPage(browser, host.url, { width: 1280, height: 800 }, errors);
+  });
+
+  afterAll(async () => {
+    try {
+      await browser?.close();
+    } finally {
+      try {
+        await host?.close();
+      } finally {
+        await core?.close();
+      }
+    }
+  });
+
+  it('on first start a new user is one click from trying the demo: Chat is the home and offers it', async () => {
+    await page.getByTestId('chat-welcome').waitFor();
+    expect(await page.getByTestId('nav-chat').getAttribute('aria-current')).toBe('page');
+    await shot('welcome');
+    await page.getByTestId('chat-try-demo').click();
+    await page.getByTestId('chat-demo-badge').waitFor();
+    expect(await page.getByTestId('chat-demo-badge').innerText()).toMatch(/Scripted demo: not a real model/);
+    await idle();
+  });
+
+  it('the inbox result is flagged on its card', async () => {
+    const inbox = card('read_inbox');
+    expect(await inbox.getAttribute('data-status')).toBe('succeeded');
+    expect(await inbox.locator('[data-testid$="-flag"]').innerText()).toMatch(/possible prompt injection/);
+  });
+
+  it('the delete the model obeys never reaches the server: not offered, and named anyway it is "not permitted"', async () => {
+    const del = card('notes_delete');
+    expect(await del.getAttribute('data-status')).toBe('not_permitted');
+    expect(await del.innerText()).toMatch(/Not offered to the model/);
+    expect(received()).toEqual(['read_inbox']);
+    expect(notes()).toEqual(['Welcome to Warden. Every tool call goes through the gate first.']);
+    await page.getByTestId('chat-tools-toggle').click();
+    const row = page.getByTestId('chat-tool-notes_delete');
+    expect(await row.innerText()).toMatch(/Deny[\s\S]*not offered/);
+    await page.getByTestId('chat-tools-toggle').click();
+    const last = page.locator('.msg-assistant').last();
+    expect(await last.innerText()).toMatch(/not permitted, so nothing was deleted/);
+    await shot('inbox');
+  });
+
+  it('saving a note waits and writes nothing until approved; the Review button opens the native dialog; an approval works once', async () => {
+    dialogs.single = 'approve';
+    await send('Save a note: buy milk');
+    await page.getByTestId('chat-pending').waitFor({ timeout: 30_000 });
+    const save = card('notes_add');
+    expect(await save.getAttribute('data-status')).toBe('awaiting_approval');
+    expect(await save.locator('.tool-card-preview').innerText()).toBe('notes_add on Warden demo (built-in) (Default): text "buy milk"');
+    expect(notes()).not.toContain('buy milk');
+    // Nothing in this window approves: the only approval-related control asks for Warden's dialog.
+    expect(await page.getByRole('button', { name: /^approve/i }).count()).toBe(0);
+    await shot('pending');
+    const before = dialogs.shown.length;
+    await page.getByTestId('chat-review').click();
+    await page.locator('[data-testid^="call-"][data-status="succeeded"]').filter({ has: page.locator('.tool-card-name', { hasText: /^notes_add$/ }) }).waitFor({ timeout: 30_000 });
+    expect(dialogs.shown.length).toBe(before + 1);
+    expect(dialogs.shown.at(-1)!.argumentsJson).toContain('"text": "buy milk"');
+    expect(notes()).toContain('buy milk');
+    await idle();
+    const opId = core.chat.get((await core.chat.list())[0]!.id).messages.flatMap((m) => m.toolCalls).find((c) => c.toolName === 'notes_add')!.operationId!;
+    await expect(core.gate.gate.approve(opId)).rejects.toThrow(/single-use|cannot be approved/);
+    expect(received().filter((t) => t === 'notes_add')).toHaveLength(1);
+    expect(await page.getByTestId('chat-pending').count()).toBe(0);
+  });
+
+  it('declining writes nothing and the model is told', async () => {
+    dialogs.single = 'deny';
+    await send('Save a note: sell the car');
+    await page.getByTestId('chat-pending').waitFor({ timeout: 30_000 });
+    await page.getByTestId('chat-review').click();
+    await page.locator('[data-testid^="call-"][data-status="declined"]').waitFor({ timeout: 30_000 });
+    await idle();
+    expect(await page.locator('.msg-assistant').last().innerText()).toMatch(/You declined/);
+    expect(notes()).not.toContain('sell the car');
+  });
+
+  it('an unknown tool is refused', async () => {
+    await send('Call format_disk');
+    await idle();
+    const unknown = card('format_disk');
+    expect(await unknown.getAttribute('data-status')).toBe('not_permitted');
+    expect(received()).not.toContain('format_disk');
+  });
+
+  it('an expired approval runs nothing', async () => {
+    await send('Save a note: too late');
+    await page.getByTestId('chat-pending').waitFor({ timeout: 30_000 });
+    await page.locator('[data-testid^="call-"][data-status="expired"]').waitFor({ timeout: TTL_MS + 20_000 });
+    await idle();
+    expect(notes()).not.toContain('too late');
+    expect(await page.locator('.msg-assistant').last().innerText()).toMatch(/expired, so nothing ran/);
+  });
+
+  it('Shift+Enter makes a new line, Enter sends, and Esc stops a reply mid-stream', async () => {
+    const input = page.getByTestId('chat-input');
+    await input.fill('hello');
+    await input.press('Shift+Enter');
+    await input.type('there');
+    expect(await input.inputValue()).toBe('hello\nthere');
+    await input.press('Enter');
+    await page.locator('.msg-assistant[data-streaming="true"]').waitFor({ timeout: 30_000 });
+    await page.keyboard.press('Escape');
+    await idle();
+    expect(await page.getByTestId('chat-notice').last().innerText()).toMatch(/^Stopped by you/);
+    const last = core.chat.get((await core.chat.list())[0]!.id).messages.filter((m) => m.role === 'assistant').at(-1)!;
+    expect(last.text.length).toBeLessThan(200);
+  });
+
+  it('conversations can be created, searched by title, renamed and deleted; a new one shows usage', async () => {
+    await page.getByTestId('chat-new').click();
+    await page.getByTestId('chat-title').filter({ hasText: 'New conversation' }).waitFor();
+    await send('List my notes');
+    await idle();
+    expect(await page.getByTestId('chat-usage').innerText()).toMatch(/Tokens in this conversation: [1-9]\d* in · [1-9]\d* out/);
+    await page.getByTestId('chat-search').fill('inbox');
+    await expect.poll(() => page.locator('[data-testid^="chat-item-"]').count()).toBe(1);
+    await page.getByTestId('chat-search').fill('');
+    await expect.poll(() => page.locator('[data-testid^="chat-item-"]').count()).toBe(2);
+    await page.getByRole('button', { name: 'Rename' }).click();
+    await page.getByLabel('Conversation title').fill('Notes check');
+    await page.getByLabel('Conversation title').press('Enter');
+    await page.getByTestId('chat-title').filter({ hasText: 'Notes check' }).waitFor();
+    await shot('conversation');
+    // No serious accessibility violations in the Chat view (axe-core, with a tool panel open).
+    await page.getByTestId('chat-tools-toggle').click();
+    await page.evaluate(await readFile(`${root}node_modules/axe-core/axe.min.js`, 'utf8'));
+    const violations = (await page.evaluate(
+      `axe.run(document.querySelector('[data-testid="view-chat"]'), { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')) })))`,
+    )) as Array<{ id: string; impact: string; nodes: string[] }>;
+    expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
+    await page.getByTestId('chat-tools-toggle').click();
+    await page.getByTestId('chat-delete').click();
+    await expect.poll(() => page.locator('[data-testid^="chat-item-"]').count()).toBe(1);
+    expect(errors.pageErrors).toEqual([]);
+    expect(errors.consoleErrors).toEqual([]);
+    expect(await page.evaluate('window.__cspViolations')).toEqual([]);
+  });
+});

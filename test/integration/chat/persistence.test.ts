@@ -1,0 +1,82 @@
+/**
+ * Conversations persist in the user-data folder (atomic files) and survive a restart: list,
+ * rename, search by title and delete; a call that waited for approval when Warden stopped is
+ * shown as expired with "ask again" (and cancelled in the gate, so it can never run later).
+ */
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openLedgerForApp } from '../../../electron/core/ledger';
+import type { Conversation, ConversationSummary } from '../../../shared/contract/chat';
+import { call, callsOf, settled, startChatCore, waitingApproval, type ChatCore } from './helpers';
+
+let t: ChatCore | undefined;
+let dir: string | undefined;
+afterEach(async () => {
+  await t?.core.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  t = undefined;
+  dir = undefined;
+});
+
+async function start(folder: string): Promise<ChatCore> {
+  const { ledger } = await openLedgerForApp(folder);
+  return startChatCore({ ledger, chat: { dataDir: path.join(folder, 'conversations') } });
+}
+
+describe('conversations on disk', () => {
+  it('survive a restart; list, rename, search by title and delete work on what was saved', async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'warden-chat-persist-'));
+    t = await start(dir);
+    const a = await call<Conversation>(t.core, 'chat:create', {});
+    await call(t.core, 'chat:send-message', { conversationId: a.id, text: 'List my notes' });
+    await settled(t.core, a.id);
+    const b = await call<Conversation>(t.core, 'chat:create', {});
+    await call(t.core, 'chat:send-message', { conversationId: b.id, text: 'Call format_disk' });
+    await settled(t.core, b.id);
+    await t.core.close();
+
+    t = await start(dir);
+    const { conversations } = await call<{ conversations: ConversationSummary[] }>(t.core, 'chat:list', {});
+    expect(conversations.map((c) => c.title).sort()).toEqual(['Call format_disk', 'List my notes']);
+    const reopened = await call<Conversation>(t.core, 'chat:get', { conversationId: a.id });
+    expect(callsOf(reopened)[0]).toMatchObject({ status: 'succeeded', resultText: expect.stringContaining('#1 Welcome') });
+    await call(t.core, 'chat:rename', { conversationId: a.id, title: 'My notes' });
+    expect((await call<{ conversations: ConversationSummary[] }>(t.core, 'chat:list', { search: 'NOTES' })).conversations.map((c) => c.id)).toEqual([a.id]);
+    expect(await call(t.core, 'chat:delete', { conversationId: b.id })).toEqual({ deleted: true });
+    await t.core.close();
+
+    t = await start(dir);
+    expect((await call<{ conversations: ConversationSummary[] }>(t.core, 'chat:list', {})).conversations.map((c) => c.title)).toEqual(['My notes']);
+    // Only whole files are left: no temporary file from an atomic write.
+    expect(readdirSync(path.join(dir, 'conversations')).filter((f) => !f.endsWith('.json'))).toEqual([]);
+    expect(existsSync(path.join(dir, 'conversations', `${b.id}.json`))).toBe(false);
+  });
+
+  it('a call waiting for approval when Warden stopped shows as expired with "ask again", never runs, and asking again decides it anew', async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'warden-chat-persist-'));
+    t = await start(dir);
+    const c = await call<Conversation>(t.core, 'chat:create', {});
+    await call(t.core, 'chat:send-message', { conversationId: c.id, text: 'Save a note: water the plants' });
+    const waiting = await waitingApproval(t.core, c.id);
+    const opId = callsOf(waiting)[0]!.operationId!;
+    await t.core.close();
+
+    t = await start(dir);
+    const reopened = await call<Conversation>(t.core, 'chat:get', { conversationId: c.id });
+    expect(reopened.state).toBe('idle');
+    const x = callsOf(reopened)[0]!;
+    expect(x).toMatchObject({ status: 'expired', askAgain: true, modelResult: 'Error: the approval expired; nothing ran.' });
+    expect(reopened.messages.at(-1)).toMatchObject({ role: 'notice', tone: 'warning' });
+    expect(['cancelled', 'invalidated']).toContain(t.core.gate.gate.get(opId)?.state);
+    await expect(t.core.gate.gate.approve(opId)).rejects.toThrow();
+    const messageId = reopened.messages.find((m) => m.toolCalls.length)!.id;
+    await call(t.core, 'chat:ask-again', { conversationId: c.id, messageId });
+    const again = await waitingApproval(t.core, c.id);
+    const fresh = callsOf(again).at(-1)!;
+    expect(fresh.status).toBe('awaiting_approval');
+    expect(fresh.operationId).not.toBe(opId);
+    expect(t.demos.flatMap((d) => d.calls)).toEqual([]);
+  });
+});
