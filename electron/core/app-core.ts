@@ -46,8 +46,9 @@ export interface CoreDeps {
    */
   browser?: BrowserOpener;
   /**
-   * Native confirmation before a server definition is saved (add, edit, import). Main passes its
-   * dialog; without one (tests, the browser test host) definitions are saved as requested.
+   * Native confirmation before a server definition is saved (add, edit, import), a local server's
+   * env secret gets a new value, or an account bringing env secrets is added. Main passes its
+   * dialog; without one (tests, the browser test host) changes are saved as requested.
    */
   confirmServerChange?: ServerChangeConfirmer;
   /**
@@ -226,7 +227,7 @@ export function createCore(deps: CoreDeps): WardenCore {
     ...chat.handlers,
   };
 
-  if (deps.confirmServerChange) requireServerConfirmation(handlers, serversModule.importer, deps.confirmServerChange, (id) => serversModule.service.getServer(id));
+  if (deps.confirmServerChange) requireServerConfirmation(handlers, { servers: serversModule.service, importer: serversModule.importer }, deps.confirmServerChange);
 
   // Push `core:status-changed` whenever a domain event may have moved a status field (servers,
   // connections, approvals, safe mode), coalesced per tick and only when something differs.

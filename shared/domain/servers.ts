@@ -10,6 +10,7 @@
  * electron/core/settings/identity.ts.
  */
 import { z } from 'zod';
+import { codeLoadingSecretProblem, isCodeLoadingEnvName } from './code-loading-env';
 
 // ---- identifiers ----------------------------------------------------------------------------
 
@@ -82,6 +83,13 @@ function uniqueNames(caseInsensitive: boolean) {
   };
 }
 
+/** A variable that changes which code a program loads is never hidden in the keychain (see code-loading-env.ts). */
+function noCodeLoadingSecrets(list: ReadonlyArray<{ name: string; secret?: boolean }>, ctx: z.RefinementCtx): void {
+  list.forEach((e, i) => {
+    if (e.secret === true && isCodeLoadingEnvName(e.name)) ctx.addIssue({ code: 'custom', path: [i, 'secret'], message: codeLoadingSecretProblem(e.name) });
+  });
+}
+
 // ---- URLs ------------------------------------------------------------------------------------
 
 /** Hostnames that resolve only to this machine; plain http is allowed only to these. */
@@ -151,7 +159,7 @@ export const StdioServerDefinition = z
     command: z.string().min(1, 'must not be empty').max(4096),
     args: z.array(z.string().max(32_768)).max(500).default([]),
     cwd: z.string().min(1).max(4096).optional(),
-    env: z.array(EnvVar).max(200).default([]).superRefine(uniqueNames(false)),
+    env: z.array(EnvVar).max(200).default([]).superRefine(uniqueNames(false)).superRefine(noCodeLoadingSecrets),
     timeoutMs: TimeoutMs.optional(),
   })
   .strict();

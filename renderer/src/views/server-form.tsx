@@ -20,6 +20,7 @@ import { toShownError, type ShownError } from '../api';
 import { ErrorNote } from '../components/common';
 import { useAppStore } from '../store';
 import { parseArgs } from './view-helpers';
+import { isCodeLoadingEnvName } from '../../../shared/domain/code-loading-env';
 
 interface NamedRow {
   name: string;
@@ -34,6 +35,9 @@ type AuthKind = 'none' | 'bearer' | 'oauth';
 function rowsFrom(list: ReadonlyArray<{ name: string; value?: string; secret?: boolean }>): NamedRow[] {
   return list.map((e) => ({ name: e.name, value: e.value ?? '', secret: e.secret === true, stored: e.secret === true }));
 }
+
+/** A variable that changes which code runs is always shown in full: the core refuses it as a secret. */
+const neverSecret = (kind: 'env' | 'header', name: string) => kind === 'env' && isCodeLoadingEnvName(name);
 
 function RowsEditor({ rows, onChange, kind }: { rows: NamedRow[]; onChange: (rows: NamedRow[]) => void; kind: 'env' | 'header' }) {
   const update = (i: number, patch: Partial<NamedRow>) => onChange(rows.map((r, j) => (j === i ? { ...r, ...patch } : r)));
@@ -51,15 +55,16 @@ function RowsEditor({ rows, onChange, kind }: { rows: NamedRow[]; onChange: (row
           <input
             className="input"
             aria-label={`${kind} value ${i + 1}`}
-            type={row.secret ? 'password' : 'text'}
+            type={row.secret && !neverSecret(kind, row.name) ? 'password' : 'text'}
             autoComplete="off"
             placeholder={row.secret && row.stored ? 'stored in keychain (leave empty to keep)' : 'value'}
             value={row.value}
             onChange={(e) => update(i, { value: e.target.value })}
           />
           <label className="check">
-            <input type="checkbox" checked={row.secret} onChange={(e) => update(i, { secret: e.target.checked, stored: false })} /> secret
+            <input type="checkbox" checked={row.secret && !neverSecret(kind, row.name)} disabled={neverSecret(kind, row.name)} onChange={(e) => update(i, { secret: e.target.checked, stored: false })} /> secret
           </label>
+          {neverSecret(kind, row.name) ? <span className="muted">never secret: it changes which code the program runs</span> : null}
           <button type="button" className="button button-small" onClick={() => onChange(rows.filter((_, j) => j !== i))}>
             Remove
           </button>
@@ -80,9 +85,9 @@ function RowsEditor({ rows, onChange, kind }: { rows: NamedRow[]; onChange: (row
 /** Builds the definition and the secrets to send; throws a plain Error naming the field on bad input. */
 function buildRequest(form: FormState): { draft: ServerDraft; secrets: SecretInput[] } {
   const secrets: SecretInput[] = [];
-  const collect = (rows: NamedRow[], secretName: (n: string) => string) =>
+  const collect = (rows: NamedRow[], secretName: (n: string) => string, plainOnly: (n: string) => boolean = () => false) =>
     rows.map((r) => {
-      if (!r.secret) return { name: r.name, value: r.value };
+      if (!r.secret || plainOnly(r.name)) return { name: r.name, value: r.value };
       if (r.value !== '') secrets.push({ name: secretName(r.name), value: r.value });
       else if (!r.stored) throw new Error(`${r.name || 'a secret value'}: enter the secret value (it goes to the OS keychain)`);
       return { name: r.name, secret: true };
@@ -93,7 +98,7 @@ function buildRequest(form: FormState): { draft: ServerDraft; secrets: SecretInp
       transport: 'stdio',
       command: form.command,
       args: parseArgs(form.args),
-      env: collect(form.env, envSecretName),
+      env: collect(form.env, envSecretName, isCodeLoadingEnvName),
       ...(form.cwd.trim() ? { cwd: form.cwd } : {}),
     };
     return { draft, secrets };

@@ -6,11 +6,14 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openConfSettingsStore } from '../../../electron/core/settings/conf-settings-store';
 import { SettingsRepository } from '../../../electron/core/settings/settings-repository';
 import type { ServerDefinition } from '../../../shared/domain/servers';
+import { isCodeLoadingEnvName } from '../../../shared/domain/code-loading-env';
 
 const dir = mkdtempSync(join(tmpdir(), 'warden-roundtrip-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const envName = fc.stringMatching(/^[A-Z_][A-Z0-9_]{0,15}$/);
+// Variables that change which code runs are never secret (the schema refuses them), so a secret gets another name.
+const secretEnvName = envName.filter((n) => !isCodeLoadingEnvName(n));
 const stdioServer = (id: string) =>
   fc.record({
     id: fc.constant(id),
@@ -19,7 +22,7 @@ const stdioServer = (id: string) =>
     transport: fc.constant('stdio' as const),
     command: fc.string({ minLength: 1, maxLength: 50 }),
     args: fc.array(fc.string({ maxLength: 40 }), { maxLength: 6 }),
-    env: fc.uniqueArray(fc.oneof(fc.record({ name: envName, value: fc.string({ maxLength: 20 }) }), fc.record({ name: envName, secret: fc.constant(true) })), {
+    env: fc.uniqueArray(fc.oneof(fc.record({ name: envName, value: fc.string({ maxLength: 20 }) }), fc.record({ name: secretEnvName, secret: fc.constant(true) })), {
       maxLength: 5,
       selector: (e) => e.name,
     }),
