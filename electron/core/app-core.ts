@@ -5,7 +5,7 @@
 import type { CoreStatus } from '../../shared/contract/core';
 import type { Handlers } from './dispatch';
 import { CoreEvents } from './events';
-import { systemClock, type BrowserOpener, type Clock, type Journal } from './ports';
+import { systemClock, type BrowserOpener, type Clock, type FileDialogs, type Journal } from './ports';
 import { OAuthService, createAuthHandlers, type OriginConfirmer, type ResolveHost } from './mcp/oauth';
 import { requireServerConfirmation, type ServerChangeConfirmer } from './settings/server-confirmation';
 import { cancellingElicitor, type Elicitor } from './elicitation/elicitation';
@@ -58,6 +58,11 @@ export interface CoreDeps {
   confirmAuthorizationServer?: OriginConfirmer;
   /** The DNS port OAuth's address checks use (default: the operating system's resolver). */
   resolveHost?: ResolveHost;
+  /**
+   * Native file choosers owned by main (`dialog.showOpenDialog`): import reads only a file the
+   * person chose there. Default: refuses, so a headless core never opens a file.
+   */
+  fileDialogs?: FileDialogs;
   /** Asks the person a server's elicitation question. Default: every question is cancelled. */
   elicitor?: Elicitor;
   /** MCP connection layer tuning: timeouts, backoff, the OAuth provider hook (default: the gate's registry/executor). */
@@ -110,7 +115,7 @@ export function createCore(deps: CoreDeps): WardenCore {
   const journal = deps.journal ?? deps.ledger?.ledger ?? new MemoryJournal(clock);
   const events = new CoreEvents();
   const startedAt = new Date(clock.now()).toISOString();
-  const serversModule = createServersModule({ ...deps.servers, clock, journal, events });
+  const serversModule = createServersModule({ ...deps.servers, ...(deps.fileDialogs ? { fileDialogs: deps.fileDialogs } : {}), clock, journal, events });
   // Provider keys share the one keychain store; the redactor learns each key whichever store it is.
   // The offline demo model is built in: listed first, the default on first start, no key, no network.
   const demoModel = new DemoModel({ chunkDelayMs: deps.chat?.demoChunkDelayMs ?? 0 });

@@ -88,3 +88,29 @@ export interface ApprovalPreview {
 export interface BrowserOpener {
   open(url: string): Promise<void>;
 }
+
+/** One kind of file a chooser offers, e.g. `{ name: 'MCP config', extensions: ['json'] }`. */
+export interface FileTypeFilter {
+  name: string;
+  /** Extensions without the dot; `*` for any file. */
+  extensions: string[];
+}
+
+/** What an open-file chooser shows. */
+export interface OpenFileRequest {
+  /** The chooser's title, saying what the file is for. */
+  title: string;
+  /** Where it starts: a known location of such a file, or a folder. */
+  defaultPath?: string;
+  filters: FileTypeFilter[];
+}
+
+/**
+ * Native file choosers owned by main (Electron's `dialog`). Whatever Warden reads from or writes
+ * to a person's files is chosen here by the person, never named by the renderer, so a compromised
+ * page cannot make Warden read an arbitrary file or a network share.
+ */
+export interface FileDialogs {
+  /** Lets the person choose one existing file to read; resolves its absolute path, or null if they cancelled. */
+  openFile(request: OpenFileRequest): Promise<string | null>;
+}

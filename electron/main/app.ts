@@ -18,6 +18,7 @@ import { loadOrganizationPolicy } from '../core/policy/organization';
 import { loadPolicyFile, savePolicyFile } from '../core/settings/policy-file';
 import { createDialogPrompter, createLinkConfirmer, createServerChangeConfirmer } from './dialogs';
 import { createDialogElicitor } from './elicitor';
+import { createFileDialogs } from './file-dialogs';
 import { createAuthorizationServerConfirmer } from './oauth-dialog';
 import { openElectronSettingsStore } from './electron-settings-store';
 import { bindContract, createSenderCheck } from './ipc';
@@ -155,6 +156,8 @@ export async function startWarden(options: StartOptions = {}): Promise<RunningWa
     confirmServerChange: createServerChangeConfirmer(() => window),
     // A sign-in that would contact another site (the server's authorization server) asks first.
     confirmAuthorizationServer: createAuthorizationServerConfirmer(() => window),
+    // Import reads only a file the person chose in the native open dialog.
+    fileDialogs: createFileDialogs(() => window),
     // First run with no servers: add the in-process demo server (README: useful offline, no keys).
     offerDemoServer: true,
     gate: { ...durable.gate, prompter: createDialogPrompter(() => window) },

@@ -131,18 +131,14 @@ export const serversChannels = defineChannels({
     request: z.object({ serverId: EntityId }).strict(),
     response: z.object({ serverId: EntityId, deletedSecrets: z.number().int().nonnegative() }).strict(),
   },
-  /** Reads a config file from Claude Desktop, VS Code or Cursor and shows what importing it would do. */
+  /**
+   * Asks main to show its native open dialog (starting at the known location of `source`) and
+   * previews the file the person chose there. The renderer never names a path: a compromised page
+   * must not make Warden read an arbitrary file, or contact a network share.
+   */
   'servers:import-preview': {
-    doc: 'Parses a Claude Desktop / VS Code / Cursor config and previews the import (secret-looking values listed, never shown).',
-    request: z
-      .object({
-        source: ImportSource,
-        /** Required for `file`; overrides the default location for the others. */
-        path: z.string().min(1).max(4096).optional(),
-        /** For `vscode-workspace`: the workspace folder holding `.vscode/mcp.json`. */
-        workspaceFolder: z.string().min(1).max(4096).optional(),
-      })
-      .strict(),
+    doc: 'Shows the native open dialog for a Claude Desktop / VS Code / Cursor config and previews the chosen file (secret-looking values listed, never shown).',
+    request: z.object({ source: ImportSource }).strict(),
     response: ImportPreview,
   },
   /** Imports chosen entries of a preview; every detected secret needs an explicit decision. */

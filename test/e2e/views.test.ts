@@ -26,6 +26,7 @@ import type { ApprovalPreview } from '../../electron/core/ports';
 import { KeytarSecretStore } from '../../electron/core/secrets/keytar-secret-store';
 import { displayCommandLine } from '../../shared/domain/servers';
 import { ensureRendererBuilt } from '../host/build-renderer';
+import { scriptedFileDialogs } from '../host/standin-file-dialogs';
 import { startTestHost, type TestHost } from '../host/test-host';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -42,6 +43,8 @@ let host: TestHost | undefined;
 let browser: Browser | undefined;
 let page: Page;
 const prompts: ApprovalPreview[] = [];
+/** Stand-in for main's native open dialog (import reads only the file chosen there). */
+const fileDialogs = scriptedFileDialogs();
 /** When set, permissions:matrix answers with these rows (to measure the view with 10k tools). */
 let bigMatrix: MatrixRow[] | null = null;
 const pageErrors: string[] = [];
@@ -68,6 +71,7 @@ describe('the views in a real browser against the real core and a real stdio ser
       version: '0.1.0-e2e-views',
       platform: 'e2e-test-os',
       servers: { secrets },
+      fileDialogs,
       // Stand-in for main's native dialog: records the trusted preview and approves.
       gate: { prompter: { prompt: async (preview) => (prompts.push(preview), 'approve') } },
     });
@@ -255,7 +259,8 @@ describe('the views in a real browser against the real core and a real stdio ser
     await page.getByTestId('nav-servers').click();
     await page.getByTestId('servers-import').click();
     await page.getByTestId('import-source').selectOption('file');
-    await page.getByTestId('import-path').fill(path.join(root, 'test/fixtures/configs/claude_desktop_config.json'));
+    // The page names no file: the person picks it in main's open dialog (here, its stand-in).
+    fileDialogs.choose(path.join(root, 'test/fixtures/configs/claude_desktop_config.json'));
     await page.getByTestId('import-preview').click();
     const panel = page.getByTestId('import-panel');
     await panel.getByText('Will run exactly:').first().waitFor({ timeout: 30_000 });
@@ -271,6 +276,7 @@ describe('the views in a real browser against the real core and a real stdio ser
     await importButton.click();
     await panel.getByText(/Imported 3 servers/).waitFor({ timeout: 30_000 });
     expect(core!.servers.definitions().map((d) => d.name).sort()).toEqual(['Counting fixture', 'filesystem', 'github', 'remote-notes']);
+    expect(fileDialogs.requests.map((r) => r.title)).toEqual(['Warden: choose the MCP config file (.json) to import']);
     expect(await page.content()).not.toContain('ghp_FAKE');
   });
 

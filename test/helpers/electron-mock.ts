@@ -342,6 +342,7 @@ export const electronModule = {
     showMessageBox: vi.fn(async (..._args: unknown[]) => ({ response: 0, checkboxChecked: false })),
     /** Safe before `ready` in Electron (on Linux it then prints to stderr instead of showing a window). */
     showErrorBox: vi.fn((_title: string, _content: string) => undefined),
+    showOpenDialog: vi.fn(async (..._args: unknown[]) => ({ canceled: true, filePaths: [] as string[] })),
   },
   Menu: {
     buildFromTemplate: vi.fn(buildFromTemplate),

@@ -8,7 +8,8 @@
  * and moves a detected secret into the keychain only when the caller confirmed that value.
  */
 import { randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { lstat, readFile, readlink, stat } from 'node:fs/promises';
+import { posix, win32 } from 'node:path';
 import type { ImportEntry, ImportPreview, ImportSource, SecretDecision } from '../../../shared/contract/servers';
 import {
   ServerDraft,
@@ -20,10 +21,10 @@ import {
 } from '../../../shared/domain/servers';
 import { WardenError } from '../../../shared/result';
 import { describeIssues } from '../dispatch';
-import { systemClock, type Clock } from '../ports';
+import { systemClock, type Clock, type FileDialogs } from '../ports';
 import type { SecretValue, ServerService } from '../settings/server-service';
 import { ConfigFormatError, parseConfig, type RawServerEntry } from './config-formats';
-import { defaultConfigPath, type LocationContext } from './config-locations';
+import { defaultConfigPath, localPathProblem, type LocationContext } from './config-locations';
 import { isVariableReference, secretReasons } from './secret-detection';
 
 interface HeldSecret {
@@ -46,10 +47,12 @@ interface HeldPreview {
   expiresAt: number;
 }
 
-/** What the importer needs: the server service, where default config files are, a clock. */
+/** What the importer needs: the server service, where default config files are, the file chooser, a clock. */
 export interface ImportServiceDeps {
   servers: ServerService;
   location: Omit<LocationContext, 'workspaceFolder'>;
+  /** Main's native open dialog: the only way a file to import is chosen. */
+  fileDialogs: FileDialogs;
   clock?: Clock;
   /** How long a preview can be imported (default 30 min). */
   previewTtlMs?: number;
@@ -57,6 +60,16 @@ export interface ImportServiceDeps {
 }
 
 const MAX_CONFIG_BYTES = 2 * 1024 * 1024;
+/** Symbolic links followed while checking where a chosen file really is (the kernel's own limit is 40). */
+const MAX_LINKS = 40;
+
+const SOURCE_LABELS: Record<ImportSource, string> = {
+  'claude-desktop': 'Claude Desktop config (claude_desktop_config.json)',
+  'vscode-user': 'VS Code user config (mcp.json)',
+  'vscode-workspace': "VS Code workspace config (the workspace's .vscode/mcp.json)",
+  cursor: 'Cursor config (~/.cursor/mcp.json)',
+  file: 'MCP config file (.json)',
+};
 
 /** Preview then import, holding parsed values in main between the two steps. */
 export class ImportService {
@@ -67,16 +80,36 @@ export class ImportService {
     this.clock = deps.clock ?? systemClock;
   }
 
-  /** Reads and parses a config file and returns what importing it would do. Nothing is stored. */
-  async preview(request: { source: ImportSource; path?: string; workspaceFolder?: string }): Promise<ImportPreview> {
-    this.sweep();
-    let path: string;
-    if (request.source === 'file') {
-      if (!request.path) throw new WardenError('VALIDATION_FAILED', 'path: required when source is "file"');
-      path = request.path;
-    } else {
-      path = request.path ?? defaultConfigPath(request.source, { ...this.deps.location, workspaceFolder: request.workspaceFolder });
+  /**
+   * Asks the person to choose a config file in main's open dialog (starting at the known location
+   * of `source`), then previews it. The renderer never names the file.
+   */
+  async chooseAndPreview(request: { source: ImportSource }): Promise<ImportPreview> {
+    let defaultPath: string | undefined;
+    if (request.source !== 'file' && request.source !== 'vscode-workspace') {
+      const known = defaultConfigPath(request.source, this.deps.location);
+      // A known location on a network share (a redirected profile) is not offered: opening it would contact the share.
+      if (localPathProblem(known, this.deps.location.platform) === null) defaultPath = known;
     }
+    const path = await this.deps.fileDialogs.openFile({
+      title: `Warden: choose the ${SOURCE_LABELS[request.source]} to import`,
+      ...(defaultPath ? { defaultPath } : {}),
+      filters: [
+        { name: 'MCP config', extensions: ['json', 'jsonc'] },
+        { name: 'All files', extensions: ['*'] },
+      ],
+    });
+    if (path === null) throw new WardenError('CANCELLED', 'No file was chosen; nothing was imported');
+    return this.preview({ source: request.source, path });
+  }
+
+  /**
+   * Reads and parses the config file at `path` and returns what importing it would do. Nothing is
+   * stored. Only for a path the person chose (chooseAndPreview) or Warden's own code named.
+   */
+  async preview(request: { source: ImportSource; path: string }): Promise<ImportPreview> {
+    this.sweep();
+    const path = request.path;
     // Config files are JSON; refusing other names keeps this from being a way to probe any file.
     if (!/\.jsonc?$/i.test(path)) throw new WardenError('VALIDATION_FAILED', 'path: expected a .json config file (claude_desktop_config.json or mcp.json)');
     const text = await this.read(path);
@@ -174,17 +207,60 @@ export class ImportService {
     return views;
   }
 
+  /**
+   * Reads a chosen config file, refusing anything that is not a regular file on this computer's
+   * own disks: network and device paths, links to them (checked before any link is followed, since
+   * following one would already contact the share), FIFOs and devices, and files over 2 MiB.
+   */
   private async read(path: string): Promise<string> {
+    const shown = JSON.stringify(path).slice(1, -1);
+    const problem = localPathProblem(path, this.deps.location.platform);
+    if (problem) throw new WardenError('VALIDATION_FAILED', `path: ${shown} ${problem}`);
     try {
+      const linked = await this.networkLinkTarget(path);
+      if (linked !== null) {
+        throw new WardenError('VALIDATION_FAILED', `path: ${shown} links to ${JSON.stringify(linked).slice(1, -1)}, a network or device path; Warden reads config files only from this computer's own disks`);
+      }
+      const info = await stat(path);
+      if (!info.isFile()) throw new WardenError('VALIDATION_FAILED', `path: ${shown} is not a regular file`);
+      if (info.size > MAX_CONFIG_BYTES) throw new WardenError('VALIDATION_FAILED', `path: ${shown} is larger than ${MAX_CONFIG_BYTES} bytes`);
       const text = await (this.deps.readText ?? ((p) => readFile(p, 'utf8')))(path);
-      if (text.length > MAX_CONFIG_BYTES) throw new WardenError('VALIDATION_FAILED', `path: ${path} is larger than ${MAX_CONFIG_BYTES} bytes`);
+      if (text.length > MAX_CONFIG_BYTES) throw new WardenError('VALIDATION_FAILED', `path: ${shown} is larger than ${MAX_CONFIG_BYTES} bytes`);
       return text;
     } catch (error) {
       if (error instanceof WardenError) throw error;
       const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') throw new WardenError('NOT_FOUND', `path: no config file at ${path}`);
-      throw new WardenError('VALIDATION_FAILED', `path: ${path} could not be read (${code ?? String(error)})`);
+      if (code === 'ENOENT') throw new WardenError('NOT_FOUND', `path: no config file at ${shown}`);
+      throw new WardenError('VALIDATION_FAILED', `path: ${shown} could not be read (${code ?? String(error)})`);
     }
+  }
+
+  /**
+   * The first symbolic-link target on the way to `path` that is a network or device path, or null.
+   * Walks the path one component at a time with lstat/readlink (which never follow a link), and
+   * continues through each link's target the way the system would.
+   */
+  private async networkLinkTarget(path: string, links = 0): Promise<string | null> {
+    const platform = this.deps.location.platform;
+    const p = platform === 'win32' ? win32 : posix;
+    const { root } = p.parse(path);
+    const parts = path.slice(root.length).split(platform === 'win32' ? /[\\/]+/ : /\/+/).filter(Boolean);
+    let current = root;
+    for (let i = 0; i < parts.length; i++) {
+      current = p.join(current, parts[i]!);
+      let info;
+      try {
+        info = await lstat(current);
+      } catch {
+        return null; // Missing: reading it reports that plainly.
+      }
+      if (!info.isSymbolicLink()) continue;
+      if (links >= MAX_LINKS) throw new WardenError('VALIDATION_FAILED', `path: more than ${MAX_LINKS} symbolic links on the way to ${path}`);
+      const target = await readlink(current);
+      if (/^[\\/]{2}/.test(target) || /^\\\?\?\\/.test(target)) return target;
+      return this.networkLinkTarget(p.resolve(p.dirname(current), target, ...parts.slice(i + 1)), links + 1);
+    }
+    return null;
   }
 
   private sweep(): void {

@@ -45,7 +45,7 @@ export function createServerHandlers(
     'servers:add': (r) => servers.addServer(r),
     'servers:edit': (r) => servers.editServer(r),
     'servers:remove': (r) => servers.removeServer(r.serverId),
-    'servers:import-preview': (r) => importer.preview(r),
+    'servers:import-preview': (r) => importer.chooseAndPreview(r),
     'servers:import': async (r) => ({ servers: await importer.import(r) }),
     'accounts:list': async (r) => ({ accounts: await servers.listAccounts(r.serverId) }),
     'accounts:add': (r) => servers.addAccount(r),

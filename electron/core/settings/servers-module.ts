@@ -6,7 +6,8 @@ import { homedir } from 'node:os';
 import type { CoreEvents } from '../events';
 import { ImportService } from '../import/import-service';
 import type { LocationContext } from '../import/config-locations';
-import type { Clock, Journal } from '../ports';
+import { WardenError } from '../../../shared/result';
+import type { Clock, FileDialogs, Journal } from '../ports';
 import { KeytarSecretStore, type ListableSecretStore } from '../secrets/keytar-secret-store';
 import { memorySettingsStore } from './memory-settings-store';
 import { createServerHandlers } from './server-handlers';
@@ -24,7 +25,16 @@ export interface ServersModuleOptions {
   importLocation?: Omit<LocationContext, 'workspaceFolder'>;
   /** Told every secret value read or written (the ledger redactor). Only used for the default keytar store. */
   onSecretValue?: (value: string) => void;
+  /** Main's native file choosers (import reads only a file chosen there). Default: refuses, so a headless core opens no file. */
+  fileDialogs?: FileDialogs;
 }
+
+/** File choosers for hosts that have none: refuse with a clear error, so no file is ever read. */
+export const refusingFileDialogs: FileDialogs = {
+  openFile: async () => {
+    throw new WardenError('UNSUPPORTED', 'This host cannot show a file chooser; import from the Warden app');
+  },
+};
 
 /** Builds the settings repository, server service, importer and their contract handlers. */
 export function createServersModule(options: ServersModuleOptions & { clock: Clock; journal: Journal; events: CoreEvents }) {
@@ -38,6 +48,7 @@ export function createServersModule(options: ServersModuleOptions & { clock: Clo
     servers: service,
     clock: options.clock,
     location: options.importLocation ?? { platform: process.platform, env: process.env, home: homedir() },
+    fileDialogs: options.fileDialogs ?? refusingFileDialogs,
   });
   const { handlers, dispose } = createServerHandlers(service, importer, options.events);
   return { settings, secrets, service, importer, handlers, dispose };

@@ -48,7 +48,8 @@ export interface ServersSlice {
   disconnect(serverId: string, accountId: string): Promise<void>;
   loadTools(serverId: string, accountId: string): Promise<void>;
   loadLogs(serverId: string, accountId: string): Promise<void>;
-  importPreview(request: { source: ImportPreview['source']; path?: string; workspaceFolder?: string }): Promise<ImportPreview>;
+  /** Asks main to show its native open dialog for `source` and previews the file chosen there. */
+  importPreview(request: { source: ImportPreview['source'] }): Promise<ImportPreview>;
   importServers(previewId: string, entryIds: string[], decisions: SecretDecision[]): Promise<ServerView[]>;
 }
 

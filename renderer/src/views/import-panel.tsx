@@ -1,8 +1,9 @@
 /**
- * Import servers from Claude Desktop, VS Code or Cursor configs: a preview parsed by main (held
- * there under a preview id so the import uses exactly what was shown), the exact command line of
- * each local server, and a decision for every value that looks secret (keychain / plain / omit).
- * Secret-looking values are never shown, only why they look secret.
+ * Import servers from Claude Desktop, VS Code or Cursor configs: main shows its own open dialog
+ * (this window never names a file), parses the chosen file and holds it under a preview id so the
+ * import uses exactly what was shown; the exact command line of each local server, and a decision
+ * for every value that looks secret (keychain / plain / omit). Secret-looking values are never
+ * shown, only why they look secret.
  */
 import { useState } from 'react';
 import type { ImportPreview, ImportSource, SecretDecision } from '../../../shared/contract/servers';
@@ -15,7 +16,7 @@ const SOURCES: Array<{ id: ImportSource; label: string }> = [
   { id: 'vscode-user', label: 'VS Code (user)' },
   { id: 'vscode-workspace', label: 'VS Code (workspace folder)' },
   { id: 'cursor', label: 'Cursor' },
-  { id: 'file', label: 'A config file…' },
+  { id: 'file', label: 'Another config file' },
 ];
 
 /** The import panel: choose a source, preview, confirm secrets, import. */
@@ -23,7 +24,6 @@ export function ImportPanel({ onDone }: { onDone: () => void }) {
   const importPreview = useAppStore((s) => s.importPreview);
   const importServers = useAppStore((s) => s.importServers);
   const [source, setSource] = useState<ImportSource>('claude-desktop');
-  const [path, setPath] = useState('');
   const [preview, setPreview] = useState<ImportPreview | null>(null);
   const [chosen, setChosen] = useState<Set<string>>(new Set());
   const [decisions, setDecisions] = useState<Record<string, SecretDecision['action'] | undefined>>({});
@@ -34,17 +34,14 @@ export function ImportPanel({ onDone }: { onDone: () => void }) {
     setError(null);
     setPreview(null);
     try {
-      if ((source === 'file' || source === 'vscode-workspace') && !path) throw new Error('path: choose a file or folder first');
-      const p = await importPreview({
-        source,
-        ...(source === 'vscode-workspace' && path ? { workspaceFolder: path } : {}),
-        ...(source !== 'vscode-workspace' && path ? { path } : {}),
-      });
+      const p = await importPreview({ source });
       setPreview(p);
       setChosen(new Set(p.entries.filter((e) => !e.problem).map((e) => e.entryId)));
       setDecisions({});
     } catch (e) {
-      setError(toShownError(e));
+      const shown = toShownError(e);
+      // Closing the file chooser is an answer, not an error.
+      if (shown.code !== 'CANCELLED') setError(shown);
     }
   };
 
@@ -78,14 +75,14 @@ export function ImportPanel({ onDone }: { onDone: () => void }) {
             ))}
           </select>
         </label>
-        <label className="field grow">
-          <span>{source === 'vscode-workspace' ? 'Workspace folder' : source === 'file' ? 'Path of the .json file' : 'Path (optional; default location otherwise)'}</span>
-          <input className="input mono" value={path} onChange={(e) => setPath(e.target.value)} data-testid="import-path" />
-        </label>
         <button type="button" className="button" onClick={() => void load()} data-testid="import-preview">
-          Preview
+          Choose file…
         </button>
       </div>
+      <p className="muted">
+        Warden opens its own file chooser{source === 'file' || source === 'vscode-workspace' ? '' : ' at the usual location of this config'}; only the file you
+        choose there is read. Files on network shares are not read.
+      </p>
       <ErrorNote error={error} testId="import-error" />
       {done ? <p className="ok-note">{done}</p> : null}
       {preview ? (

@@ -19,9 +19,9 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-function start(answer: boolean) {
+function start(answer: boolean, chosenFile: string | null = null) {
   const shown: ServerChangeSummary[] = [];
-  core = createCore({ version: 'test', servers: {}, confirmServerChange: async (s) => (shown.push(s), answer) });
+  core = createCore({ version: 'test', servers: {}, confirmServerChange: async (s) => (shown.push(s), answer), fileDialogs: { openFile: async () => chosenFile } });
   return shown;
 }
 
@@ -55,12 +55,12 @@ describe('server definitions need native confirmation', () => {
   });
 
   it('import shows every chosen server\'s exact command before anything is saved', async () => {
-    const shown = start(false);
     const dir = mkdtempSync(join(tmpdir(), 'warden-import-confirm-'));
     dirs.push(dir);
     const path = join(dir, 'claude_desktop_config.json');
     writeFileSync(path, JSON.stringify({ mcpServers: { notes: { command: 'npx', args: ['-y', 'some-notes-server', '--root', '/home/me'] } } }));
-    const preview = await dispatch(core!.handlers, 'servers:import-preview', { source: 'file', path });
+    const shown = start(false, path);
+    const preview = await dispatch(core!.handlers, 'servers:import-preview', { source: 'file' });
     expect(preview.ok, JSON.stringify(preview)).toBe(true);
     const p = (preview as { ok: true; value: { previewId: string; entries: Array<{ entryId: string }> } }).value;
     const r = await dispatch(core!.handlers, 'servers:import', { previewId: p.previewId, entryIds: p.entries.map((e) => e.entryId) });

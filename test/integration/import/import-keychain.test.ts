@@ -12,6 +12,7 @@ import { KeytarSecretStore } from '../../../electron/core/secrets/keytar-secret-
 import { openConfSettingsStore } from '../../../electron/core/settings/conf-settings-store';
 import { ServerService } from '../../../electron/core/settings/server-service';
 import { SettingsRepository } from '../../../electron/core/settings/settings-repository';
+import { refusingFileDialogs } from '../../../electron/core/settings/servers-module';
 import { secretKey } from '../../../shared/domain/servers';
 
 const fixture = (name: string) => resolve(__dirname, '../../fixtures/configs', name);
@@ -39,7 +40,7 @@ beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'warden-import-'));
   settings = SettingsRepository.open(openConfSettingsStore(dir));
   servers = new ServerService({ settings, secrets: store });
-  importer = new ImportService({ servers, location: { platform: 'linux', env: {}, home: dir } });
+  importer = new ImportService({ servers, location: { platform: 'linux', env: {}, home: dir }, fileDialogs: refusingFileDialogs });
 });
 afterAll(async () => {
   for (const k of await store.keys('')) await store.delete(k);

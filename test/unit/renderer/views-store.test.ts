@@ -35,6 +35,8 @@ let unwatch: () => void;
 let secrets: KeytarSecretStore;
 const prompts: ApprovalPreview[] = [];
 let dialogAnswer: 'approve' | 'deny' = 'deny';
+/** The file the person picks in main's open dialog (its stand-in here). */
+let chosenFile: string | null = null;
 
 /** What the fixture server actually received (not what the client believes it sent). */
 const received = (): Array<{ tool: string; args: Record<string, unknown> }> =>
@@ -63,6 +65,8 @@ beforeEach(() => {
     version: '0.0.0-views',
     platform: 'unit-os',
     servers: { secrets },
+    // Stand-in for main's native open dialog: the store names no file, the "person" picks chosenFile.
+    fileDialogs: { openFile: async () => chosenFile },
     gate: { prompter: { prompt: async (p) => (prompts.push(p), dialogAnswer) } },
   });
   const api = createWardenApi(
@@ -172,7 +176,9 @@ describe('view slices over the real core and a real stdio server', () => {
   });
 
   it('import shows each exact command line and needs a decision per secret-looking value; confirmed secrets go to the keychain, never the store', async () => {
-    const preview = await store.getState().importPreview({ source: 'file', path: path.join(root, 'test/fixtures/configs/claude_desktop_config.json') });
+    chosenFile = path.join(root, 'test/fixtures/configs/claude_desktop_config.json');
+    const preview = await store.getState().importPreview({ source: 'file' });
+    expect(preview.path).toBe(chosenFile);
     const byName = Object.fromEntries(preview.entries.map((e) => [e.sourceName, e]));
     expect(byName.filesystem!.commandLine).toBe(displayCommandLine('npx', ['-y', '@modelcontextprotocol/server-filesystem', '/Users/me/Desktop', '/Users/me/My Documents']));
     expect(byName.insecure!.problem).not.toBeNull();

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../electron/core/import/config-formats';
-import { defaultConfigPath } from '../../../electron/core/import/config-locations';
+import { defaultConfigPath, localPathProblem } from '../../../electron/core/import/config-locations';
 import { ImportService } from '../../../electron/core/import/import-service';
 import { parseJsonc } from '../../../electron/core/import/jsonc';
 import { secretReasons } from '../../../electron/core/import/secret-detection';
@@ -12,14 +12,16 @@ import { KeytarSecretStore } from '../../../electron/core/secrets/keytar-secret-
 import { memorySettingsStore } from '../../../electron/core/settings/memory-settings-store';
 import { ServerService } from '../../../electron/core/settings/server-service';
 import { SettingsRepository } from '../../../electron/core/settings/settings-repository';
+import { refusingFileDialogs } from '../../../electron/core/settings/servers-module';
+import type { FileDialogs } from '../../../electron/core/ports';
 
 const fixtures = resolve(__dirname, '../../fixtures/configs');
 const fixture = (name: string) => resolve(fixtures, name);
 
-function importer() {
+function importer(fileDialogs: FileDialogs = refusingFileDialogs) {
   // Previews never touch the keychain; the store is only there to build a real service.
   const servers = new ServerService({ settings: SettingsRepository.open(memorySettingsStore()), secrets: new KeytarSecretStore() });
-  return new ImportService({ servers, location: { platform: 'linux', env: {}, home: '/home/me' } });
+  return new ImportService({ servers, location: { platform: 'linux', env: {}, home: '/home/me' }, fileDialogs });
 }
 
 describe('config formats', () => {
@@ -151,6 +153,34 @@ describe('import preview', () => {
   });
 
   it('a missing file is reported with its path', async () => {
-    await expect(importer().preview({ source: 'cursor' })).rejects.toThrow('path: no config file at /home/me/.cursor/mcp.json');
+    // The person accepts the chooser's default location, where nothing is.
+    const acceptDefault: FileDialogs = { openFile: async (request) => request.defaultPath ?? null };
+    await expect(importer(acceptDefault).chooseAndPreview({ source: 'cursor' })).rejects.toThrow('path: no config file at /home/me/.cursor/mcp.json');
+  });
+});
+
+describe('paths import may read', () => {
+  it.each([
+    ['\\\\server\\share\\mcp.json', 'win32'],
+    ['//server/share/mcp.json', 'win32'],
+    ['\\\\?\\C:\\mcp.json', 'win32'],
+    ['\\\\.\\PhysicalDrive0', 'win32'],
+    ['\\??\\C:\\mcp.json', 'win32'],
+    ['//server/share/mcp.json', 'linux'],
+    ['\\\\server\\share\\mcp.json', 'darwin'],
+  ] as const)('%s is refused as a network or device path on %s', (path, platform) => {
+    expect(localPathProblem(path, platform)).toMatch(/^is a network or device path/);
+  });
+
+  it('Windows device names, drive-relative and relative paths are refused; ordinary local paths are not', () => {
+    expect(localPathProblem('C:\\Users\\me\\con.json', 'win32')).toBe('names the Windows device "con.json", not a file');
+    expect(localPathProblem('C:\\Users\\me\\NUL', 'win32')).toMatch(/names the Windows device "NUL"/);
+    expect(localPathProblem('C:\\Users\\nul. \\mcp.json', 'win32')).toMatch(/names the Windows device/);
+    expect(localPathProblem('C:mcp.json', 'win32')).toMatch(/must be a full path starting with a drive/);
+    expect(localPathProblem('mcp.json', 'linux')).toBe('must be a full path starting with /');
+    expect(localPathProblem('/home/me/a\0b.json', 'linux')).toBe('contains a NUL character');
+    expect(localPathProblem('C:\\Users\\me\\AppData\\Roaming\\Claude\\claude_desktop_config.json', 'win32')).toBeNull();
+    expect(localPathProblem('/home/me/.cursor/mcp.json', 'linux')).toBeNull();
+    expect(localPathProblem('/Users/me/console.json', 'darwin')).toBeNull();
   });
 });
