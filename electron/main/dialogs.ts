@@ -167,14 +167,23 @@ export function batchApprovalDialogOptions(previews: readonly ApprovalPreview[])
 /** Buttons of the server confirmation: Cancel first (default, Escape, closing the dialog). */
 export const SERVER_CHANGE_BUTTONS = ['Cancel', 'Save'] as const;
 
+/**
+ * Buttons when the change would keep secret-looking values in plain settings: keeping them plain
+ * is its own explicit button, never what Save does. Cancel stays first and the default.
+ */
+export const PLAIN_VALUES_BUTTONS = ['Cancel', 'Save, with them in the OS keychain', 'Save, keeping them in plain settings'] as const;
+
 /** The message box for saving a server definition, from the core's trusted summary. */
 export function serverChangeDialogOptions(summary: ServerChangeSummary): MessageBoxOptions {
+  const plain = summary.plainValues ?? [];
   return {
     type: 'warning',
     title: 'Warden: save this server?',
     message: summary.title,
-    detail: summary.detail,
-    buttons: [...SERVER_CHANGE_BUTTONS],
+    detail: plain.length
+      ? `${summary.detail}\n\nYou were asked to keep ${plain.length === 1 ? 'this secret-looking value' : `these ${plain.length} secret-looking values`} in plain settings: ${plain.join(', ')}. Choose where ${plain.length === 1 ? 'it goes' : 'they go'}.`
+      : summary.detail,
+    buttons: plain.length ? [...PLAIN_VALUES_BUTTONS] : [...SERVER_CHANGE_BUTTONS],
     defaultId: 0,
     cancelId: 0,
     noLink: true,
@@ -184,13 +193,16 @@ export function serverChangeDialogOptions(summary: ServerChangeSummary): Message
 
 /**
  * The native confirmation before a server definition is saved: the renderer can propose a
- * command or URL, only a person in this dialog can make Warden run or contact it.
+ * command or URL, only a person in this dialog can make Warden run or contact it. Resolves true
+ * for Save, 'keep-plain' only for the explicit keep-in-plain-settings button, false otherwise.
  */
 export function createServerChangeConfirmer(getWindow: () => BrowserWindow | null, show: ShowMessageBox = showOverWindow): ServerChangeConfirmer {
   return async (summary) => {
     try {
-      const { response } = await show(getWindow(), serverChangeDialogOptions(summary));
-      return response === 1;
+      const options = serverChangeDialogOptions(summary);
+      const { response } = await show(getWindow(), options);
+      if (response === 1) return true;
+      return response === 2 && options.buttons?.[2] === PLAIN_VALUES_BUTTONS[2] ? 'keep-plain' : false;
     } catch {
       return false;
     }

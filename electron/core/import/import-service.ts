@@ -26,6 +26,7 @@ import type { SecretValue, ServerService } from '../settings/server-service';
 import { ConfigFormatError, parseConfig, type RawServerEntry } from './config-formats';
 import { defaultConfigPath, localPathProblem, type LocationContext } from './config-locations';
 import { isVariableReference, secretReasons } from './secret-detection';
+import { isCodeLoadingEnvName } from '../../../shared/domain/code-loading-env';
 
 interface HeldSecret {
   valueId: string;
@@ -39,6 +40,24 @@ interface HeldEntry {
   /** The draft as shown, with detected secrets as `secret: true` markers. */
   draft: ServerDraft | null;
   secrets: HeldSecret[];
+}
+
+/** Where one detected secret-looking value of an import goes. */
+export interface PlannedValue {
+  /** The server's name as it will be saved. */
+  server: string;
+  field: 'env' | 'header';
+  name: string;
+  /** In the keying convention (`env:API_KEY`, `header:authorization`). */
+  secretName: string;
+  length: number;
+  action: SecretDecision['action'];
+}
+
+/** What an import would save: final definitions with the secret values to write, and each detected value's destination. */
+export interface ImportPlan {
+  items: Array<{ definition: ServerDraft; secrets: SecretValue[] }>;
+  values: PlannedValue[];
 }
 
 interface HeldPreview {
@@ -145,21 +164,12 @@ export class ImportService {
   }
 
   /**
-   * Imports the chosen entries of a preview as one change. Every detected secret of a chosen
-   * entry needs an explicit decision (keychain / plain / omit); only `keychain` values are
-   * written, and only to the keychain. A preview can be imported once.
+   * What importing the chosen entries with these decisions would save, without saving anything:
+   * the final definitions with the secrets to write, and where each detected value goes. Every
+   * detected secret of a chosen entry needs an explicit decision (keychain / plain / omit). The
+   * native confirmation is built from this, so it shows what will actually be stored.
    */
-  /** The server drafts chosen entries would create (for the native confirmation), or [] if unknown. */
-  drafts(previewId: string, entryIds: readonly string[]): ServerDraft[] {
-    const held = this.previews.get(previewId);
-    if (!held) return [];
-    return entryIds.flatMap((id) => {
-      const draft = held.entries.get(id)?.draft;
-      return draft ? [structuredClone(draft)] : [];
-    });
-  }
-
-  async import(request: { previewId: string; entryIds: string[]; decisions: SecretDecision[] }): Promise<ServerView[]> {
+  plan(request: { previewId: string; entryIds: string[]; decisions: SecretDecision[] }): ImportPlan {
     this.sweep();
     const held = this.previews.get(request.previewId);
     if (!held) throw new WardenError('NOT_FOUND', 'previewId: no such preview (it expired or was already imported); preview the file again');
@@ -179,6 +189,7 @@ export class ImportService {
     for (const id of decisions.keys()) {
       if (!relevant.has(id)) throw new WardenError('VALIDATION_FAILED', `decisions: "${id}" is not a detected secret of the chosen entries`);
     }
+    const values: PlannedValue[] = [];
     const items = chosen.map((e) => {
       const draft = structuredClone(e.draft!);
       const secrets: SecretValue[] = [];
@@ -190,18 +201,29 @@ export class ImportService {
             `decisions: no decision for ${s.field} "${s.name}" of "${e.view.sourceName}" (valueId ${s.valueId}); choose keychain, plain or omit`,
           );
         }
+        const secretName = s.field === 'env' ? envSecretName(s.name) : headerSecretName(s.name);
+        values.push({ server: draft.name, field: s.field, name: s.name, secretName, length: s.value.length, action });
         const list = draft.transport === 'stdio' ? (s.field === 'env' ? draft.env : []) : draft.transport === 'http' && s.field === 'header' ? draft.headers : [];
         const slot = list.find((x) => x.name === s.name)!;
         if (action === 'plain') {
           slot.secret = undefined;
           slot.value = s.value;
         } else if (action === 'keychain') {
-          secrets.push({ name: s.field === 'env' ? envSecretName(s.name) : headerSecretName(s.name), value: s.value });
+          secrets.push({ name: secretName, value: s.value });
         }
       }
       clean(draft);
       return { definition: draft, secrets };
     });
+    return { items, values };
+  }
+
+  /**
+   * Imports the chosen entries of a preview as one change (see `plan`): only `keychain` values
+   * are written, and only to the keychain. A preview can be imported once.
+   */
+  async import(request: { previewId: string; entryIds: string[]; decisions: SecretDecision[] }): Promise<ServerView[]> {
+    const { items } = this.plan(request);
     const views = await this.deps.servers.addServersAtomically(items);
     this.previews.delete(request.previewId);
     return views;
@@ -285,6 +307,15 @@ function buildEntry(entryId: string, raw: RawServerEntry, passwordInputs: Readon
   const mark = (field: 'env' | 'header', list: Array<{ name: string; value: string }>) =>
     list.map(({ name, value }) => {
       const ref = /\$\{input:([^}]+)\}/.exec(value);
+      // Never hidden in the keychain: the confirmation must show exactly what the program will load.
+      if (field === 'env' && isCodeLoadingEnvName(name)) {
+        if (ref) {
+          problem ??= `env "${name}" comes from the VS Code input "${ref[1]}", but ${name} changes which code the program loads, so Warden must show its value: add this server by hand with the value written out`;
+        } else {
+          notes.push(`env "${name}" changes which code the program loads; it is imported as a plain setting and shown in full before saving.`);
+        }
+        return { name, value };
+      }
       if (ref) {
         const pw = passwordInputs.has(ref[1]!);
         notes.push(`${field} "${name}" comes from the VS Code input "${ref[1]}"${pw ? ' (a password)' : ''}; set its value in Warden after importing.`);

@@ -9,7 +9,7 @@ import { displayCommandLine, settableSecretNames, type ServerDefinition, type Se
 import { WardenError } from '../../../shared/result';
 import { makeHiddenVisible } from '../../../shared/display';
 import type { Handlers } from '../dispatch';
-import type { ImportService } from '../import/import-service';
+import type { ImportPlan, ImportService } from '../import/import-service';
 import { endsOAuthSignIn } from './identity';
 import type { ServerService } from './server-service';
 
@@ -19,10 +19,23 @@ export interface ServerChangeSummary {
   action: 'add' | 'edit' | 'import' | 'secret' | 'account';
   title: string;
   detail: string;
+  /**
+   * Secret-looking values the request asks to keep in plain settings (`GITHUB_TOKEN of "github"`).
+   * When there are any, the dialog offers keeping them plain as a choice of its own; saving
+   * without that choice puts them in the OS keychain.
+   */
+  plainValues?: string[];
 }
 
-/** Shows a summary in a native dialog; resolves true only if the person chose to save. */
-export type ServerChangeConfirmer = (summary: ServerChangeSummary) => Promise<boolean>;
+/**
+ * The person's answer: false = cancel (nothing is saved); true = save as shown, with every
+ * secret-looking value in the OS keychain; 'keep-plain' = save, keeping the `plainValues` in plain
+ * settings (only meaningful when the summary lists some).
+ */
+export type ServerChangeAnswer = boolean | 'keep-plain';
+
+/** Shows a summary in a native dialog and resolves with the person's answer (false unless they chose to save). */
+export type ServerChangeConfirmer = (summary: ServerChangeSummary) => Promise<ServerChangeAnswer>;
 
 // Bidi controls and invisible characters would let a name or value display as something else.
 const visible = (text: string) => makeHiddenVisible(text).replace(/\n/g, '\\n');
@@ -31,12 +44,20 @@ const visible = (text: string) => makeHiddenVisible(text).replace(/\n/g, '\\n');
 export interface DescribeOptions {
   /** Secret names (`env:API_KEY`, `header:x-api-key`) that this change sets to a new value. */
   newSecrets?: ReadonlySet<string>;
+  /** Secret names left with no value by this change (left out of an import, or to be set later). */
+  unsetSecrets?: ReadonlySet<string>;
+  /** Secret-looking values whose place (keychain or plain settings) the dialog decides: secret name → length. */
+  plainChoice?: ReadonlyMap<string, number>;
 }
 
 /** The exact, untruncated description of one server definition. */
 export function describeDraft(draft: ServerDraft, options: DescribeOptions = {}): string {
-  const secretText = (name: string) =>
-    options.newSecrets?.has(name) ? '(secret, from the keychain; a new value is set by this change, not shown)' : '(secret, from the keychain)';
+  const secretText = (name: string) => {
+    const length = options.plainChoice?.get(name);
+    if (length !== undefined) return `(secret-looking value, ${length} characters: the OS keychain, or plain settings only if you choose that below)`;
+    if (options.unsetSecrets?.has(name)) return '(secret; no value stored: left out of this import, set it later in Servers)';
+    return options.newSecrets?.has(name) ? '(secret, from the keychain; a new value is set by this change, not shown)' : '(secret, from the keychain)';
+  };
   if (draft.transport === 'stdio') {
     const env = draft.env.map((e) => {
       if (e.secret) return `  ${visible(e.name)} = ${secretText(`env:${e.name}`)}`;
@@ -59,6 +80,41 @@ export function describeDraft(draft: ServerDraft, options: DescribeOptions = {})
   return `"${visible(draft.name)}" is Warden's built-in ${draft.transport} server`;
 }
 
+/**
+ * The import confirmation, from the final definitions the import would save: each server in full,
+ * then where every secret-looking value goes. Values whose place the person decides in the dialog
+ * are described (with their length) as if in the keychain, never shown.
+ */
+export function describeImport(plan: ImportPlan): string {
+  const servers = plan.items.map(({ definition, secrets }) => {
+    const mine = plan.values.filter((v) => v.server === definition.name);
+    const plainChoice = new Map(mine.filter((v) => v.action === 'plain').map((v) => [v.secretName, v.length]));
+    // Described as the default keeps them: secrets whose value goes to the keychain.
+    const shown = structuredClone(definition);
+    const list = shown.transport === 'stdio' ? shown.env : shown.transport === 'http' ? shown.headers : [];
+    const key = (name: string) => (shown.transport === 'stdio' ? `env:${name}` : `header:${name.toLowerCase()}`);
+    for (const e of list) {
+      if (!plainChoice.has(key(e.name))) continue;
+      e.secret = true;
+      delete e.value;
+    }
+    const written = new Set(secrets.map((s) => s.name));
+    const unsetSecrets = new Set(list.filter((e) => e.secret).map((e) => key(e.name)).filter((n) => !written.has(n) && !plainChoice.has(n)));
+    return describeDraft(shown, { newSecrets: written, unsetSecrets, plainChoice });
+  });
+  const label = (v: ImportPlan['values'][number]) => `${visible(v.name)} of "${visible(v.server)}"`;
+  const where = (action: string) => plan.values.filter((v) => v.action === action).map(label);
+  const destinations = [
+    ...(where('keychain').length ? [`  OS keychain: ${where('keychain').join(', ')}`] : []),
+    ...(where('plain').length
+      ? [`  Plain settings, only if you choose that below (settings.json: readable by programs running as you, and shown in Warden's window): ${where('plain').join(', ')}`]
+      : []),
+    ...(where('omit').length ? [`  Left out (not stored anywhere): ${where('omit').join(', ')}`] : []),
+  ];
+  const placement = destinations.length ? `\n\nWhere the secret-looking values go:\n${destinations.join('\n')}` : '';
+  return `${servers.join('\n\n')}${placement}`;
+}
+
 /** The env variable names a list of secret names gives values to (`env:API_KEY` → `API_KEY`). */
 function envNames(secretNames: readonly string[]): string[] {
   return secretNames.filter((n) => n.startsWith('env:')).map((n) => n.slice('env:'.length));
@@ -76,7 +132,7 @@ function runsLine(def: ServerDefinition & { transport: 'stdio' }): string[] {
 /** What the confirmation wrapper reads: stored definitions and accounts, and the importer's held previews. */
 export interface ServerConfirmationDeps {
   servers: Pick<ServerService, 'getServer' | 'accountsOf'>;
-  importer: Pick<ImportService, 'drafts'>;
+  importer: Pick<ImportService, 'plan'>;
 }
 
 /**
@@ -116,13 +172,17 @@ export function requireServerConfirmation(handlers: Handlers, deps: ServerConfir
     await ask({ action: 'edit', title: `Save changes to the server "${visible(request.definition.name)}"?`, detail: describeDraft(request.definition, { newSecrets: newSecrets(request.secrets) }) + signInEnd });
     return edit(request);
   };
+  // Built from the final definitions after the per-value decisions. A value the renderer asked to
+  // keep in plain settings stays plain only if the person chose exactly that in the dialog.
   const importChosen = handlers['servers:import'];
   handlers['servers:import'] = async (request) => {
-    const drafts = importer.drafts(request.previewId, request.entryIds);
-    if (drafts.length > 0) {
-      await ask({ action: 'import', title: `Import ${drafts.length} server${drafts.length === 1 ? '' : 's'}?`, detail: drafts.map((d) => describeDraft(d)).join('\n\n') });
-    }
-    return importChosen(request);
+    const plan = importer.plan(request);
+    const plainValues = plan.values.filter((v) => v.action === 'plain').map((v) => `${visible(v.name)} of "${visible(v.server)}"`);
+    const n = plan.items.length;
+    const answer = await confirm({ action: 'import', title: `Import ${n} server${n === 1 ? '' : 's'}?`, detail: describeImport(plan), ...(plainValues.length ? { plainValues } : {}) });
+    if (!answer) throw new WardenError('DENIED', 'The import was not confirmed in the dialog; nothing was saved');
+    if (answer === 'keep-plain' && plainValues.length > 0) return importChosen(request);
+    return importChosen({ ...request, decisions: request.decisions.map((d) => (d.action === 'plain' ? { ...d, action: 'keychain' as const } : d)) });
   };
   // An env value is part of what a local program runs with: swapping it is confirmed like an edit.
   // Unknown servers, accounts and names are left to the handler, which refuses them with no dialog.

@@ -136,7 +136,7 @@ export function ImportPanel({ onDone }: { onDone: () => void }) {
                   >
                     <option value="">Choose…</option>
                     <option value="keychain">Move to the OS keychain</option>
-                    <option value="plain">Keep as a plain setting</option>
+                    <option value="plain">Keep in plain settings (you confirm it in Warden's dialog)</option>
                     <option value="omit">Leave it out</option>
                   </select>
                 </div>

@@ -100,6 +100,24 @@ describe('server confirmation dialog', () => {
     });
     expect(await broken(summary)).toBe(false);
   });
+
+  it('keeping secret-looking values in plain settings is its own button, never what Save or any other answer does', async () => {
+    const { serverChangeDialogOptions, createServerChangeConfirmer, PLAIN_VALUES_BUTTONS } = await import('../../../electron/main/dialogs');
+    const summary = { action: 'import' as const, title: 'Import 1 server?', detail: 'GITHUB_TOKEN = (secret-looking value, 44 characters)', plainValues: ['GITHUB_TOKEN of "github"'] };
+    const o = serverChangeDialogOptions(summary);
+    expect(o.buttons).toEqual([...PLAIN_VALUES_BUTTONS]);
+    expect(o.buttons![1]).toMatch(/OS keychain/);
+    expect(o.buttons![2]).toMatch(/keeping them in plain settings/);
+    expect(o.defaultId).toBe(0);
+    expect(o.cancelId).toBe(0);
+    expect(o.detail).toContain('GITHUB_TOKEN of "github"');
+    const answers = [0, 1, 2, 3, -1];
+    const confirm = createServerChangeConfirmer(() => null, async () => ({ checkboxChecked: false, response: answers.shift()! }));
+    expect([await confirm(summary), await confirm(summary), await confirm(summary), await confirm(summary), await confirm(summary)]).toEqual([false, true, 'keep-plain', false, false]);
+    // Without values to keep plain, a forged third answer saves nothing.
+    const plainless = createServerChangeConfirmer(() => null, async () => ({ checkboxChecked: false, response: 2 }));
+    expect(await plainless({ ...summary, plainValues: [] })).toBe(false);
+  });
 });
 
 describe('approval dialog cannot be visually spoofed', () => {
