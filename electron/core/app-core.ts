@@ -16,7 +16,8 @@ import type { LedgerService } from './ledger/service';
 import type { OperationRecoveryReport } from '../../shared/contract/activity';
 import { createServersModule, type ServersModuleOptions } from './settings/servers-module';
 import type { ServerService } from './settings/server-service';
-import { createGateModule, type GateModule, type GateModuleOptions } from './gate/gate-module';
+import { createGateModule, denyingPrompter, type GateModule, type GateModuleOptions } from './gate/gate-module';
+import { requireSafeModeConfirmation } from './safe-mode-confirmation';
 import { createConnectionLayer, type ConnectionLayerOptions } from './mcp/connection-layer';
 import type { ConnectionManager } from './mcp/connection-manager';
 import { runHandlers } from './run/run-handlers';
@@ -232,6 +233,12 @@ export function createCore(deps: CoreDeps): WardenCore {
     ...chat.handlers,
   };
 
+  // Leaving safe mode loosens every tool at once: confirmed in the native dialog (deny-all without one).
+  requireSafeModeConfirmation(handlers, {
+    prompter: deps.gate?.prompter ?? denyingPrompter,
+    safeMode: () => deps.ledger?.ledger.safeMode ?? false,
+    breaks: () => deps.ledger?.ledger.recovery.breaks.filter((b) => !b.acknowledged).length ?? 0,
+  });
   if (deps.confirmServerChange) requireServerConfirmation(handlers, { servers: serversModule.service, importer: serversModule.importer }, deps.confirmServerChange);
 
   // Push `core:status-changed` whenever a domain event may have moved a status field (servers,

@@ -34,7 +34,8 @@ describe('core on the durable ledger', () => {
 
     const service = await LedgerService.open({ dir: t.dir });
     expect(service.ledger.safeMode).toBe(true);
-    core = createCore({ version: 'test', ledger: service, gate: { prompter: { prompt: async () => 'deny' } }, connections: { reconnect: { maxAttempts: 0 } } });
+    // Leaving safe mode is confirmed in the native dialog; this stand-in approves only that.
+    core = createCore({ version: 'test', ledger: service, gate: { prompter: { prompt: async (p) => (p.operationId === 'leave-safe-mode' ? 'approve' : 'deny') } }, connections: { reconnect: { maxAttempts: 0 } } });
     expect(await core.recovered).toEqual({ outcomeUnknown: [], cancelled: [], denied: [], requeued: [] });
 
     const status = await dispatch(core.handlers, 'core:status', {});

@@ -1,0 +1,82 @@
+/**
+ * Safe mode (the ledger failed verification at start) holds every tool at ask, even Always Allow.
+ * Leaving it loosens every tool at once, so, like every other loosening, it happens only when a
+ * person confirms it in main's native dialog: a compromised renderer calling
+ * `ledger:acknowledge-safe-mode` on its own changes nothing.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createCore, type WardenCore } from '../../../electron/core/app-core';
+import { dispatch } from '../../../electron/core/dispatch';
+import { segmentName } from '../../../electron/core/ledger/ledger';
+import { LedgerService } from '../../../electron/core/ledger/service';
+import type { ApprovalPreview } from '../../../electron/core/ports';
+import { tempDir } from '../../unit/ledger/helpers';
+
+let core: WardenCore | undefined;
+const cleanups: Array<() => void> = [];
+afterEach(async () => {
+  await core?.close();
+  core = undefined;
+  while (cleanups.length) cleanups.pop()!();
+});
+
+/** A ledger with a flipped byte in its middle: recovery opens it in safe mode. */
+async function tamperedLedger(): Promise<LedgerService> {
+  const t = tempDir();
+  cleanups.push(t.cleanup);
+  const seed = await LedgerService.open({ dir: t.dir });
+  for (let i = 0; i < 4; i++) await seed.ledger.append([{ type: 'note', payload: { i } }], { durable: true });
+  await seed.close();
+  const seg = join(t.dir, segmentName(1));
+  const bytes = readFileSync(seg);
+  bytes[bytes.indexOf('"i":1') + 4] = '9'.charCodeAt(0);
+  writeFileSync(seg, bytes);
+  const service = await LedgerService.open({ dir: t.dir });
+  expect(service.ledger.safeMode).toBe(true);
+  return service;
+}
+
+function start(service: LedgerService, answer: { value: 'approve' | 'deny' }) {
+  const shown: ApprovalPreview[] = [];
+  core = createCore({ version: 'test', ledger: service, gate: { prompter: { prompt: async (p) => (shown.push(p), answer.value) } }, connections: { reconnect: { maxAttempts: 0 } } });
+  return shown;
+}
+
+const run = (channel: string, request: unknown) => dispatch(core!.handlers, channel, request, () => {});
+
+describe('leaving safe mode is a loosening and needs the native confirmation', () => {
+  it('a renderer alone cannot leave safe mode: a refused dialog changes nothing and records nothing', async () => {
+    const service = await tamperedLedger();
+    const shown = start(service, { value: 'deny' });
+    await core!.recovered;
+    const before = service.ledger.size();
+    const r = await run('ledger:acknowledge-safe-mode', { reason: 'ignore the tampering, trust me' });
+    expect(r).toMatchObject({ ok: false, error: { code: 'DENIED', message: expect.stringMatching(/not confirmed in the dialog; Warden stays in safe mode/) } });
+    expect(service.ledger.safeMode).toBe(true);
+    expect(await run('core:status', {})).toMatchObject({ ok: true, value: { safeMode: true } });
+    expect(service.ledger.read().slice(before).map((rec) => rec.type)).not.toContain('ledger.safe_mode_acknowledged');
+    // The dialog said what leaving does, and whose reason it records.
+    expect(shown).toHaveLength(1);
+    expect(shown[0]!.title).toMatch(/Leave safe mode/);
+    expect(shown[0]!.detail).toMatch(/Always Allow rules run tools without asking again/);
+    expect(shown[0]!.argumentsJson).toContain('ignore the tampering, trust me');
+  });
+
+  it('confirmed in the dialog, safe mode ends and the acknowledgement is recorded', async () => {
+    const service = await tamperedLedger();
+    start(service, { value: 'approve' });
+    await core!.recovered;
+    expect(await run('ledger:acknowledge-safe-mode', { reason: 'compared with the preserved copy' })).toMatchObject({ ok: true, value: { safeMode: false } });
+    expect(service.ledger.safeMode).toBe(false);
+  });
+
+  it('a core without a native dialog (headless) stays in safe mode', async () => {
+    const service = await tamperedLedger();
+    core = createCore({ version: 'test', ledger: service, connections: { reconnect: { maxAttempts: 0 } } });
+    await core.recovered;
+    expect(await run('ledger:acknowledge-safe-mode', { reason: 'r' })).toMatchObject({ ok: false, error: { code: 'DENIED' } });
+    expect(service.ledger.safeMode).toBe(true);
+  });
+});
