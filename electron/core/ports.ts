@@ -82,6 +82,11 @@ export interface ApprovalPreview {
   serverLabel: string;
   accountLabel: string;
   toolName: string;
+  /**
+   * Untrusted: the server's own description of the tool. Never part of the trusted text above; a
+   * dialog shows it last, on one line, labelled as the server's claim.
+   */
+  toolDescription?: string | null;
 }
 
 /** Opens a URL in the system browser (main: shell.openExternal through one audited function). */

@@ -20,8 +20,15 @@ export const APPROVE_INDEX = 1;
 /** Longest argument text shown; longer arguments are cut with an explicit notice. */
 export const MAX_ARGUMENTS_CHARS = 8000;
 
+/** Longest server description shown on its one line; longer ones are cut with an explicit notice. */
+export const MAX_CLAIM_CHARS = 300;
+
 /**
  * The message box options for one approval, built only from the trusted preview.
+ *
+ * Trusted facts come first (server, account, tool, the exact arguments, then the decision's
+ * reason); the server's own description of the tool comes last, on one line, labelled as its
+ * claim, so text a server wrote can never print a fake line above the real ones.
  *
  * Arguments longer than {@link MAX_ARGUMENTS_CHARS} are cut and the dialog says how much is not
  * shown, so a reviewer is never led to believe they saw everything.
@@ -29,24 +36,28 @@ export const MAX_ARGUMENTS_CHARS = 8000;
 export function approvalDialogOptions(preview: ApprovalPreview): MessageBoxOptions {
   // Hidden and direction-changing characters are shown as escapes: what a person reads is what is sent.
   const argumentsJson = makeHiddenVisible(preview.argumentsJson);
-  const oneLine = (text: string) => makeHiddenVisible(text).replace(/[\r\n]+/g, ' ');
+  const oneLine = (text: string) => makeHiddenVisible(text).replace(/[\r\n\u2028\u2029]+/g, ' ');
   const truncated = argumentsJson.length > MAX_ARGUMENTS_CHARS;
   const args = truncated
     ? `${argumentsJson.slice(0, MAX_ARGUMENTS_CHARS)}\n… (${argumentsJson.length - MAX_ARGUMENTS_CHARS} more characters not shown)\n\nThese arguments are too long to show in full, so they cannot be approved here: nobody approves what they could not read.`
     : argumentsJson;
+  // Runs of whitespace (newlines included) become one space: the claim cannot start a line of its own.
+  const claim = preview.toolDescription ? makeHiddenVisible(preview.toolDescription.replace(/[\s\u2028\u2029]+/g, ' ').trim()) : '';
+  const claimShown = claim.length > MAX_CLAIM_CHARS ? `${claim.slice(0, MAX_CLAIM_CHARS)}… (${claim.length - MAX_CLAIM_CHARS} more characters not shown)` : claim;
   return {
     type: 'warning',
     title: 'Warden: approve tool call?',
     message: oneLine(preview.title),
     detail: [
-      makeHiddenVisible(preview.detail),
-      '',
       `Server: ${oneLine(preview.serverLabel)}`,
       `Account: ${oneLine(preview.accountLabel)}`,
       `Tool: ${oneLine(preview.toolName)}`,
       '',
       'Arguments:',
       args,
+      '',
+      makeHiddenVisible(preview.detail),
+      ...(claimShown ? ['', `The server describes this tool as (its claim, not checked by Warden): ${claimShown}`] : []),
     ].join('\n'),
     // Deny only when the arguments could not be shown in full.
     buttons: truncated ? [APPROVAL_BUTTONS[DENY_INDEX]] : [...APPROVAL_BUTTONS],

@@ -24,6 +24,14 @@ export const PendingApproval = z.object({
 });
 export type PendingApproval = z.infer<typeof PendingApproval>;
 
+/**
+ * What happened to an operation reviewed in the dialog: `approved` only when it was approved and
+ * went on to be sent; `rejected` when the person denied it; otherwise the state it reached without
+ * the person's answer taking effect (expired, invalidated, cancelled, denied by policy).
+ */
+export const ReviewOutcome = z.enum(['approved', 'rejected', 'expired', 'invalidated', 'cancelled', 'denied']);
+export type ReviewOutcome = z.infer<typeof ReviewOutcome>;
+
 export const approvalsChannels = defineChannels({
   /** The approval queue. */
   'approvals:list': {
@@ -31,11 +39,15 @@ export const approvalsChannels = defineChannels({
     request: z.object({}).strict(),
     response: z.object({ approvals: z.array(PendingApproval) }),
   },
-  /** Asks main to show the native approval dialog for one operation; the person decides there. */
+  /**
+   * Asks main to show the native approval dialog for one operation; the person decides there. The
+   * answer says what actually happened: the operation may have expired, been invalidated or been
+   * cancelled while the dialog was open, whatever was pressed.
+   */
   'approvals:review': {
-    doc: 'Shows the native approval dialog for one pending operation; resolves with what the person chose.',
+    doc: 'Shows the native approval dialog for one pending operation; resolves with what was pressed and what actually happened to the operation.',
     request: OperationIdRequest,
-    response: z.object({ choice: z.enum(['approved', 'denied']), operation: OperationSummary }),
+    response: z.object({ pressed: z.enum(['approve', 'deny']), outcome: ReviewOutcome, operation: OperationSummary }),
   },
   /** Rejects a pending operation; nothing is sent. */
   'approvals:reject': {

@@ -9,6 +9,7 @@
  */
 import type { ChannelName, RequestOf, ResponseOf } from '../../../shared/ipc';
 import type { MatrixRow, OfferedTool, PermissionChange } from '../../../shared/contract/permissions';
+import type { ReviewOutcome } from '../../../shared/contract/approvals';
 import type { Decision } from '../../../shared/domain/operations';
 import type { GrantPin, PolicyState } from '../../../shared/domain/policy';
 import { WardenError } from '../../../shared/result';
@@ -49,8 +50,8 @@ export interface GateModule {
   gate: Gate;
   policy: PolicyStore;
   handlers: GateHandlers;
-  /** Shows the native dialog for one operation and approves only if the person chose Approve. */
-  review(operationId: string): Promise<{ choice: 'approved' | 'denied'; operation: OperationSnapshot }>;
+  /** Shows the native dialog for one operation, approves only if the person chose Approve, and says what actually happened. */
+  review(operationId: string): Promise<ReviewAnswer>;
   /**
    * Shows the calls of one batch that still await approval in one native dialog (Deny all,
    * Review one by one, Approve all); each approval is re-checked by the gate on its own.
@@ -59,6 +60,33 @@ export interface GateModule {
   matrix(conversationId: string | null, search?: string): { rows: MatrixRow[]; configErrors: string[] };
   offeredTools(conversationId: string | null, accounts?: Record<string, string>): OfferedTool[];
   close(): void;
+}
+
+/** The answer of `approvals:review`: what was pressed, and what actually happened to the operation. */
+export interface ReviewAnswer {
+  pressed: 'approve' | 'deny';
+  outcome: ReviewOutcome;
+  operation: OperationSnapshot;
+}
+
+/** What happened to a reviewed operation, from the state it reached. */
+function reviewOutcome(operation: OperationSnapshot): ReviewOutcome {
+  switch (operation.state) {
+    case 'approved':
+    case 'executing':
+    case 'succeeded':
+    case 'failed':
+    case 'outcome_unknown':
+      return 'approved';
+    case 'rejected':
+    case 'expired':
+    case 'invalidated':
+    case 'cancelled':
+    case 'denied':
+      return operation.state;
+    default:
+      throw new WardenError('INTERNAL', `Operation ${operation.operationId} is still ${operation.state} after its review`);
+  }
 }
 
 const RANK: Record<Decision, number> = { deny: 0, ask: 1, allow: 2 };
@@ -113,19 +141,19 @@ export function createGateModule(options: GateModuleOptions): GateModule {
       labels: { server: t.serverLabel ?? t.serverId, account: t.accountLabel ?? t.accountId },
     });
 
-  async function review(operationId: string): Promise<{ choice: 'approved' | 'denied'; operation: OperationSnapshot }> {
+  async function review(operationId: string): Promise<ReviewAnswer> {
     if (reviewing.has(operationId)) throw new WardenError('CONFLICT', `Operation ${operationId} is already being reviewed`);
     const preview = gate.preview(operationId);
     reviewing.add(operationId);
     try {
-      const choice = await prompter.prompt(preview);
-      if (choice === 'approve') {
-        const operation = await gate.approve(operationId);
-        return { choice: 'approved', operation };
-      }
-      const current = gate.get(operationId)!;
-      if (current.state !== 'awaiting_approval') return { choice: 'denied', operation: current };
-      return { choice: 'denied', operation: await gate.reject(operationId, 'Denied in the approval dialog') };
+      const pressed = await prompter.prompt(preview);
+      // The operation may have moved while the dialog was open (expired, invalidated, cancelled):
+      // then the answer is that, whatever was pressed. approve() re-checks everything itself.
+      const current = gate.get(operationId);
+      if (!current) throw new WardenError('CONFLICT', `Operation ${operationId} finished while its dialog was open; see the activity log`);
+      const operation =
+        current.state !== 'awaiting_approval' ? current : pressed === 'approve' ? await gate.approve(operationId) : await gate.reject(operationId, 'Denied in the approval dialog');
+      return { pressed, outcome: reviewOutcome(operation), operation };
     } finally {
       reviewing.delete(operationId);
     }

@@ -640,15 +640,16 @@ export class Gate {
     const op = this.mustGet(operationId);
     if (op.state !== 'awaiting_approval') throw new WardenError('CONFLICT', `Operation ${operationId} is not awaiting approval (it is ${op.state})`);
     const args = JSON.stringify(JSON.parse(op.canonicalArguments), null, 2);
-    const descr = op.labels.toolDescription ? `\n\nThe server describes this tool as (unverified): ${op.labels.toolDescription.slice(0, 500)}` : '';
     return {
       operationId: op.id,
       title: `Run "${op.identity.toolName}" on ${op.labels.server} (${op.labels.account})?`,
-      detail: `${op.decision?.reason ?? 'Approval required'}.\nRequested by: ${op.origin.source}${op.origin.conversationId ? ` in conversation ${op.origin.conversationId}` : ''}.\nFingerprint: ${op.fingerprint.slice(0, 16)}…${descr}`,
+      detail: `${op.decision?.reason ?? 'Approval required'}.\nRequested by: ${op.origin.source}${op.origin.conversationId ? ` in conversation ${op.origin.conversationId}` : ''}.\nFingerprint: ${op.fingerprint.slice(0, 16)}…`,
       argumentsJson: args,
       serverLabel: op.labels.server,
       accountLabel: op.labels.account,
       toolName: op.identity.toolName,
+      // Kept apart from the trusted text: the dialog shows it last, on one line, as the server's claim.
+      toolDescription: op.labels.toolDescription,
     };
   }
 

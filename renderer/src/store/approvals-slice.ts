@@ -5,7 +5,7 @@
  * There is no approve action here, and there cannot be one: the contract has no approve channel.
  * `review` asks main to show its native dialog; only the person's choice there approves.
  */
-import type { PendingApproval } from '../../../shared/contract/approvals';
+import type { PendingApproval, ReviewOutcome } from '../../../shared/contract/approvals';
 import type { OperationSummary } from '../../../shared/contract/operations';
 import { toShownError, unwrap, type ShownError } from '../api';
 import type { SliceCreator } from './types';
@@ -19,8 +19,8 @@ export interface ApprovalsSlice {
   reviewing: string[];
   refreshApprovals(): Promise<void>;
   watchApprovals(): () => void;
-  /** Asks main to show the native approval dialog; resolves with what the person chose there. */
-  review(operationId: string): Promise<'approved' | 'denied' | null>;
+  /** Asks main to show the native approval dialog; resolves with what actually happened (null if the review failed). */
+  review(operationId: string): Promise<ReviewOutcome | null>;
   reject(operationId: string, reason?: string): Promise<void>;
   cancel(operationId: string): Promise<void>;
   /** Proposes a tool call with source 'user' through the gate (tools:run). Throws ContractError. */
@@ -71,10 +71,10 @@ export const createApprovalsSlice: SliceCreator<ApprovalsSlice> = ({ api }) => (
     async review(operationId) {
       set({ reviewing: [...get().reviewing, operationId] });
       try {
-        const { choice, operation } = await unwrap(api().approvals.review({ operationId }));
+        const { outcome, operation } = await unwrap(api().approvals.review({ operationId }));
         upsert(operation);
         set({ approvalsError: null });
-        return choice;
+        return outcome;
       } catch (error) {
         fail(error);
         return null;

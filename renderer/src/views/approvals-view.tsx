@@ -60,6 +60,11 @@ function ApprovalCard({ approval }: { approval: PendingApproval }) {
           {preview.argumentsJson}
         </pre>
       </div>
+      {op.labels.toolDescription ? (
+        <p className="muted" data-testid={`approval-${id}-claim`}>
+          The server describes this tool as (its claim, not checked by Warden): {op.labels.toolDescription}
+        </p>
+      ) : null}
       <div className="form-actions">
         <button type="button" className="button button-primary" disabled={reviewing} onClick={() => void review(id)} data-testid={`approval-${id}-review`}>
           {reviewing ? 'Waiting for Warden’s dialog…' : 'Review…'}

@@ -28,7 +28,7 @@ describe('gate wired into the core', () => {
     const listed = await dispatch(core.handlers, 'approvals:list', {});
     expect(listed.ok && (listed.value as { approvals: unknown[] }).approvals.length).toBe(1);
     // The default prompter (no dialog wired) denies: fail closed.
-    expect(await dispatch(core.handlers, 'approvals:review', { operationId: op.operationId })).toMatchObject({ ok: true, value: { choice: 'denied' } });
+    expect(await dispatch(core.handlers, 'approvals:review', { operationId: op.operationId })).toMatchObject({ ok: true, value: { pressed: 'deny', outcome: 'rejected' } });
     const again = await core.gate.gate.submit({ source: 'model', conversationId: 'c1', serverId: 'gh', accountId: 'work', toolName: 'close_issue', arguments: { text: 'y' } });
     core.events.emit('accounts:switched', { conversationId: 'c1', serverId: 'gh', accountId: 'personal', previousAccountId: 'work' });
     const start = Date.now();

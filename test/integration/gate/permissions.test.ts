@@ -81,13 +81,13 @@ describe('approvals over the contract', () => {
     await setup();
     const a = await mod.gate.submit(call('close_issue', { text: 'close #42' }));
     const denied = await run('approvals:review', { operationId: a.operationId });
-    expect(denied).toMatchObject({ ok: true, value: { choice: 'denied', operation: { state: 'rejected' } } });
+    expect(denied).toMatchObject({ ok: true, value: { pressed: 'deny', outcome: 'rejected', operation: { state: 'rejected' } } });
     expect(prompter.shown[0]).toMatchObject({ toolName: 'close_issue', serverLabel: 'GH', accountLabel: 'work' });
     expect(prompter.shown[0]!.argumentsJson).toContain('"close #42"');
     const b = await mod.gate.submit(call());
     prompter.answer = 'approve';
     const approved = await run('approvals:review', { operationId: b.operationId });
-    expect(approved).toMatchObject({ ok: true, value: { choice: 'approved' } });
+    expect(approved).toMatchObject({ ok: true, value: { pressed: 'approve', outcome: 'approved' } });
     await mod.gate.settled(b.operationId);
     expect(mcp.count()).toBe(1);
     // Single-use, also through the dialog.

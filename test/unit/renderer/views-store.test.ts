@@ -132,7 +132,7 @@ describe('view slices over the real core and a real stdio server', () => {
     const { serverId, accountId } = await addAndConnect();
     const first = await store.getState().runTool({ serverId, accountId, toolName: 'read_file', arguments: { path: 'a.txt' } });
     dialogAnswer = 'deny';
-    expect(await store.getState().review(first.operationId)).toBe('denied');
+    expect(await store.getState().review(first.operationId)).toBe('rejected');
     expect(received()).toEqual([]);
     const second = await store.getState().runTool({ serverId, accountId, toolName: 'read_file', arguments: { path: 'b.txt' } });
     dialogAnswer = 'approve';
