@@ -14,7 +14,8 @@ import type { AppCommand } from '../../shared/contract/app';
 import { eventWireChannel } from '../../shared/ipc';
 import { createCore, type WardenCore } from '../core/app-core';
 import { openLedgerForApp } from '../core/ledger';
-import { loadOrganizationPolicy } from '../core/policy/organization';
+import { loadManagedOrganizationPolicy } from '../core/policy/organization';
+import { windowsPolicyPorts } from '../core/policy/windows-system';
 import { loadPolicyFile, savePolicyFile } from '../core/settings/policy-file';
 import { createDialogPrompter, createLinkConfirmer, createServerChangeConfirmer } from './dialogs';
 import { createDialogElicitor } from './elicitor';
@@ -56,16 +57,6 @@ export interface StartOptions {
 }
 
 /**
- * Where an administrator puts the managed (organization) policy: a machine-wide file a normal
- * user cannot edit. Read-only in the app.
- */
-export function organizationPolicyPath(platform: NodeJS.Platform, env: Record<string, string | undefined>): string {
-  if (platform === 'win32') return join(env.ProgramData ?? 'C:\\ProgramData', 'Warden', 'policy.json');
-  if (platform === 'darwin') return '/Library/Application Support/Warden/policy.json';
-  return '/etc/warden/policy.json';
-}
-
-/**
  * Opens everything durable the core needs, in the user-data folder: the hash-chained ledger
  * (recovering what the last exit interrupted), settings in electron-store, the person's rules,
  * and the organization policy. One redactor is shared by the keychain and the ledger so no
@@ -81,7 +72,9 @@ export async function openDurableState(): Promise<Partial<Parameters<typeof crea
     // Keep the unusable file for the person; new rule changes are saved to a fresh one.
     if (existsSync(rulesStore.path)) copyFileSync(rulesStore.path, `${rulesStore.path}.invalid-${Date.now()}`);
   }
-  const org = loadOrganizationPolicy(organizationPolicyPath(process.platform, process.env));
+  // Where an administrator puts the managed policy (a file only administrators can change; on
+  // Windows, ProgramData from the registry, never from the environment). Read-only in the app.
+  const org = await loadManagedOrganizationPolicy(process.platform === 'win32' ? { platform: 'win32', ...windowsPolicyPorts() } : { platform: process.platform });
   for (const e of org.errors) console.error(`[warden] organization policy: ${e}`);
   return {
     ledger,

@@ -24,7 +24,8 @@ import { describeIssues } from '../dispatch';
 import { systemClock, type Clock, type FileDialogs } from '../ports';
 import type { SecretValue, ServerService } from '../settings/server-service';
 import { ConfigFormatError, parseConfig, type RawServerEntry } from './config-formats';
-import { defaultConfigPath, localPathProblem, type LocationContext } from './config-locations';
+import { defaultConfigPath, type LocationContext } from './config-locations';
+import { localPathProblem } from '../local-path';
 import { isVariableReference, secretReasons } from './secret-detection';
 import { isCodeLoadingEnvName } from '../../../shared/domain/code-loading-env';
 

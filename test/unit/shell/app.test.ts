@@ -5,7 +5,8 @@ vi.mock('electron', () => import('../../helpers/electron-mock').then((m) => m.el
 import { createCore, type WardenCore } from '../../../electron/core/app-core';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { organizationPolicyPath, startWarden } from '../../../electron/main/app';
+import { startWarden } from '../../../electron/main/app';
+import { organizationPolicyPath } from '../../../electron/core/policy/organization-location';
 import { windowOptions } from '../../../electron/main/window';
 import { channelNames } from '../../../shared/ipc';
 import { electronMock, FakeEvent, FakeFrame, FakeWebContents, resetElectronMock } from '../../helpers/electron-mock';
@@ -206,8 +207,10 @@ describe('durable state in the user-data folder', () => {
     const again = await start();
     expect(again.core.gate.policy.current().user.map((r) => r.id)).toContain(change.ruleId);
     expect(again.core.gate.policy.current().user.length).toBe(before + 1);
-    expect(organizationPolicyPath('linux', {})).toBe('/etc/warden/policy.json');
-    expect(organizationPolicyPath('win32', { ProgramData: 'D:\\PD' })).toMatch(/^D:\\PD.Warden.policy\.json$/);
-    expect(organizationPolicyPath('darwin', {})).toBe('/Library/Application Support/Warden/policy.json');
+    expect(await organizationPolicyPath('linux')).toBe('/etc/warden/policy.json');
+    // Windows: ProgramData from the registry, never from the environment (test/unit/policy/organization-windows.test.ts).
+    const registry = { readValue: async (_key: string, name: string) => (name === 'ProgramData' ? '%SystemDrive%\\ProgramData' : 'D:\\WINDOWS') };
+    expect(await organizationPolicyPath('win32', registry)).toBe('D:\\ProgramData\\Warden\\policy.json');
+    expect(await organizationPolicyPath('darwin')).toBe('/Library/Application Support/Warden/policy.json');
   });
 });
