@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { decide, loadOrganizationPolicy, parseOrganizationPolicy } from '../../../electron/core/policy';
 import { posixPolicyGuard } from '../../../electron/core/policy/organization-guard';
 import type { PolicyContext, PolicyState } from '../../../shared/domain/policy';
@@ -21,19 +22,23 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
+const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 /**
  * A folder whose every ancestor only administrators (and this test's own user, trusted below) can
- * change — unlike the system temp folder, which every user can write. Under the home folder.
+ * change — unlike the system temp folder, which every user can write, and unlike $HOME, which the
+ * test runner points into the temp folder. Inside the checkout's node_modules/.cache.
  */
 function protectedDir(): string {
-  const dir = mkdtempSync(path.join(homedir(), '.warden-org-test-'));
+  const base = path.join(repoRoot, 'node_modules', '.cache');
+  mkdirSync(base, { recursive: true });
+  const dir = mkdtempSync(path.join(base, 'warden-org-test-'));
   chmodSync(dir, 0o755);
   dirs.push(dir);
   return dir;
 }
 const me = process.getuid?.() ?? 0;
-/** The POSIX guard as production builds it, trusting this test's user as well as root (tests may not run as root). */
-const guard = posixPolicyGuard({ uids: [0, me] });
+/** The POSIX guard as production builds it, also trusting this test's user and group (tests need not run as root). */
+const guard = posixPolicyGuard({ uids: [0, me], gids: [0, process.getgid?.() ?? 0] });
 
 describe('organization policy file', () => {
   it('no file means no organization rules', async () => {
@@ -102,9 +107,9 @@ describe('a policy file non-administrators can change forbids every tool', () =>
     const file = path.join(protectedDir(), 'policy.json');
     writeFileSync(file, allowAll);
     chmodSync(file, 0o664);
-    // As root the file's group is root's: hand it to an ordinary group (users, 100).
+    // As root the file's group is root's: hand it to an ordinary group (users, 100). Only gid 0 is trusted here.
     if (me === 0) chownSync(file, 0, 100);
-    await expectRefused(file, /policy\.json is writable by group \d+ \(mode 664\)/);
+    await expectRefused(file, /policy\.json is writable by group \d+ \(mode 664\)/, { guard: posixPolicyGuard({ uids: [0, me] }) });
   });
 
   it('a folder on the way that every user can write (anyone could replace the file)', async () => {
