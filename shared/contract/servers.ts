@@ -159,9 +159,9 @@ export const serversChannels = defineChannels({
     request: z.object({ serverId: EntityId.optional() }).strict(),
     response: z.object({ accounts: z.array(AccountView) }).strict(),
   },
-  /** Adds an account (a credential profile) to a server. */
+  /** Adds an account (a credential profile) to a server; bringing env secret values for a local server needs the native confirmation. */
   'accounts:add': {
-    doc: 'Adds an account to a server; its secret values go to the keychain.',
+    doc: "Adds an account to a server; its secret values go to the keychain (for a local server's env variables, only after the person confirms in a native dialog).",
     request: z
       .object({ serverId: EntityId, label: DisplayName, secrets: z.array(SecretInput).max(300).optional() })
       .strict(),
@@ -187,9 +187,9 @@ export const serversChannels = defineChannels({
       .object({ conversationId: z.string(), serverId: EntityId, accountId: EntityId, previousAccountId: EntityId.nullable() })
       .strict(),
   },
-  /** Stores one secret value in the keychain; the response only says it is set. */
+  /** Stores one secret value in the keychain; the response only says it is set. A local server's env secret changes only after a native confirmation. */
   'secrets:set': {
-    doc: 'Stores one secret in the OS keychain (fails with KEYCHAIN_UNAVAILABLE rather than store it elsewhere).',
+    doc: "Stores one secret in the OS keychain (fails with KEYCHAIN_UNAVAILABLE rather than store it elsewhere); a local server's env variable gets a new value only after the person confirms it in a native dialog.",
     request: SecretRef.extend({ value: z.string().min(1, 'must not be empty').max(16_384) }).strict(),
     response: SecretStatus.extend({ serverId: EntityId, accountId: EntityId }).strict(),
   },

@@ -45,6 +45,8 @@ interface HeldEntry {
 
 /** Where one detected secret-looking value of an import goes. */
 export interface PlannedValue {
+  /** Which of the plan's items (servers) it belongs to. */
+  item: number;
   /** The server's name as it will be saved. */
   server: string;
   field: 'env' | 'header';
@@ -191,7 +193,7 @@ export class ImportService {
       if (!relevant.has(id)) throw new WardenError('VALIDATION_FAILED', `decisions: "${id}" is not a detected secret of the chosen entries`);
     }
     const values: PlannedValue[] = [];
-    const items = chosen.map((e) => {
+    const items = chosen.map((e, item) => {
       const draft = structuredClone(e.draft!);
       const secrets: SecretValue[] = [];
       for (const s of e.secrets) {
@@ -203,7 +205,7 @@ export class ImportService {
           );
         }
         const secretName = s.field === 'env' ? envSecretName(s.name) : headerSecretName(s.name);
-        values.push({ server: draft.name, field: s.field, name: s.name, secretName, length: s.value.length, action });
+        values.push({ item, server: draft.name, field: s.field, name: s.name, secretName, length: s.value.length, action });
         const list = draft.transport === 'stdio' ? (s.field === 'env' ? draft.env : []) : draft.transport === 'http' && s.field === 'header' ? draft.headers : [];
         const slot = list.find((x) => x.name === s.name)!;
         if (action === 'plain') {

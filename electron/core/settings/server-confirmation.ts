@@ -86,8 +86,8 @@ export function describeDraft(draft: ServerDraft, options: DescribeOptions = {})
  * are described (with their length) as if in the keychain, never shown.
  */
 export function describeImport(plan: ImportPlan): string {
-  const servers = plan.items.map(({ definition, secrets }) => {
-    const mine = plan.values.filter((v) => v.server === definition.name);
+  const servers = plan.items.map(({ definition, secrets }, item) => {
+    const mine = plan.values.filter((v) => v.item === item);
     const plainChoice = new Map(mine.filter((v) => v.action === 'plain').map((v) => [v.secretName, v.length]));
     // Described as the default keeps them: secrets whose value goes to the keychain.
     const shown = structuredClone(definition);
