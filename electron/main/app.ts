@@ -14,6 +14,7 @@ import type { AppCommand } from '../../shared/contract/app';
 import { eventWireChannel } from '../../shared/ipc';
 import { createCore, type WardenCore } from '../core/app-core';
 import { openLedgerForApp } from '../core/ledger';
+import { createFileDialogs } from './file-dialogs';
 import { loadOrganizationPolicy } from '../core/policy/organization';
 import { loadPolicyFile, savePolicyFile } from '../core/settings/policy-file';
 import { createDialogPrompter, createLinkConfirmer, createServerChangeConfirmer } from './dialogs';
@@ -163,6 +164,7 @@ export async function startWarden(options: StartOptions = {}): Promise<RunningWa
     // The demo model streams word by word so a person sees a reply being written; links from a
     // chat open only after the person confirms the full address natively.
     chat: { demoChunkDelayMs: 25, ...durable.chat, confirmLink: createLinkConfirmer(() => window) },
+    fileDialogs: createFileDialogs(() => window),
   });
   // Operations the last exit interrupted are settled (executing → outcome_unknown, never resent)
   // before the renderer can ask for anything.

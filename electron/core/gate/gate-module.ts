@@ -17,7 +17,7 @@ import type { CoreEvents } from '../events';
 import { decide } from '../policy/engine';
 import { PolicyStore } from '../policy/store';
 import { hostPaths, type PathFs, type PathSemantics } from '../policy/paths';
-import type { ApprovalPreview, ApprovalPrompter, BatchChoice, Clock, Journal } from '../ports';
+import type { ApprovalPreview, ApprovalPrompter, BatchChoice, Clock, Journal, OperationHistory } from '../ports';
 import { Gate, type OperationSnapshot } from './gate';
 import { CallNotSentError, type ToolDescriptor, type ToolExecutor, type ToolRegistry } from './ports';
 
@@ -29,6 +29,8 @@ export type GateHandlers = { [C in GateChannel & ChannelName]: (request: Request
 /** What the module needs; everything but journal/clock has a safe in-memory default. */
 export interface GateModuleOptions {
   journal: Journal;
+  /** Where finished operations are read back (idempotency, `operations:get/list`). */
+  history: OperationHistory;
   clock: Clock;
   events?: CoreEvents;
   /** The connection layer (issue 5). Default: no servers, every call denied as not listed. */
@@ -88,6 +90,7 @@ export function createGateModule(options: GateModuleOptions): GateModule {
   const effectivePolicy = { current: (): PolicyState => (isSafeMode() ? { ...policy.current(), safeMode: true } : policy.current()) };
   const gate = new Gate({
     journal: options.journal,
+    history: options.history,
     clock: options.clock,
     registry,
     executor,
@@ -123,7 +126,7 @@ export function createGateModule(options: GateModuleOptions): GateModule {
         const operation = await gate.approve(operationId);
         return { choice: 'approved', operation };
       }
-      const current = gate.get(operationId)!;
+      const current = (await gate.get(operationId))!;
       if (current.state !== 'awaiting_approval') return { choice: 'denied', operation: current };
       return { choice: 'denied', operation: await gate.reject(operationId, 'Denied in the approval dialog') };
     } finally {
@@ -312,9 +315,12 @@ export function createGateModule(options: GateModuleOptions): GateModule {
     'approvals:review': ({ operationId }) => review(operationId),
     'approvals:reject': ({ operationId, reason }) => gate.reject(operationId, reason ? `Rejected by you: ${reason}` : 'Rejected by you'),
     'approvals:cancel': ({ operationId }) => gate.cancel(operationId),
-    'operations:list': ({ state, conversationId, limit }) => ({ operations: gate.list({ state, conversationId }).slice(0, limit) }),
-    'operations:get': ({ operationId }) => {
-      const op = gate.get(operationId);
+    // One source for every operation the UI lists: the history (live ones shown as the gate holds them).
+    'operations:list': async ({ state, conversationId, limit }) => ({
+      operations: (await options.history.recordedOperations({ ...(state ? { state } : {}), ...(conversationId !== undefined ? { conversationId } : {}), limit })).map((r) => gate.describe(r)),
+    }),
+    'operations:get': async ({ operationId }) => {
+      const op = await gate.get(operationId);
       if (!op) throw new WardenError('NOT_FOUND', `operationId: no operation ${JSON.stringify(operationId)}`);
       return op;
     },

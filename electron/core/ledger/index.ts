@@ -6,7 +6,8 @@ import { Redactor } from '../redact/redactor';
 import { LedgerService } from './service';
 
 export { Ledger, segmentName } from './ledger';
-export { LedgerService, withSafeMode } from './service';
+export { LedgerService } from './service';
+export { IndexedHistory, MemoryHistory, type HistoryReads } from './history';
 export { LedgerProjections } from './projections';
 export { verifyLedger } from './verify';
 export { auditToCsv, auditToJsonl } from './export';

@@ -14,8 +14,10 @@ export interface LedgerFs {
   mkdirp(dir: string): Promise<void>;
   readdir(dir: string): Promise<string[]>;
   readFile(path: string): Promise<Buffer>;
-  /** Opens for read+write without truncating (`r+`), or creates exclusively (`wx`). */
-  open(path: string, mode: 'r+' | 'wx' | 'w'): Promise<number>;
+  /** Opens for reading (`r`), read+write without truncating (`r+`), or creates (`wx` exclusively, `w`). */
+  open(path: string, mode: 'r' | 'r+' | 'wx' | 'w'): Promise<number>;
+  /** Reads up to `length` bytes at `position` (fewer only at the end of the file). */
+  read(fd: number, length: number, position: number): Promise<Buffer>;
   /** Writes the whole buffer at `position` (loops over short writes). */
   write(fd: number, data: Buffer, position: number): Promise<void>;
   /** Full fsync: data and every piece of metadata (used where a file's size or existence changes). */
@@ -55,6 +57,16 @@ export const nodeLedgerFs: LedgerFs = {
       if (n <= 0) throw new Error(`ledger: write returned ${n}`);
       written += n;
     }
+  },
+  read: async (fd, length, position) => {
+    const buffer = Buffer.alloc(length);
+    let got = 0;
+    while (got < length) {
+      const n = await cb<number>((done) => fs.read(fd, buffer, got, length - got, position + got, done));
+      if (n === 0) break;
+      got += n;
+    }
+    return got === length ? buffer : buffer.subarray(0, got);
   },
   fsync: (fd) => cb<void>((done) => fs.fsync(fd, done)),
   fdatasync: (fd) => cb<void>((done) => fs.fdatasync(fd, done)),

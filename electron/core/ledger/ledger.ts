@@ -16,14 +16,15 @@ import { WardenError } from '../../../shared/result';
 import { SAFE_MODE_ACK_TYPE, type LedgerRecoveryReport } from '../../../shared/domain/ledger';
 import { systemClock, type Clock, type Journal, type JournalEntry, type JournalRecord } from '../ports';
 import { Redactor } from '../redact/redactor';
-import { CHECKPOINT_TYPE, GENESIS_HASH, encodeRecordText, type StoredRecord } from './format';
+import { CHECKPOINT_TYPE, GENESIS_HASH, decodeLine, encodeRecordText, scanSegment, type StoredRecord } from './format';
 import { inDir, nodeLedgerFs, type LedgerFs } from './ledger-fs';
-import { recoverLog } from './recovery';
+import { recoverLog, type LogPosition, type RecordLocation, type RecoveryReader } from './recovery';
 import { segmentName, segmentNumbers } from './segments';
 import { SegmentWriter } from './writer';
 
 export { CHECKPOINT_TYPE } from './format';
 export type { StoredRecord } from './format';
+export type { LogPosition, RecordLocation } from './recovery';
 export { segmentName, segmentNumbers } from './segments';
 
 /** How the ledger is opened. */
@@ -36,17 +37,20 @@ export interface LedgerOptions {
   fs?: LedgerFs;
   /** Start a new segment once the current one passes this many bytes. Default 32 MiB. */
   rotateBytes?: number;
-  /** How many segments to keep (the current one included). Default 4. */
-  retainSegments?: number;
   /** Zero bytes a segment is extended by when records reach its end. Default 1 MiB; 0 disables. */
   preallocateBytes?: number;
-  /** Live state written into the checkpoint that starts each new segment. */
-  snapshot?: () => Record<string, unknown>;
+  /**
+   * Who takes the records recovery reads (an index), and from where: with `resumeAfter`, only
+   * records after that one are read at open. Without a reader, every record is read and dropped
+   * (the log is still checked).
+   */
+  reader?: Partial<RecoveryReader>;
 }
 
 /** Counters, for tests and benchmarks. */
 export interface LedgerStats {
   appendCalls: number;
+  /** Records appended by this instance (checkpoints included). */
   records: number;
   /** Writes of record bytes (zero-fill extensions not counted). */
   writes: number;
@@ -59,8 +63,8 @@ export interface LedgerStats {
   rotations: number;
 }
 
-/** Listener for records as they are appended (projections keep themselves current with it). */
-export type RecordListener = (records: readonly StoredRecord[]) => void;
+/** Listener for records as they are appended, with where each one is written. */
+export type RecordListener = (records: readonly StoredRecord[], locations: readonly RecordLocation[]) => void;
 
 /** The file-backed, hash-chained journal. Create with `Ledger.open`. */
 export class Ledger implements Journal {
@@ -68,29 +72,26 @@ export class Ledger implements Journal {
   /** Sequence numbers and the hash chain are assigned inside `append`: call order is record order. */
   readonly ordersOnCall = true;
 
-  private readonly records: StoredRecord[] = [];
   private readonly listeners = new Set<RecordListener>();
   private writer!: SegmentWriter;
   private appendCalls = 0;
-  private recordCount = 0;
+  private appendedRecords = 0;
   private closed = false;
   /** The segment the next record goes to (ahead of the writer while a rotation is queued). */
   private segment = 0;
+  /** Where the next record goes in `segment` (assigned with its seq, ahead of the writer). */
+  private offset = 0;
   /**
-   * Bytes appended to the current segment after its checkpoint, counting appends not yet written
-   * (decides rotation; the checkpoint itself does not count, or a large live state would rotate
-   * on every append).
+   * Bytes appended to the current segment after its first record, counting appends not yet
+   * written (decides rotation).
    */
   private segmentBytes = 0;
   private lastHash = GENESIS_HASH;
   private nextSeq = 1;
-  private snapshotProvider: (() => Record<string, unknown>) | undefined;
   private recoveryReport!: LedgerRecoveryReport;
   private segmentList: string[] = [];
-  /** Why the last rotation could not happen, if it could not. */
-  lastRotationError: string | null = null;
-  /** seq of the first record of each segment, so retention can drop their records from memory too. */
-  private readonly segmentStartSeq = new Map<string, number>();
+  /** The last record's position (what an index that has everything is at), null when empty. */
+  private lastPosition: LogPosition | null = null;
 
   private constructor(
     readonly dir: string,
@@ -98,7 +99,6 @@ export class Ledger implements Journal {
     private readonly clock: Clock,
     readonly redactor: Redactor,
     private readonly rotateBytes: number,
-    private readonly retainSegments: number,
     private readonly preallocateBytes: number,
   ) {}
 
@@ -110,33 +110,20 @@ export class Ledger implements Journal {
    */
   static async open(options: LedgerOptions): Promise<Ledger> {
     const rotateBytes = options.rotateBytes ?? 32 * 1024 * 1024;
-    const retainSegments = options.retainSegments ?? 4;
     const preallocateBytes = options.preallocateBytes ?? 1024 * 1024;
     if (!Number.isSafeInteger(preallocateBytes) || preallocateBytes < 0) {
       throw new WardenError('INVALID_REQUEST', `ledger: preallocateBytes must be an integer >= 0, got ${preallocateBytes}`);
     }
     if (!(rotateBytes > 0)) throw new WardenError('INVALID_REQUEST', `ledger: rotateBytes must be > 0, got ${rotateBytes}`);
-    if (!Number.isInteger(retainSegments) || retainSegments < 1) {
-      throw new WardenError('INVALID_REQUEST', `ledger: retainSegments must be an integer >= 1, got ${retainSegments}`);
-    }
-    const ledger = new Ledger(
-      options.dir,
-      options.fs ?? nodeLedgerFs,
-      options.clock ?? systemClock,
-      options.redactor ?? new Redactor(),
-      rotateBytes,
-      retainSegments,
-      preallocateBytes,
-    );
-    ledger.snapshotProvider = options.snapshot;
-    await ledger.recover();
+    const ledger = new Ledger(options.dir, options.fs ?? nodeLedgerFs, options.clock ?? systemClock, options.redactor ?? new Redactor(), rotateBytes, preallocateBytes);
+    await ledger.recover(options.reader ?? {});
     return ledger;
   }
 
   /** Counters of this instance (appends, records, writes, syncs, rotations). */
   get stats(): LedgerStats {
     const w = this.writer.stats;
-    return { appendCalls: this.appendCalls, records: this.recordCount, writes: w.writes, recordBytes: w.recordBytes, fsyncs: w.fsyncs, preallocations: w.preallocations, rotations: w.rotations };
+    return { appendCalls: this.appendCalls, records: this.appendedRecords, writes: w.writes, recordBytes: w.recordBytes, fsyncs: w.fsyncs, preallocations: w.preallocations, rotations: w.rotations };
   }
 
   /** What recovery found when this ledger was opened (plus acknowledgements since). */
@@ -144,12 +131,12 @@ export class Ledger implements Journal {
     return this.recoveryReport;
   }
 
-  /** True while a chain break found by recovery is unacknowledged: every tool must be at ask. */
+  /** True while a chain break is unacknowledged: every tool must be at ask. */
   get safeMode(): boolean {
     return this.recoveryReport.safeMode;
   }
 
-  /** Segments currently on disk, oldest first. */
+  /** Segments on disk, oldest first. */
   segments(): string[] {
     return [...this.segmentList];
   }
@@ -159,9 +146,9 @@ export class Ledger implements Journal {
     return segmentName(this.segment);
   }
 
-  /** Sets the provider of live state for checkpoints (projections exist only after open). */
-  setSnapshotProvider(provider: () => Record<string, unknown>): void {
-    this.snapshotProvider = provider;
+  /** Where the last record is (an index holding everything stands here); null for an empty log. */
+  get position(): LogPosition | null {
+    return this.lastPosition;
   }
 
   /** Calls `listener` synchronously with every batch of records appended from now on. */
@@ -207,32 +194,44 @@ export class Ledger implements Journal {
       return Promise.reject(new WardenError('INVALID_REQUEST', `ledger.append: a payload is not JSON-serializable (${error instanceof Error ? error.message : String(error)})`));
     }
     this.appendCalls++;
-    const { records, bytes } = this.chain(scrubbed);
+    const { records, locations, bytes } = this.chain(scrubbed);
     this.segmentBytes += bytes.length;
     const written = this.writer.write(bytes, options.durable === true);
-    this.notify(records);
+    this.notify(records, locations);
     if (this.segmentBytes >= this.rotateBytes) void this.startSegment().catch(() => undefined);
     return written.then(() => records);
   }
 
-  /**
-   * Every retained record, in sequence order (checkpoints included). Records appended by this
-   * instance are deep-frozen; records read back by recovery are not (freezing 100,000 of them
-   * would slow every start), so do not mutate.
-   */
-  read(): readonly StoredRecord[] {
-    return this.records;
-  }
-
-  /** How many records are retained. */
+  /** How many records the log holds (the last seq: seqs start at 1 and never skip). */
   size(): number {
-    return this.records.length;
+    return this.nextSeq - 1;
   }
 
   /**
-   * Starts a new segment now (compaction): a checkpoint of live state, durably created, chained
-   * to the last record. Resolves when the new segment is in place.
+   * Reads records back from where they were written, checking each one's checksum. A location
+   * that no longer holds a valid record (changed on disk after it was indexed: the verification
+   * reports it as a break) is left out, never guessed at or shown.
    */
+  async readAt(locations: readonly RecordLocation[]): Promise<StoredRecord[]> {
+    await this.writer.settled();
+    // Each segment the batch needs is opened once for the batch and closed after it.
+    const fds = new Map<number, Promise<number>>();
+    for (const loc of locations) if (!fds.has(loc.segment)) fds.set(loc.segment, this.fs.open(inDir(this.dir, segmentName(loc.segment)), 'r'));
+    try {
+      const read = await Promise.all(
+        locations.map(async (loc) => {
+          const bytes = await this.fs.read(await fds.get(loc.segment)!, loc.length, loc.offset);
+          const decoded = bytes.length === loc.length && bytes[loc.length - 1] === 0x0a ? decodeLine(bytes.subarray(0, loc.length - 1)) : null;
+          return decoded?.ok ? decoded.record : null;
+        }),
+      );
+      return read.filter((r): r is StoredRecord => r !== null);
+    } finally {
+      for (const fd of fds.values()) await fd.then((n) => this.fs.close(n)).catch(() => undefined);
+    }
+  }
+
+  /** Starts a new segment now, chained to the last record. Resolves when it is in place. */
   rotate(): Promise<void> {
     try {
       this.assertWritable();
@@ -243,10 +242,10 @@ export class Ledger implements Journal {
   }
 
   /**
-   * Records that a person looked at the chain breaks recovery found, and leaves safe mode.
+   * Records that a person looked at the chain breaks found, and leaves safe mode.
    *
    * The breaks stay in the report (and in `verify`); the acknowledgement is itself a durable
-   * record naming who acknowledged and why, so the next start knows it was seen.
+   * record naming who acknowledged and why, so a later verification knows it was seen.
    */
   async acknowledgeSafeMode(by: string, reason: string): Promise<LedgerRecoveryReport> {
     const open = this.recoveryReport.breaks.filter((b) => !b.acknowledged).map((b) => b.id);
@@ -258,6 +257,18 @@ export class Ledger implements Journal {
       safeMode: false,
     };
     return this.recoveryReport;
+  }
+
+  /**
+   * Adds breaks found after start (the full verification) to the report: an unacknowledged one
+   * puts the ledger in safe mode exactly as one found at start.
+   */
+  reportBreaks(breaks: LedgerRecoveryReport['breaks']): void {
+    const known = new Set(this.recoveryReport.breaks.map((b) => b.id));
+    const fresh = breaks.filter((b) => !known.has(b.id));
+    if (fresh.length === 0) return;
+    const all = [...this.recoveryReport.breaks, ...fresh];
+    this.recoveryReport = { ...this.recoveryReport, breaks: all, safeMode: all.some((b) => !b.acknowledged) };
   }
 
   /** Resolves once everything appended so far is written and synced. */
@@ -284,13 +295,14 @@ export class Ledger implements Journal {
   }
 
   /**
-   * The one way records are made: assigns seq, time and the chain to scrubbed, JSON-shaped
-   * entries (their JSON is what gets hashed and written) and returns the records and their bytes.
-   * Never throws.
+   * The one way records are made: assigns seq, time, place and the chain to scrubbed, JSON-shaped
+   * entries (their JSON is what gets hashed and written) and returns the records, where each
+   * goes, and their bytes. Never throws.
    */
-  private chain(entries: ReadonlyArray<{ type: string; value: Record<string, unknown>; json: string }>): { records: StoredRecord[]; bytes: Buffer } {
+  private chain(entries: ReadonlyArray<{ type: string; value: Record<string, unknown>; json: string }>): { records: StoredRecord[]; locations: RecordLocation[]; bytes: Buffer } {
     const time = this.clock.now();
     const records: StoredRecord[] = [];
+    const locations: RecordLocation[] = [];
     let text = '';
     for (const e of entries) {
       const seq = this.nextSeq++;
@@ -298,93 +310,80 @@ export class Ledger implements Journal {
       const line = encodeRecordText(seq, time, e.type, e.json, prevHash);
       this.lastHash = line.checksum;
       const record: StoredRecord = Object.freeze({ seq, time, type: e.type, payload: e.value, prevHash, checksum: line.checksum });
-      this.records.push(record);
-      this.recordCount++;
+      const length = Buffer.byteLength(line.text, 'utf8');
+      const location = { segment: this.segment, offset: this.offset, length };
+      this.offset += length;
+      this.lastPosition = { ...location, offset: this.offset, seq, checksum: line.checksum };
+      this.appendedRecords++;
       records.push(record);
+      locations.push(location);
       text += line.text;
     }
     // One buffer for the whole batch (it is written in one go anyway).
-    return { records, bytes: Buffer.from(text, 'utf8') };
+    return { records, locations, bytes: Buffer.from(text, 'utf8') };
   }
 
-  private notify(records: readonly StoredRecord[]): void {
-    for (const l of this.listeners) l(records);
+  private notify(records: readonly StoredRecord[], locations: readonly RecordLocation[]): void {
+    for (const l of this.listeners) l(records, locations);
   }
 
-  /** Queues the next segment, whose first record is a checkpoint of live state. */
+  /**
+   * Queues the next segment. Its first record is a checkpoint naming the segments it joins; it
+   * carries no state (every segment is kept, so nothing has to be carried across), and so costs
+   * the same at any size of history.
+   */
   private startSegment(): Promise<void> {
     const next = this.segment + 1;
-    let checkpoint: { value: Record<string, unknown>; json: string };
-    try {
-      const state = this.snapshotProvider ? this.snapshotProvider() : {};
-      checkpoint = this.redactor.scrubToJson({ segment: segmentName(next), previousSegment: segmentName(this.segment), state });
-    } catch (error) {
-      // Without its live state a new segment would lose it at retention: keep appending to the
-      // current segment and try again on a later append.
-      this.lastRotationError = error instanceof Error ? error.message : String(error);
-      return Promise.reject(new WardenError('INTERNAL', `ledger: cannot rotate, the live-state snapshot failed: ${this.lastRotationError}`));
-    }
-    const { records, bytes } = this.chain([{ type: CHECKPOINT_TYPE, ...checkpoint }]);
+    const checkpoint = this.redactor.scrubToJson({ segment: segmentName(next), previousSegment: segmentName(this.segment) });
     this.segment = next;
+    this.offset = 0;
+    const { records, locations, bytes } = this.chain([{ type: CHECKPOINT_TYPE, ...checkpoint }]);
     this.segmentBytes = 0;
-    this.segmentStartSeq.set(segmentName(next), records[0]!.seq);
     const done = this.writer.rotate(next, bytes);
-    this.notify(records);
+    this.notify(records, locations);
     return done;
   }
 
-  private async applyRetention(): Promise<void> {
-    const numbers = segmentNumbers(await this.fs.readdir(this.dir));
-    const excess = numbers.length - this.retainSegments;
-    this.segmentList = numbers.slice(Math.max(0, excess)).map(segmentName);
-    if (excess <= 0) return;
-    for (const n of numbers.slice(0, excess)) await this.fs.unlink(inDir(this.dir, segmentName(n)));
-    await this.fs.fsyncDir(this.dir);
-    for (const n of numbers.slice(0, excess)) this.segmentStartSeq.delete(segmentName(n));
-    // read() is "every retained record": forget the records of the deleted segments.
-    const firstKept = this.segmentStartSeq.get(this.segmentList[0]!);
-    if (firstKept !== undefined) {
-      const drop = this.records.findIndex((r) => r.seq >= firstKept);
-      if (drop > 0) this.records.splice(0, drop);
-    }
-  }
-
-  /** Reads every segment, checks the chain, repairs a torn tail, reports everything. */
-  private async recover(): Promise<void> {
+  /** Reads the log from where the reader stands, checks the chain, repairs a torn tail, reports. */
+  private async recover(reader: Partial<RecoveryReader>): Promise<void> {
     const started = performance.now();
-    let segmentOf = '';
-    const log = await recoverLog(this.dir, this.fs, (record) => {
-      this.records.push(record);
-      if (record.type === CHECKPOINT_TYPE && typeof record.payload.segment === 'string' && record.payload.segment !== segmentOf) {
-        segmentOf = record.payload.segment;
-        this.segmentStartSeq.set(segmentOf, record.seq);
-      }
-    });
     const acknowledged = new Set<string>();
-    for (const r of this.records) {
-      if (r.type === SAFE_MODE_ACK_TYPE && Array.isArray(r.payload.breaks)) {
-        for (const id of r.payload.breaks) if (typeof id === 'string') acknowledged.add(id);
-      }
-    }
+    const log = await recoverLog(this.dir, this.fs, {
+      ...reader,
+      onRecord: (record, location) => {
+        if (record.type === SAFE_MODE_ACK_TYPE && Array.isArray(record.payload.breaks)) {
+          for (const id of record.payload.breaks) if (typeof id === 'string') acknowledged.add(id);
+        }
+        reader.onRecord?.(record, location);
+      },
+    });
     for (const b of log.breaks) b.acknowledged = acknowledged.has(b.id);
     this.lastHash = log.lastHash;
     this.nextSeq = log.nextSeq;
-    this.recordCount = log.records;
+    this.lastPosition = log.last;
     this.segment = log.writer.segment;
+    this.offset = log.writer.position;
     this.segmentBytes = log.segmentBytes;
     this.segmentList = log.segments;
     this.writer = new SegmentWriter(this.fs, log.writer, this.preallocateBytes, async (n) => {
       this.segmentList.push(segmentName(n));
-      await this.applyRetention();
     });
     this.recoveryReport = {
       segments: [...this.segmentList],
-      records: this.records.length,
+      records: this.size(),
       tornTail: log.tornTail,
       breaks: log.breaks,
       safeMode: log.breaks.some((b) => !b.acknowledged),
       removedTempFiles: log.removedTempFiles,
       durationMs: performance.now() - started,
     };
+  }
+}
+
+/** Every record of the ledger in `dir`, in order, one segment in memory at a time (rebuilds, tests, verification). */
+export async function* readLedger(dir: string, fs: LedgerFs = nodeLedgerFs): AsyncGenerator<{ record: StoredRecord; location: RecordLocation }> {
+  for (const n of segmentNumbers(await fs.readdir(dir))) {
+    const scan = scanSegment(await fs.readFile(inDir(dir, segmentName(n))), { prevHash: null, nextSeq: null });
+    for (const r of scan.records) yield { record: r.record, location: { segment: n, offset: r.offset, length: r.length } };
   }
 }

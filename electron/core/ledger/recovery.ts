@@ -1,6 +1,11 @@
 /**
  * Log recovery: what opening a ledger folder does before anything is appended.
  *
+ * It reads from where the caller's index already stands (`resumeAfter`, checked against the
+ * record found there) to the end, so a start costs what was written since the index last
+ * committed, not the whole history; without a usable position it reads every segment. Records
+ * before the position are verified by the full verification (verify.ts), which runs later.
+ *
  * Recovery never guesses: it keeps valid records, truncates a torn tail (a write that never
  * finished), and reports every problem. A bad record followed by valid ones is corruption or
  * tampering: it is reported with its place, the segment is copied aside untouched, and the ledger
@@ -9,13 +14,42 @@
  */
 import { basename } from 'node:path';
 import type { LedgerChainBreak, LedgerTornTail } from '../../../shared/domain/ledger';
-import { CHECKPOINT_TYPE, GENESIS_HASH, scanSegment, sha256Hex, type ChainCursor, type StoredRecord } from './format';
+import { CHECKPOINT_TYPE, GENESIS_HASH, decodeLine, scanSegment, sha256Hex, type ChainCursor, type StoredRecord } from './format';
 import { inDir, type LedgerFs } from './ledger-fs';
 import { TEMP_NAME, segmentName, segmentNumbers } from './segments';
 import type { WriterStart } from './writer';
 
+/** Where a record sits: its segment's number, its byte offset and its length (newline included). */
+export interface RecordLocation {
+  segment: number;
+  offset: number;
+  length: number;
+}
+
+/** A point in the log a reader already has everything up to: the last record it took. */
+export interface LogPosition extends RecordLocation {
+  seq: number;
+  checksum: string;
+}
+
+/** How recovery hands what it reads to its caller. */
+export interface RecoveryReader {
+  /** Where to start reading (after this record), if the caller already has everything before. */
+  resumeAfter?: LogPosition | null;
+  /** Called once, before any record, when recovery reads from the first segment instead. */
+  onFullScan?: () => void | Promise<void>;
+  /** Each valid record read, in sequence order. */
+  onRecord: (record: StoredRecord, location: RecordLocation) => void;
+  /** After each segment's records were handed over (lets the caller catch up: backpressure). */
+  onSegmentRead?: () => Promise<void>;
+}
+
 /** What recovery found, and where the writer continues. */
 export interface RecoveredLog {
+  /** The record recovery resumed after, or null when it read every segment. */
+  resumedAfter: LogPosition | null;
+  /** Why a given resume position was not used (it did not match the log), if it was not. */
+  resumeRejected: string | null;
   segments: string[];
   tornTail: LedgerTornTail | null;
   /** Breaks found (acknowledgement is decided by the caller from the records). */
@@ -24,8 +58,10 @@ export interface RecoveredLog {
   /** The last valid record's checksum (the next record's prevHash) and the next seq. */
   lastHash: string;
   nextSeq: number;
-  /** How many valid records were read. */
+  /** How many valid records were read (those after `resumedAfter`). */
   records: number;
+  /** Position of the last valid record, or null for an empty log. */
+  last: LogPosition | null;
   /** Record bytes in the last segment after its checkpoint (decides the next rotation). */
   segmentBytes: number;
   writer: WriterStart;
@@ -35,7 +71,7 @@ export interface RecoveredLog {
  * Reads every segment of `dir` to its last valid record, checking the chain, handing each valid
  * record to `onRecord` in sequence order; repairs a torn tail and opens the segment to continue.
  */
-export async function recoverLog(dir: string, fs: LedgerFs, onRecord: (record: StoredRecord) => void): Promise<RecoveredLog> {
+export async function recoverLog(dir: string, fs: LedgerFs, reader: RecoveryReader): Promise<RecoveredLog> {
   await fs.mkdirp(dir);
   const names = await fs.readdir(dir);
   const removedTempFiles: string[] = [];
@@ -52,12 +88,32 @@ export async function recoverLog(dir: string, fs: LedgerFs, onRecord: (record: S
   let lastBytesLength = 0;
   let lastCheckpointLength = 0;
   let records = 0;
-  let last: StoredRecord | undefined;
-  for (const [i, n] of numbers.entries()) {
+  let last: LogPosition | null = null;
+  let firstIndex = 0;
+  let firstBytes: Buffer | null = null;
+  let firstStart = 0;
+  let resumeRejected: string | null = null;
+  const resume = reader.resumeAfter ?? null;
+  if (resume) {
+    const found = await checkResume(dir, fs, numbers, resume);
+    if (typeof found === 'string') resumeRejected = found;
+    else {
+      firstIndex = numbers.indexOf(resume.segment);
+      firstBytes = found;
+      firstStart = resume.offset;
+      cursor = { prevHash: resume.checksum, nextSeq: resume.seq + 1 };
+      last = resume;
+    }
+  }
+  const resumedAfter = firstBytes ? resume : null;
+  if (!resumedAfter) await reader.onFullScan?.();
+  for (let i = firstIndex; i < numbers.length; i++) {
+    const n = numbers[i]!;
     const name = segmentName(n);
     const path = inDir(dir, name);
-    const bytes = await fs.readFile(path);
-    const scan = scanSegment(bytes, cursor);
+    const start = i === firstIndex ? firstStart : 0;
+    const bytes = i === firstIndex && firstBytes ? firstBytes : await fs.readFile(path);
+    const scan = scanSegment(bytes, cursor, start);
     const isLast = i === numbers.length - 1;
     const tailOnly = isLast && scan.bad.length > 0 && scan.bad.every((b) => b.offset >= scan.validLength);
     if (tailOnly) {
@@ -79,9 +135,11 @@ export async function recoverLog(dir: string, fs: LedgerFs, onRecord: (record: S
         });
       }
     }
-    for (const r of scan.records) onRecord(r.record);
+    for (const r of scan.records) reader.onRecord(r.record, { segment: n, offset: r.offset, length: r.length });
     records += scan.records.length;
-    if (scan.records.length > 0) last = scan.records[scan.records.length - 1]!.record;
+    const end = scan.records[scan.records.length - 1];
+    if (end) last = { segment: n, offset: end.offset + end.length, length: end.length, seq: end.record.seq, checksum: end.record.checksum };
+    await reader.onSegmentRead?.();
     cursor = scan.cursor;
     lastValidLength = scan.validLength;
     lastUnusedFrom = scan.unusedFrom;
@@ -110,6 +168,9 @@ export async function recoverLog(dir: string, fs: LedgerFs, onRecord: (record: S
     }
   }
   return {
+    resumedAfter,
+    resumeRejected,
+    last,
     segments: numbers.length > 0 ? numbers.map(segmentName) : [segmentName(1)],
     tornTail,
     breaks,
@@ -122,8 +183,24 @@ export async function recoverLog(dir: string, fs: LedgerFs, onRecord: (record: S
   };
 }
 
+/**
+ * The bytes of the segment `resume` points into, if the record it names is there exactly (same
+ * seq and checksum, ending at its offset); otherwise why not.
+ */
+async function checkResume(dir: string, fs: LedgerFs, numbers: number[], resume: LogPosition): Promise<Buffer | string> {
+  if (!numbers.includes(resume.segment)) return `segment ${segmentName(resume.segment)} is missing`;
+  const bytes = await fs.readFile(inDir(dir, segmentName(resume.segment)));
+  const from = resume.offset - resume.length;
+  if (from < 0 || resume.offset > bytes.length || bytes[resume.offset - 1] !== 0x0a) return `no record ends at ${segmentName(resume.segment)}@${resume.offset}`;
+  const decoded = decodeLine(bytes.subarray(from, resume.offset - 1));
+  if (!decoded.ok || decoded.record.seq !== resume.seq || decoded.record.checksum !== resume.checksum) {
+    return `the record at ${segmentName(resume.segment)}@${from} is not record ${resume.seq} as indexed`;
+  }
+  return bytes;
+}
+
 /** Copies a damaged segment aside, untouched, once per distinct content. */
-async function preserve(fs: LedgerFs, dir: string, path: string, bytes: Buffer): Promise<string> {
+export async function preserve(fs: LedgerFs, dir: string, path: string, bytes: Buffer): Promise<string> {
   const copy = `${path}.corrupt-${sha256Hex(bytes).slice(0, 16)}`;
   if (!(await fs.exists(copy))) {
     await fs.copyFile(path, copy);

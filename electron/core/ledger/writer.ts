@@ -101,6 +101,11 @@ export class SegmentWriter {
     return done;
   }
 
+  /** Resolves once everything queued so far has been written (or failed). */
+  async settled(): Promise<void> {
+    while (this.flushing) await this.flushing;
+  }
+
   /** Waits for everything queued, then closes the segment. */
   async close(): Promise<void> {
     if (!this.failure) await this.write(Buffer.alloc(0), true).catch(() => undefined);

@@ -64,6 +64,8 @@ beforeEach(() => {
     platform: 'unit-os',
     servers: { secrets },
     gate: { prompter: { prompt: async (p) => (prompts.push(p), dialogAnswer) } },
+    // Stand-in for main's native save dialog: the person picks a file in the test folder.
+    fileDialogs: { openFile: async () => null, saveFile: async (request) => path.join(dir, `${randomUUID()}-${request.defaultName}`) },
   });
   const api = createWardenApi(
     (channel, request) => dispatch(core.handlers, channel, request, () => {}),
@@ -168,7 +170,8 @@ describe('view slices over the real core and a real stdio server', () => {
     expect(store.getState().history?.operation.operationId).toBe(op.operationId);
     expect(store.getState().history?.executing).not.toBeNull();
     const exported = await store.getState().exportAudit('jsonl');
-    expect(exported.content.split('\n').filter(Boolean).some((l) => JSON.parse(l).operationId === op.operationId)).toBe(true);
+    expect(exported.path).toMatch(/warden-audit-.*\.jsonl$/);
+    expect(readFileSync(exported.path!, 'utf8').split('\n').filter(Boolean).some((l) => JSON.parse(l).operationId === op.operationId)).toBe(true);
   });
 
   it('import shows each exact command line and needs a decision per secret-looking value; confirmed secrets go to the keychain, never the store', async () => {
