@@ -190,7 +190,7 @@ export async function startWarden(options: StartOptions = {}): Promise<RunningWa
   const stopAttention = watchApprovalsForAttention({
     events: core.events,
     labelsOf: (operationId) => {
-      const labels = core.gate.gate.get(operationId)?.labels;
+      const labels = core.gate.gate.getLive(operationId)?.labels;
       return labels ? { serverLabel: labels.server, accountLabel: labels.account } : null;
     },
     getWindow: () => window,

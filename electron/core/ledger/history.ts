@@ -87,12 +87,9 @@ export class IndexedHistory implements HistoryReads {
     const out: RecordedOperation[] = [];
     // Bounded by the number of unfinished operations, read a page at a time.
     for (let offset = 0; ; offset += 500) {
-      const ns = await this.index.operations({ live: true }, { limit: 500, offset });
+      const ns = await this.index.operations({ unfinished: true }, { limit: 500, offset });
       const { p, ids } = await this.foldMany(ns);
-      for (const { id } of ids) {
-        const r = p.recorded(id)!;
-        if (r.state !== 'outcome_unknown') out.push(r);
-      }
+      for (const { id } of ids) out.push(p.recorded(id)!);
       if (ns.length < 500) break;
     }
     return out.reverse();

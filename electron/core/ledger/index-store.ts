@@ -221,7 +221,7 @@ export class LedgerIndex {
   }
 
   /** Operation numbers, newest first, by state and/or conversation. */
-  async operations(filter: { state?: string; conversationId?: string; unreconciled?: boolean; live?: boolean }, page: Page): Promise<number[]> {
+  async operations(filter: { state?: string; conversationId?: string; unreconciled?: boolean; unfinished?: boolean }, page: Page): Promise<number[]> {
     await this.flush();
     const clauses: string[] = [];
     const params: unknown[] = [];
@@ -229,7 +229,7 @@ export class LedgerIndex {
       clauses.push('state = ?');
       params.push(filter.state);
     }
-    if (filter.live) clauses.push(`state IN (${liveStates()})`);
+    if (filter.unfinished) clauses.push("state IN ('proposed','awaiting_approval','approved','executing')");
     if (filter.unreconciled) clauses.push('reconciled = 0');
     if (filter.conversationId !== undefined) {
       const id = await this.nameId(filter.conversationId);

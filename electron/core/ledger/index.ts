@@ -24,7 +24,7 @@ export { Redactor, REDACTED } from '../redact/redactor';
  */
 export async function openLedgerForApp(
   userDataDir: string,
-  options: { cancelPendingOnRestart?: boolean; rotateBytes?: number; retainSegments?: number } = {},
+  options: { cancelPendingOnRestart?: boolean; rotateBytes?: number } = {},
 ): Promise<{ ledger: LedgerService; redactor: Redactor; onSecretValue: (value: string) => void }> {
   const redactor = new Redactor();
   const ledger = await LedgerService.open({ dir: join(userDataDir, 'ledger'), redactor, ...options });

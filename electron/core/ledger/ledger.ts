@@ -63,6 +63,11 @@ export interface LedgerStats {
   rotations: number;
 }
 
+/** Records closer than this are read together (the bytes between are read and skipped). */
+const READ_GAP = 16 * 1024;
+/** The most one read of nearby records takes. */
+const READ_MAX = 1024 * 1024;
+
 /** Listener for records as they are appended, with where each one is written. */
 export type RecordListener = (records: readonly StoredRecord[], locations: readonly RecordLocation[]) => void;
 
@@ -214,21 +219,36 @@ export class Ledger implements Journal {
    */
   async readAt(locations: readonly RecordLocation[]): Promise<StoredRecord[]> {
     await this.writer.settled();
-    // Each segment the batch needs is opened once for the batch and closed after it.
+    // Records asked for together are mostly near each other (an operation's records follow one
+    // another): nearby ones are read in one go, each segment is opened once for the batch.
+    const order = locations.map((loc, i) => ({ loc, i })).sort((x, y) => x.loc.segment - y.loc.segment || x.loc.offset - y.loc.offset);
+    const runs: Array<{ segment: number; from: number; to: number; items: typeof order }> = [];
+    for (const item of order) {
+      const run = runs.at(-1);
+      const end = item.loc.offset + item.loc.length;
+      if (run && run.segment === item.loc.segment && item.loc.offset - run.to <= READ_GAP && end - run.from <= READ_MAX) {
+        run.to = Math.max(run.to, end);
+        run.items.push(item);
+      } else runs.push({ segment: item.loc.segment, from: item.loc.offset, to: end, items: [item] });
+    }
     const fds = new Map<number, Promise<number>>();
-    for (const loc of locations) if (!fds.has(loc.segment)) fds.set(loc.segment, this.fs.open(inDir(this.dir, segmentName(loc.segment)), 'r'));
+    for (const run of runs) if (!fds.has(run.segment)) fds.set(run.segment, this.fs.open(inDir(this.dir, segmentName(run.segment)), 'r'));
+    const out: Array<StoredRecord | null> = new Array(locations.length).fill(null);
     try {
-      const read = await Promise.all(
-        locations.map(async (loc) => {
-          const bytes = await this.fs.read(await fds.get(loc.segment)!, loc.length, loc.offset);
-          const decoded = bytes.length === loc.length && bytes[loc.length - 1] === 0x0a ? decodeLine(bytes.subarray(0, loc.length - 1)) : null;
-          return decoded?.ok ? decoded.record : null;
+      await Promise.all(
+        runs.map(async (run) => {
+          const bytes = await this.fs.read(await fds.get(run.segment)!, run.to - run.from, run.from);
+          for (const { loc, i } of run.items) {
+            const at = loc.offset - run.from;
+            const line = at + loc.length <= bytes.length && bytes[at + loc.length - 1] === 0x0a ? decodeLine(bytes.subarray(at, at + loc.length - 1)) : null;
+            out[i] = line?.ok ? line.record : null;
+          }
         }),
       );
-      return read.filter((r): r is StoredRecord => r !== null);
     } finally {
       for (const fd of fds.values()) await fd.then((n) => this.fs.close(n)).catch(() => undefined);
     }
+    return out.filter((r): r is StoredRecord => r !== null);
   }
 
   /** Starts a new segment now, chained to the last record. Resolves when it is in place. */

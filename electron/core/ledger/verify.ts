@@ -16,7 +16,7 @@ import { segmentName, segmentNumbers } from './segments';
 /**
  * Verifies the ledger in `dir`; `ok` is false at the first problem of any kind.
  *
- * The first retained segment may start from a deleted one (retention); its first record is then
+ * The first segment may start from a deleted one (older versions deleted old segments); its first record is then
  * accepted as the chain's anchor. A torn tail counts as broken: recovery has not run yet.
  */
 export async function verifyLedger(dir: string): Promise<LedgerVerifyResult> {

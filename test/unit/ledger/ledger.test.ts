@@ -60,7 +60,7 @@ describe('ledger log', () => {
       expect(statSync(seg).size).toBe(lastStart);
       expect((await verifyLedger(d)).ok).toBe(true);
     }
-  });
+  }, 60_000);
 
   it('a record torn inside the preallocated area (a partial record, then zeros) recovers to the previous record at every cut', async () => {
     const d = dir();
@@ -118,7 +118,7 @@ describe('ledger log', () => {
       await ledger.close();
     }
     expect(await verifyLedger(d)).toMatchObject({ ok: true, records: 6 });
-  });
+  }, 60_000);
 
   it('a flipped byte in the middle is detected loudly, the file is preserved, and the start is safe until acknowledged', async () => {
     const d = dir();
