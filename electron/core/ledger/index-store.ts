@@ -16,7 +16,7 @@
  * order they are issued, so a query issued after a batch sees it (`flush` issues pending work).
  */
 import { parseJournalEvent } from '../../../shared/domain/journal-events';
-import { OpReconciled, RECONCILED_TYPE, type AuditFilter } from '../../../shared/domain/ledger';
+import { OpReconciled, RECONCILED_TYPE, type AuditFilter, type LedgerChainBreak } from '../../../shared/domain/ledger';
 import { TERMINAL_STATES, type OperationState } from '../../../shared/domain/operations';
 import { CHECKPOINT_TYPE, type StoredRecord } from './format';
 import type { LogPosition, RecordLocation } from './recovery';
@@ -246,6 +246,22 @@ export class LedgerIndex {
   async operationCount(): Promise<number> {
     await this.flush();
     return (await this.db.get<{ c: number }>('SELECT count(*) c FROM ops'))?.c ?? 0;
+  }
+
+  /**
+   * Chain breaks found so far (at a start or by a verification), so the next start is in safe mode
+   * at once instead of after its own verification finds them again. A cache like the rest of the
+   * index: without it, the start-up scan and the verification find them in the segments.
+   */
+  async breaks(): Promise<LedgerChainBreak[]> {
+    const row = await this.db.get<{ v: string }>("SELECT v FROM meta WHERE k = 'breaks'");
+    return row ? (JSON.parse(row.v) as LedgerChainBreak[]) : [];
+  }
+
+  /** Remembers the breaks found so far (see `breaks`). */
+  async saveBreaks(breaks: readonly LedgerChainBreak[]): Promise<void> {
+    await this.flush();
+    await this.db.run("INSERT OR REPLACE INTO meta(k, v) VALUES ('breaks', ?)", [JSON.stringify(breaks)]);
   }
 
   /** The last recorded contract of every tool (few: one row per tool ever listed), oldest first. */

@@ -149,6 +149,10 @@ export class LedgerService {
     }
     const service = new LedgerService(ledger, index, clock, options.cancelPendingOnRestart === true, options.fs ?? nodeLedgerFs);
     for (const p of await index.pins()) service.pin(p.server, p.account, p.tool, p.hash, p.instructions);
+    // Breaks an earlier start or verification found in records this start did not read again.
+    const acknowledged = await service.acknowledgedBreaks();
+    ledger.reportBreaks((await index.breaks()).map((b) => ({ ...b, acknowledged: b.acknowledged || acknowledged.has(b.id) })));
+    await index.saveBreaks(ledger.recovery.breaks);
     if (options.verifyInBackground !== false) {
       service.verification = service.verify();
       service.verification.catch(() => undefined);
@@ -314,6 +318,7 @@ export class LedgerService {
     }
     const before = this.ledger.safeMode;
     this.ledger.reportBreaks(breaks);
+    await this.index.saveBreaks(this.ledger.recovery.breaks);
     if (this.ledger.safeMode !== before) for (const l of this.safeModeListeners) l(this.ledger.safeMode);
     return { records: found.records, breaks: breaks.length, safeMode: this.ledger.safeMode, durationMs: performance.now() - started };
   }
@@ -334,6 +339,7 @@ export class LedgerService {
   async acknowledgeSafeMode(by: string, reason: string): Promise<LedgerStatus> {
     const before = this.ledger.safeMode;
     await this.ledger.acknowledgeSafeMode(by, reason);
+    await this.index.saveBreaks(this.ledger.recovery.breaks);
     if (this.ledger.safeMode !== before) for (const l of this.safeModeListeners) l(this.ledger.safeMode);
     return this.status();
   }

@@ -1,4 +1,4 @@
-import { copyFileSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -6,6 +6,7 @@ import { journalEntry, type DecisionRecord } from '../../../shared/domain/journa
 import { activityChannels } from '../../../shared/contract/activity';
 import { LedgerService } from '../../../electron/core/ledger/service';
 import { LedgerProjections } from '../../../electron/core/ledger/projections';
+import { Ledger, segmentName } from '../../../electron/core/ledger/ledger';
 import { auditToCsv, auditToJsonl, csvCell } from '../../../electron/core/ledger/export';
 import { activityHandlers } from '../../../electron/core/ledger/activity-handlers';
 import { Redactor } from '../../../electron/core/redact/redactor';
@@ -285,6 +286,51 @@ describe('ledger projections', () => {
     const firsts = service.ledger.segments().slice(1).map((name) => readFileSync(join(dir, name), 'utf8').split('\n')[0]!.length);
     expect(firsts.length).toBeGreaterThan(3);
     expect(Math.max(...firsts) - Math.min(...firsts)).toBeLessThanOrEqual(2);
+  });
+
+  it('start-up checks what the index does not have; a change to indexed records is found by the full verification, and without an index by start-up itself', async () => {
+    const { service, dir } = await openService(undefined, { verifyInBackground: false });
+    for (let i = 0; i < 6; i++) await service.ledger.append([{ type: 'note', payload: { i } }], { durable: true });
+    await service.close();
+    services.pop();
+    // Records the index never saw (written by a ledger opened without it), one of them changed.
+    const bare = await Ledger.open({ dir });
+    for (let i = 6; i < 9; i++) await bare.append([{ type: 'note', payload: { i } }], { durable: true });
+    await bare.close();
+    const seg = join(dir, segmentName(1));
+    const flip = (needle: string, to: string): void => {
+      const bytes = readFileSync(seg);
+      bytes[bytes.indexOf(needle) + needle.length - 1] = to.charCodeAt(0);
+      writeFileSync(seg, bytes);
+    };
+    flip('"i":7', '4');
+    const a = (await openService(dir, { verifyInBackground: false })).service;
+    expect(a.ledger.safeMode).toBe(true); // found at start: it was after the index's position
+    await a.close();
+    services.pop();
+    // The next start is in safe mode at once too, though it does not read those records again.
+    const a2 = (await openService(dir, { verifyInBackground: false })).service;
+    expect(a2.ledger.safeMode).toBe(true);
+    await a2.close();
+    services.pop();
+    // Acknowledge it, then change a record the index already holds.
+    const b = (await openService(dir, { verifyInBackground: false })).service;
+    await b.acknowledgeSafeMode('user', 'seen');
+    await b.close();
+    services.pop();
+    flip('"i":2', '5');
+    const c = (await openService(dir, { verifyInBackground: false })).service;
+    expect(c.ledger.safeMode).toBe(false); // start-up did not read those records again
+    expect(await c.verify()).toMatchObject({ safeMode: true });
+    expect(c.ledger.safeMode).toBe(true);
+    expect(c.ledger.recovery.breaks.filter((x) => !x.acknowledged).map((x) => x.problem)).toEqual(['checksum']);
+    await c.close();
+    services.pop();
+    // Without an index, start-up reads every segment and finds it itself.
+    for (const f of readdirSync(dir).filter((n) => n.startsWith('index.sqlite'))) rmSync(join(dir, f));
+    const d = (await openService(dir, { verifyInBackground: false })).service;
+    expect(d.ledger.safeMode).toBe(true);
+    expect(d.ledger.recovery.breaks.map((x) => x.acknowledged).sort()).toEqual([false, true]);
   });
 
   it('the contract handlers serve audit pages, export, operations and status within the contract', async () => {
