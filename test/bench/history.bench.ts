@@ -201,8 +201,10 @@ async function measureAt(n: number, dir: string, report: Report, emptyHeap: numb
     }
     const perCall = await durableCalls(service, n, 10_000);
     report({ name: `history.10k more durable calls on top of ${label}`, value: perCall, unit: 'µs/call', baseline: 'history.10k durable calls on an empty ledger', ratio: perCall / emptyPerCall, target: 'ratio ≈ 1 (flat)' });
+    const steady = await longestPause(() => durableCalls(service, n + 10_000, 2_000).then(() => undefined));
+    report({ name: `history.longest event-loop pause appending without a rotation at ${label} (the machine's noise floor)`, value: steady, unit: 'ms' });
     const pause = await longestPause(async () => {
-      const done = durableCalls(service, n + 10_000, 2_000);
+      const done = durableCalls(service, n + 12_000, 2_000);
       await service.ledger.rotate();
       await done;
     });
@@ -236,7 +238,7 @@ const bench: BenchModule = {
         console.log(`  (wrote calls ${have}–${n} in ${((performance.now() - t0) / 1000).toFixed(0)} s)`);
         have = n;
         await measureAt(n, dir, report, emptyHeap, emptyPerCall);
-        have += 12_000; // the calls measureAt appended
+        have += 14_000; // the calls measureAt appended
       }
     } finally {
       rmSync(root, { recursive: true, force: true });

@@ -345,6 +345,7 @@ export class LedgerIndex {
   }
 
   private remember(text: string, id: number): void {
+    this.names.delete(text);
     if (this.names.size >= NAME_CACHE) this.names.delete(this.names.keys().next().value as string);
     this.names.set(text, id);
   }
@@ -421,16 +422,26 @@ export class LedgerIndex {
         }
       }
     }
-    // Name ids (new names are inserted; the cache holds the most recent ones).
-    const unknownNames = [...texts].filter((t) => !this.names.has(t));
+    // Name ids for this batch, held here for the whole write: the shared cache may evict any of
+    // them while the new ones are remembered.
+    const ids = new Map<string, number>();
+    const unknownNames: string[] = [];
+    for (const t of texts) {
+      const known = this.names.get(t);
+      if (known === undefined) unknownNames.push(t);
+      else ids.set(t, known);
+    }
     await this.db.run('BEGIN');
     try {
       if (unknownNames.length > 0) {
         const json = JSON.stringify(unknownNames);
         await this.db.run('INSERT OR IGNORE INTO names(text) SELECT value FROM json_each(?)', [json]);
-        for (const r of await this.db.all<{ id: number; text: string }>('SELECT id, text FROM names WHERE text IN (SELECT value FROM json_each(?))', [json])) this.remember(r.text, r.id);
+        for (const r of await this.db.all<{ id: number; text: string }>('SELECT id, text FROM names WHERE text IN (SELECT value FROM json_each(?))', [json])) {
+          ids.set(r.text, r.id);
+          this.remember(r.text, r.id);
+        }
       }
-      const id = (t: unknown): number | null => (typeof t === 'string' ? (this.names.get(t) ?? null) : null);
+      const id = (t: unknown): number | null => (typeof t === 'string' ? (ids.get(t) ?? null) : null);
       const opRows = [...touched.entries()].map(([opId, f]) => [f.n, opId, f.state, id(f.server), id(f.account), id(f.tool), id(f.conv), f.decision, f.reconciled ? 1 : 0, f.retryOf]);
       if (opRows.length > 0) {
         await this.db.run(

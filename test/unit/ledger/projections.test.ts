@@ -333,6 +333,15 @@ describe('ledger projections', () => {
     expect(d.ledger.recovery.breaks.map((x) => x.acknowledged).sort()).toEqual([false, true]);
   });
 
+  it('more distinct names than the index keeps in memory (conversations) never lose a row', async () => {
+    const { service } = await openService(undefined, { verifyInBackground: false });
+    for (let i = 0; i < 12_000; i++) void service.ledger.append([proposed(`n${i}`, { conv: `conversation-${i}` }), tr(`n${i}`, 'proposed', 'denied', { decision: deny, actor: 'policy' })]);
+    await service.ledger.flush();
+    expect(await service.history.operationCount()).toBe(12_000);
+    expect((await service.history.audit({ conversationId: 'conversation-7' }, { limit: 10, offset: 0 })).rows).toHaveLength(2);
+    expect((await service.history.audit({}, { limit: 1, offset: 0 })).total).toBeGreaterThan(1000);
+  }, 60_000);
+
   it('the contract handlers serve audit pages, export, operations and status within the contract', async () => {
     const redactor = new Redactor();
     const { service } = await openService(undefined, { redactor });
