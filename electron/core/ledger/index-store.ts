@@ -11,8 +11,9 @@
  *
  * Consistency: records are added in sequence order as they are appended (or read back by
  * recovery) and committed in batches together with the position of the last one, in one
- * transaction. A crash loses at most the last uncommitted batch, which the next start reads
- * again from the ledger (recovery resumes after the committed position). Statements run in the
+ * transaction, at most `COMMIT_DELAY_MS` after they were added. A crash loses at most the last
+ * uncommitted batch, which the next start reads again from the ledger (recovery resumes after the
+ * committed position). Statements run in the
  * order they are issued, so a query issued after a batch sees it (`flush` issues pending work).
  */
 import { parseJournalEvent } from '../../../shared/domain/journal-events';
@@ -26,6 +27,12 @@ import type { SqlConnection } from './sqlite';
 const SCHEMA_VERSION = '1';
 /** Records per transaction while catching up (a rebuild); steady state commits what is pending. */
 const BATCH = 5000;
+/**
+ * How long added records wait to be committed together. Queries commit what is pending first, so
+ * nothing added is ever missing from an answer; the wait only keeps index commits (a few thread
+ * pool hops and a WAL write each) off the path of every single call.
+ */
+const COMMIT_DELAY_MS = 100;
 /** Names (servers, tools, conversations, …) whose ids are kept in memory; the rest are looked up. */
 const NAME_CACHE = 4096;
 /** Counts above this are reported as "at least" (an exact count over a million rows is not free). */
@@ -152,10 +159,10 @@ export class LedgerIndex {
     if (this.pending.length >= BATCH) void this.flush().catch(() => undefined);
     else if (!this.scheduled) {
       this.scheduled = true;
-      setImmediate(() => {
+      setTimeout(() => {
         this.scheduled = false;
         void this.flush().catch(() => undefined);
-      });
+      }, COMMIT_DELAY_MS).unref();
     }
   }
 

@@ -14,7 +14,7 @@
  * Lanes use different preallocation chunks (the 1 MiB default, 4 KiB, and 1,000 bytes, which is
  * not page-aligned), so kills also land while a segment is being extended with zeros, and rotate
  * at different sizes (one lane every few calls), so kills also land during rotations. The index
- * commits a batch every event-loop turn, so kills land during index updates all the time.
+ * commits what was appended every 100 ms, so kills land during index updates too.
  *
  * The seed is printed; `WARDEN_CRASH_SEED=<n>` reproduces a run's choices (actions, kill delays),
  * `WARDEN_CRASH_KILLS=<n>` changes the number of kills, `WARDEN_CRASH_LANES=<n>` the number of
