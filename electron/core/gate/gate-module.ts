@@ -134,13 +134,17 @@ export function createGateModule(options: GateModuleOptions): GateModule {
     }
   }
 
+  /** The operations as they are now (live ones from the gate, finished ones from the history). */
+  const current = async (operationIds: readonly string[]): Promise<OperationSnapshot[]> =>
+    (await Promise.all(operationIds.map((id) => gate.get(id)))).filter((op): op is OperationSnapshot => op !== undefined);
+
   async function reviewBatch(operationIds: readonly string[]): Promise<{ choice: BatchChoice; operations: OperationSnapshot[] }> {
-    const waiting = [...new Set(operationIds)].filter((id) => gate.get(id)?.state === 'awaiting_approval' && !reviewing.has(id));
-    if (waiting.length === 0) return { choice: 'deny-all', operations: operationIds.flatMap((id) => gate.get(id) ?? []) };
+    const waiting = [...new Set(operationIds)].filter((id) => gate.getLive(id)?.state === 'awaiting_approval' && !reviewing.has(id));
+    if (waiting.length === 0) return { choice: 'deny-all', operations: await current(operationIds) };
     // One call, or a prompter without a batch dialog: the single-call dialog, one at a time.
     if (waiting.length === 1 || !prompter.promptBatch) {
       for (const id of waiting) await review(id).catch(() => undefined);
-      return { choice: 'one-by-one', operations: operationIds.flatMap((id) => gate.get(id) ?? []) };
+      return { choice: 'one-by-one', operations: await current(operationIds) };
     }
     const previews = waiting.map((id) => gate.preview(id));
     for (const id of waiting) reviewing.add(id);
@@ -152,12 +156,12 @@ export function createGateModule(options: GateModuleOptions): GateModule {
     }
     for (const id of waiting) {
       // Anything that moved while the dialog was open (expired, invalidated) is left as it is.
-      if (gate.get(id)?.state !== 'awaiting_approval') continue;
+      if (gate.getLive(id)?.state !== 'awaiting_approval') continue;
       if (choice === 'approve-all') await gate.approve(id).catch(() => undefined);
       else if (choice === 'one-by-one') await review(id).catch(() => undefined);
       else await gate.reject(id, 'Denied in the approval dialog (Deny all)').catch(() => undefined);
     }
-    return { choice, operations: operationIds.flatMap((id) => gate.get(id) ?? []) };
+    return { choice, operations: await current(operationIds) };
   }
 
   function matrix(conversationId: string | null, search?: string): { rows: MatrixRow[]; configErrors: string[] } {
