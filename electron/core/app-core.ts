@@ -5,13 +5,14 @@
 import type { CoreStatus } from '../../shared/contract/core';
 import type { Handlers } from './dispatch';
 import { CoreEvents } from './events';
-import { systemClock, type BrowserOpener, type Clock, type FileDialogs, type Journal } from './ports';
+import { systemClock, type BrowserOpener, type Clock, type FileDialogs, type Journal, type JournalRecord } from './ports';
 import { OAuthService, createAuthHandlers, type OriginConfirmer, type ResolveHost } from './mcp/oauth';
 import { requireServerConfirmation, type ServerChangeConfirmer } from './settings/server-confirmation';
 import { cancellingElicitor, type Elicitor } from './elicitation/elicitation';
 import { MemoryJournal } from './memory-journal';
 import { WardenError } from '../../shared/result';
 import { activityHandlers } from './ledger/activity-handlers';
+import { MemoryHistory, type HistoryReads } from './ledger/history';
 import type { LedgerService } from './ledger/service';
 import type { OperationRecoveryReport } from '../../shared/contract/activity';
 import { createServersModule, type ServersModuleOptions } from './settings/servers-module';
@@ -34,13 +35,14 @@ export interface CoreDeps {
   version: string;
   platform?: string;
   clock?: Clock;
-  journal?: Journal;
+  /** A journal other than the ledger (tests): it must keep its records readable (`read()`). */
+  journal?: Journal & { read(): readonly JournalRecord[] };
   /** The durable ledger service (its ledger is then the journal); absent = in-memory journal. */
   ledger?: LedgerService;
   /** Settings store, keychain and import locations for servers/accounts (defaults: memory, keytar). */
   servers?: ServersModuleOptions;
   /** Gate wiring: the connection layer's registry/executor, the native approval prompter, stored rules (defaults: nothing listed, deny-all prompter). */
-  gate?: Omit<GateModuleOptions, 'journal' | 'clock' | 'events'>;
+  gate?: Omit<GateModuleOptions, 'journal' | 'history' | 'clock' | 'events'>;
   /**
    * Opens URLs in the system browser (main: `openExternalSafely`); used for OAuth sign-in and
    * URL-mode elicitation. Default: refuses, so a headless core never opens anything.
@@ -60,8 +62,9 @@ export interface CoreDeps {
   /** The DNS port OAuth's address checks use (default: the operating system's resolver). */
   resolveHost?: ResolveHost;
   /**
-   * Native file choosers owned by main (`dialog.showOpenDialog`): import reads only a file the
-   * person chose there. Default: refuses, so a headless core never opens a file.
+   * Native file choosers owned by main (Electron's `dialog`): import reads only a file the person
+   * chose there and exports write only where they chose. Default: refuses, so a headless core
+   * never opens or writes a file.
    */
   fileDialogs?: FileDialogs;
   /** Asks the person a server's elicitation question. Default: every question is cancelled. */
@@ -113,7 +116,10 @@ const refusingBrowser: BrowserOpener = {
 /** Assembles the core from its ports. */
 export function createCore(deps: CoreDeps): WardenCore {
   const clock = deps.clock ?? systemClock;
-  const journal = deps.journal ?? deps.ledger?.ledger ?? new MemoryJournal(clock);
+  const memory = deps.ledger ? undefined : (deps.journal ?? new MemoryJournal(clock));
+  const journal: Journal = deps.ledger?.ledger ?? memory!;
+  // One source of operation history: the ledger's index, or the in-memory journal's records.
+  const history: HistoryReads = deps.ledger?.history ?? new MemoryHistory(() => memory!.read());
   const events = new CoreEvents();
   const startedAt = new Date(clock.now()).toISOString();
   const serversModule = createServersModule({ ...deps.servers, ...(deps.fileDialogs ? { fileDialogs: deps.fileDialogs } : {}), clock, journal, events });
@@ -156,6 +162,7 @@ export function createCore(deps: CoreDeps): WardenCore {
     secrets: serversModule.secrets,
     events,
     journal,
+    ...(deps.ledger ? { pins: (serverId: string, accountId: string) => deps.ledger!.pinnedFor(serverId, accountId) } : {}),
     clock,
     options: {
       authProviderFor: (d, a) => oauth.providerFor(d, a),
@@ -173,6 +180,7 @@ export function createCore(deps: CoreDeps): WardenCore {
     executor: connections.manager,
     ...deps.gate,
     journal,
+    history,
     clock,
     events,
     // The ledger's safe mode (tampering found) holds every tool at ask until acknowledged.
@@ -219,7 +227,9 @@ export function createCore(deps: CoreDeps): WardenCore {
     'core:ping': ({ nonce }) => ({ nonce, receivedAt: new Date(clock.now()).toISOString() }),
     ...activityHandlers({
       service: deps.ledger ?? null,
-      journal,
+      history,
+      now: () => clock.now(),
+      ...(deps.fileDialogs ? { fileDialogs: deps.fileDialogs } : {}),
       gate: () => gateModule.gate,
       onSafeModeAcknowledged: () => gateModule.policy.setSafeMode(false),
     }),
@@ -260,6 +270,12 @@ export function createCore(deps: CoreDeps): WardenCore {
   events.subscribe((event) => {
     if (event !== 'core:status-changed') queueStatusCheck();
   });
+  // A break found by the background verification puts the app in safe mode as one found at start
+  // would: everything not yet executing is decided again (now at ask), and the frame is told.
+  const offSafeMode = deps.ledger?.onSafeModeChange((safeMode) => {
+    if (safeMode) void gateModule.gate.revalidate('the ledger verification found tampering').catch(() => undefined);
+    queueStatusCheck();
+  });
   const acknowledge = handlers['ledger:acknowledge-safe-mode'];
   handlers['ledger:acknowledge-safe-mode'] = async (request) => {
     const result = await acknowledge(request);
@@ -281,6 +297,7 @@ export function createCore(deps: CoreDeps): WardenCore {
     close: async () => {
       theme.dispose();
       await chat.close();
+      offSafeMode?.();
       gateModule.close();
       modelsModule.dispose();
       await connections.dispose();

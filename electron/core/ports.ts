@@ -4,6 +4,9 @@
  * pass real or in-memory implementations. Keep each one small.
  */
 
+import type { DecisionRecord, ErrorRecord, OpProposed, ToolResultRecord } from '../../shared/domain/journal-events';
+import type { OperationState } from '../../shared/domain/operations';
+
 /** Time, injected so expiry and the policy are deterministic under test. */
 export interface Clock {
   /** Milliseconds since the epoch. */
@@ -40,11 +43,36 @@ export interface Journal {
    */
   readonly ordersOnCall?: boolean;
   append(entries: JournalEntry[], options?: { durable?: boolean }): Promise<JournalRecord[]>;
-  /** Every retained record, in sequence order. */
-  read(): readonly JournalRecord[];
-  /** How many records are retained. */
+  /** How many records the journal holds. */
   size(): number;
   close(): Promise<void>;
+}
+
+/** One operation as the journal recorded it: its proposal and where its transitions left it. */
+export interface RecordedOperation {
+  proposed: OpProposed;
+  state: OperationState;
+  reason: string;
+  decision: DecisionRecord | null;
+  approvedByUser: boolean;
+  result: ToolResultRecord | null;
+  error: ErrorRecord | null;
+  history: Array<{ from: OperationState; to: OperationState; reason: string; at: number }>;
+}
+
+/**
+ * Operations read back from the journal's history. The gate holds live operations only; an id it
+ * does not hold is looked up here, so a finished operation's id is never executed again, however
+ * long ago it ran.
+ */
+export interface OperationHistory {
+  /**
+   * The recorded operation with this id, or undefined if none was ever recorded. Sees every
+   * record appended before it was called.
+   */
+  find(operationId: string): Promise<RecordedOperation | undefined>;
+  /** Recorded operations, newest first (a page: `limit`, default 200, from `offset`). */
+  recordedOperations(query: { state?: OperationState; conversationId?: string; limit?: number; offset?: number }): Promise<RecordedOperation[]>;
 }
 
 /**
@@ -110,6 +138,15 @@ export interface OpenFileRequest {
   filters: FileTypeFilter[];
 }
 
+/** What a save-file chooser shows. */
+export interface SaveFileRequest {
+  /** The chooser's title, saying what will be written. */
+  title: string;
+  /** The file name offered (the person may change it and the folder). */
+  defaultName: string;
+  filters: FileTypeFilter[];
+}
+
 /**
  * Native file choosers owned by main (Electron's `dialog`). Whatever Warden reads from or writes
  * to a person's files is chosen here by the person, never named by the renderer, so a compromised
@@ -118,4 +155,6 @@ export interface OpenFileRequest {
 export interface FileDialogs {
   /** Lets the person choose one existing file to read; resolves its absolute path, or null if they cancelled. */
   openFile(request: OpenFileRequest): Promise<string | null>;
+  /** Lets the person choose where to write a new file; resolves its absolute path, or null if they cancelled. */
+  saveFile(request: SaveFileRequest): Promise<string | null>;
 }

@@ -16,10 +16,10 @@ import { createCore, type WardenCore } from '../core/app-core';
 import { openLedgerForApp } from '../core/ledger';
 import { loadManagedOrganizationPolicy } from '../core/policy/organization';
 import { windowsPolicyPorts } from '../core/policy/windows-system';
+import { createFileDialogs } from './file-dialogs';
 import { loadPolicyFile, savePolicyFile } from '../core/settings/policy-file';
 import { createDialogPrompter, createLinkConfirmer, createServerChangeConfirmer } from './dialogs';
 import { createDialogElicitor } from './elicitor';
-import { createFileDialogs } from './file-dialogs';
 import { createAuthorizationServerConfirmer } from './oauth-dialog';
 import { openElectronSettingsStore } from './electron-settings-store';
 import { bindContract, createSenderCheck } from './ipc';
@@ -184,7 +184,7 @@ export async function startWarden(options: StartOptions = {}): Promise<RunningWa
   const stopAttention = watchApprovalsForAttention({
     events: core.events,
     labelsOf: (operationId) => {
-      const labels = core.gate.gate.get(operationId)?.labels;
+      const labels = core.gate.gate.getLive(operationId)?.labels;
       return labels ? { serverLabel: labels.server, accountLabel: labels.account } : null;
     },
     getWindow: () => window,

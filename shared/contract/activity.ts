@@ -23,7 +23,7 @@ export type OperationRecoveryReport = z.infer<typeof OperationRecoveryReport>;
 export const activityChannels = defineChannels({
   /** The audit view, newest first, filtered by server, account, tool, decision and time. */
   'activity:audit': {
-    doc: 'Audit log rows matching the filters, newest first, paged.',
+    doc: 'Audit log rows matching the filters, newest first, paged. `total` is exact up to 10,000; past that it is a lower bound.',
     request: z
       .object({
         filter: AuditFilter.default({}),
@@ -33,11 +33,14 @@ export const activityChannels = defineChannels({
       .strict(),
     response: z.object({ rows: z.array(AuditRow), total: z.number().int().nonnegative() }),
   },
-  /** The filtered audit view as a file body (JSONL or formula-safe CSV), oldest first. */
+  /**
+   * The filtered audit view written to a file the person chooses in a native save dialog (JSONL or
+   * formula-safe CSV, oldest first), streamed so an export of any size fits in memory.
+   */
   'activity:export': {
-    doc: 'Exports the filtered audit log as JSONL or CSV text.',
+    doc: 'Exports the filtered audit log as JSONL or CSV to a file chosen in a native save dialog.',
     request: z.object({ format: z.enum(['jsonl', 'csv']), filter: AuditFilter.default({}) }).strict(),
-    response: z.object({ format: z.enum(['jsonl', 'csv']), filename: z.string(), rows: z.number().int().nonnegative(), content: z.string() }),
+    response: z.object({ format: z.enum(['jsonl', 'csv']), path: z.string().nullable().describe('where it was saved; null if the person cancelled'), rows: z.number().int().nonnegative() }),
   },
   /** "Why did this run?" for one operation. */
   'activity:history': {
@@ -45,11 +48,18 @@ export const activityChannels = defineChannels({
     request: z.object({ operationId: z.string().min(1).max(200) }).strict(),
     response: OperationHistory,
   },
-  /** The operations table, optionally by state or conversation. */
+  /** The operations table, optionally by state or conversation, a page at a time. */
   'activity:operations': {
-    doc: 'Operations (oldest first), optionally filtered by state or conversation.',
-    request: z.object({ state: OperationState.optional(), conversationId: z.string().optional() }).strict(),
-    response: z.array(OperationView),
+    doc: 'Operations (newest first, paged), optionally filtered by state or conversation.',
+    request: z
+      .object({
+        state: OperationState.optional(),
+        conversationId: z.string().optional(),
+        limit: z.number().int().min(1).max(1000).default(200),
+        offset: z.number().int().min(0).default(0),
+      })
+      .strict(),
+    response: z.object({ operations: z.array(OperationView) }),
   },
   /** Operations whose outcome is unknown and not yet reconciled, plus what the last recovery did. */
   'recovery:list': {

@@ -12,7 +12,7 @@ export const CoreStatus = z.object({
   journal: z.object({ kind: z.enum(['memory', 'ledger']), records: z.number().int().nonnegative() }),
   servers: z.object({ configured: z.number().int().nonnegative(), connected: z.number().int().nonnegative() }),
   pendingApprovals: z.number().int().nonnegative(),
-  safeMode: z.boolean().describe('true when the ledger found tampering and every tool is held at ask'),
+  safeMode: z.boolean().describe('true while the ledger holds a record that fails its checksum or the hash chain (damaged, or changed after it was written) that no person has acknowledged: every tool is held at ask'),
 });
 export type CoreStatus = z.infer<typeof CoreStatus>;
 

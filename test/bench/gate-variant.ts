@@ -29,6 +29,7 @@ import { CallAbort } from '../../electron/core/call-abort';
 import { contractHash, endpointHash } from '../../electron/core/canonical';
 import { canonicalCopy, jsonCopy } from '../../electron/core/canonical/canonical-json';
 import { fingerprint } from '../../electron/core/canonical/hashes';
+import { MemoryHistory } from '../../electron/core/ledger/history';
 import { Gate } from '../../electron/core/gate/gate';
 import type { ToolCallResult, ToolDescriptor } from '../../electron/core/gate/ports';
 import { MemoryJournal } from '../../electron/core/memory-journal';
@@ -80,7 +81,7 @@ async function main(variant: Variant): Promise<void> {
   };
   const args = { text: 'hello from the bench', n: 7 };
   let seq = 0;
-  const nothing: Journal = { kind: 'memory', ordersOnCall: true, append: async () => [], read: () => [], size: () => 0, close: async () => {} };
+  const nothing: Journal = { kind: 'memory', ordersOnCall: true, append: async () => [], size: () => 0, close: async () => {} };
 
   let call: () => Promise<void>;
   if (variant === 'direct') {
@@ -94,9 +95,10 @@ async function main(variant: Variant): Promise<void> {
     };
   } else if (variant === 'gate' || variant === 'bare') {
     const journal = variant === 'gate' ? new MemoryJournal(systemClock) : nothing;
-    const gate = new Gate({ journal, executor, registry, policy: { current: () => state }, clock: systemClock, scheduleExpiry: false });
+    const history = journal instanceof MemoryJournal ? new MemoryHistory(() => journal.read()) : { find: async () => undefined, recordedOperations: async () => [] };
+    const gate = new Gate({ journal, history, executor, registry, policy: { current: () => state }, clock: systemClock, scheduleExpiry: false });
     call = async () => {
-      const op = await gate.request({ source: 'test', conversationId: 'bench', serverId: 'bench', accountId: 'default', toolName: 'echo', arguments: args, operationId: `op-${seq++}` });
+      const op = await gate.request({ source: 'test', conversationId: 'bench', serverId: 'bench', accountId: 'default', toolName: 'echo', arguments: args });
       if (op.state !== 'succeeded') throw new Error(`gate call ended ${op.state}: ${op.reason}`);
     };
   } else {

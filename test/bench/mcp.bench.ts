@@ -19,7 +19,8 @@ import { build } from 'esbuild';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { Gate } from '../../electron/core/gate/gate';
-import { Ledger } from '../../electron/core/ledger/ledger';
+import { MemoryHistory } from '../../electron/core/ledger/history';
+import { LedgerService } from '../../electron/core/ledger/service';
 import { encodeRecord, GENESIS_HASH } from '../../electron/core/ledger/format';
 import { MemoryJournal } from '../../electron/core/memory-journal';
 import { systemClock } from '../../electron/core/ports';
@@ -94,10 +95,12 @@ async function callBench(dir: string): Promise<Record<string, number>> {
   const def: ServerDefinition = { id: 'everything', name: 'Everything', transport: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'], env: [] };
   const manager = new ConnectionManager({ directory: directory([def]), secrets: noSecrets });
   const direct = new Client({ name: 'bench-direct', version: '1.0.0' });
-  const ledger = await Ledger.open({ dir: join(dir, 'ledger') });
+  const service = await LedgerService.open({ dir: join(dir, 'ledger'), verifyInBackground: false });
+  const ledger = service.ledger;
+  const memJournal = new MemoryJournal(systemClock);
   const policy = PolicyState.parse({ user: [{ id: 'allow-all', scope: { kind: 'global' }, mode: 'allow' }] });
-  const memGate = new Gate({ journal: new MemoryJournal(systemClock), executor: manager, registry: manager, policy: { current: () => policy }, scheduleExpiry: false });
-  const ledgerGate = new Gate({ journal: ledger, executor: manager, registry: manager, policy: { current: () => policy }, scheduleExpiry: false });
+  const memGate = new Gate({ journal: memJournal, history: new MemoryHistory(() => memJournal.read()), executor: manager, registry: manager, policy: { current: () => policy }, scheduleExpiry: false });
+  const ledgerGate = new Gate({ journal: ledger, history: service.history, executor: manager, registry: manager, policy: { current: () => policy }, scheduleExpiry: false });
   const fd = fs.openSync(join(dir, 'raw-fsync.bin'), 'w');
   const record = ledgerRecordBytes();
   let pos = 0;
@@ -166,7 +169,7 @@ async function callBench(dir: string): Promise<Record<string, number>> {
     ledgerGate.close();
     await direct.close().catch(() => {});
     await manager.close();
-    await ledger.close();
+    await service.close();
   }
 }
 

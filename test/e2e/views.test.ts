@@ -71,7 +71,8 @@ describe('the views in a real browser against the real core and a real stdio ser
       version: '0.1.0-e2e-views',
       platform: 'e2e-test-os',
       servers: { secrets },
-      fileDialogs,
+      // Stand-in for main's native save dialog: the person picks this file; opening is scripted.
+      fileDialogs: { ...fileDialogs, saveFile: async (request) => path.join(dir, request.defaultName) },
       // Stand-in for main's native dialog: records the trusted preview and approves.
       gate: { prompter: { prompt: async (preview) => (prompts.push(preview), 'approve') } },
     });
@@ -187,7 +188,7 @@ describe('the views in a real browser against the real core and a real stdio ser
     await shot('approvals');
     await page.getByTestId(`approval-${rejectedId}-reject`).click();
     await page.getByTestId('approvals-empty').waitFor({ timeout: 30_000 });
-    expect(core!.gate.gate.get(rejectedId)?.state).toBe('rejected');
+    expect((await core!.gate.gate.get(rejectedId))?.state).toBe('rejected');
     expect(received()).toEqual([]);
   });
 
@@ -207,11 +208,12 @@ describe('the views in a real browser against the real core and a real stdio ser
     expect(await page.getByTestId('run-form-output').innerText()).toBe('close_issue done');
     const calls = received();
     expect(calls.map((c) => [c.tool, c.args])).toEqual([['close_issue', { n: 7, text: 'second' }]]);
-    allowedId = core!.gate.gate.list({}).find((o) => o.state === 'succeeded')!.operationId;
+    // Finished operations are read from the history (the gate holds live ones only).
+    allowedId = (await core!.gate.handlers['operations:list']({ limit: 200 })).operations.find((o) => o.state === 'succeeded')!.operationId;
     await shot('run-form');
   });
 
-  it('Activity shows both runs, explains why one ran, and exports the log as a download', async () => {
+  it('Activity shows both runs, explains why one ran, and exports the log to the file chosen in the save dialog', async () => {
     await page.getByTestId('nav-activity').click();
     await page.locator(`[data-testid="activity-row"][data-operation="${allowedId}"][data-to="succeeded"]`).waitFor({ timeout: 30_000 });
     expect(await page.locator(`[data-testid="activity-row"][data-operation="${rejectedId}"][data-to="rejected"]`).count()).toBe(1);
@@ -221,13 +223,11 @@ describe('the views in a real browser against the real core and a real stdio ser
     expect(await history.innerText()).toContain(allowedId);
     await page.getByTestId('activity-filter-tool').fill('close_issue');
     await page.getByTestId('activity-export-jsonl').click();
-    const link = page.getByTestId('activity-export-download');
-    await link.waitFor();
-    expect(await link.getAttribute('href')).toMatch(/^blob:/);
-    // The download itself (a blob: URL under the strict CSP) delivers the exported file.
-    const [download] = await Promise.all([page.waitForEvent('download'), link.click()]);
-    expect(download.suggestedFilename()).toMatch(/\.jsonl$/);
-    const exported = readFileSync(await download.path(), 'utf8');
+    const saved = page.getByTestId('activity-export-path');
+    await saved.waitFor();
+    const savedPath = await saved.innerText();
+    expect(savedPath).toMatch(/warden-audit-.*\.jsonl$/);
+    const exported = readFileSync(savedPath, 'utf8');
     const ops = new Set(exported.split('\n').filter(Boolean).map((l) => JSON.parse(l).operationId));
     expect(ops.has(allowedId) && ops.has(rejectedId)).toBe(true);
     await shot('activity');

@@ -23,8 +23,10 @@ export function scriptedFileDialogs(): ScriptedFileDialogs {
       requests.push(request);
       return answers.length ? answers.shift()! : null;
     },
+    // Exports are not scripted here: the person cancels, so nothing is written.
+    saveFile: async () => null,
   };
 }
 
 /** A chooser that behaves like a person pressing Open on the offered default location (none offered: cancel). */
-export const acceptDefaultFileDialogs: FileDialogs = { openFile: async (request) => request.defaultPath ?? null };
+export const acceptDefaultFileDialogs: FileDialogs = { openFile: async (request) => request.defaultPath ?? null, saveFile: async () => null };

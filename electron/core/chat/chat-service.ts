@@ -191,7 +191,7 @@ export class ChatService {
     turn.abort.abort(new ModelError('CANCELLED', 'Stopped by you'));
     await Promise.all(
       [...turn.ops].map(async (id) => {
-        const op = this.deps.gate.gate.get(id);
+        const op = this.deps.gate.gate.getLive(id);
         if (op && !TERMINAL_STATES.has(op.state)) await this.deps.gate.gate.cancel(id, 'Stopped by you in the chat').catch(() => undefined);
       }),
     );
@@ -257,9 +257,9 @@ export class ChatService {
         for (const call of message.toolCalls) {
           if (isFinalStatus(call.status)) continue;
           touched = true;
-          const op = call.operationId ? this.deps.gate.gate.get(call.operationId) : undefined;
+          const op = call.operationId ? await this.deps.gate.gate.get(call.operationId) : undefined;
           if (op?.state === 'awaiting_approval') await this.deps.gate.gate.cancel(op.operationId, 'The chat turn that asked for this ended when Warden stopped; ask again in the chat').catch(() => undefined);
-          const now = op ? this.deps.gate.gate.get(op.operationId) : undefined;
+          const now = op ? await this.deps.gate.gate.get(op.operationId) : undefined;
           if (call.status !== 'running') {
             // Pending when the turn ended: whatever the gate did with it since, it never ran.
             Object.assign(call, { status: 'expired', why: 'Waiting for approval when Warden stopped: nothing ran. Ask again to decide it anew.', modelResult: MODEL_TEXT.expired, isError: true, askAgain: true });

@@ -18,7 +18,7 @@ import type { CoreEvents } from '../events';
 import { decide } from '../policy/engine';
 import { PolicyStore } from '../policy/store';
 import { hostPaths, type PathFs, type PathSemantics } from '../policy/paths';
-import type { ApprovalPreview, ApprovalPrompter, BatchChoice, Clock, Journal } from '../ports';
+import type { ApprovalPreview, ApprovalPrompter, BatchChoice, Clock, Journal, OperationHistory } from '../ports';
 import { Gate, type OperationSnapshot } from './gate';
 import { CallNotSentError, type ToolDescriptor, type ToolExecutor, type ToolRegistry } from './ports';
 
@@ -30,6 +30,8 @@ export type GateHandlers = { [C in GateChannel & ChannelName]: (request: Request
 /** What the module needs; everything but journal/clock has a safe in-memory default. */
 export interface GateModuleOptions {
   journal: Journal;
+  /** Where finished operations are read back (idempotency, `operations:get/list`). */
+  history: OperationHistory;
   clock: Clock;
   events?: CoreEvents;
   /** The connection layer (issue 5). Default: no servers, every call denied as not listed. */
@@ -116,6 +118,7 @@ export function createGateModule(options: GateModuleOptions): GateModule {
   const effectivePolicy = { current: (): PolicyState => (isSafeMode() ? { ...policy.current(), safeMode: true } : policy.current()) };
   const gate = new Gate({
     journal: options.journal,
+    history: options.history,
     clock: options.clock,
     registry,
     executor,
@@ -149,7 +152,7 @@ export function createGateModule(options: GateModuleOptions): GateModule {
       const pressed = await prompter.prompt(preview);
       // The operation may have moved while the dialog was open (expired, invalidated, cancelled):
       // then the answer is that, whatever was pressed. approve() re-checks everything itself.
-      const current = gate.get(operationId);
+      const current = await gate.get(operationId);
       if (!current) throw new WardenError('CONFLICT', `Operation ${operationId} finished while its dialog was open; see the activity log`);
       const operation =
         current.state !== 'awaiting_approval' ? current : pressed === 'approve' ? await gate.approve(operationId) : await gate.reject(operationId, 'Denied in the approval dialog');
@@ -159,13 +162,17 @@ export function createGateModule(options: GateModuleOptions): GateModule {
     }
   }
 
+  /** The operations as they are now (live ones from the gate, finished ones from the history). */
+  const current = async (operationIds: readonly string[]): Promise<OperationSnapshot[]> =>
+    (await Promise.all(operationIds.map((id) => gate.get(id)))).filter((op): op is OperationSnapshot => op !== undefined);
+
   async function reviewBatch(operationIds: readonly string[]): Promise<{ choice: BatchChoice; operations: OperationSnapshot[] }> {
-    const waiting = [...new Set(operationIds)].filter((id) => gate.get(id)?.state === 'awaiting_approval' && !reviewing.has(id));
-    if (waiting.length === 0) return { choice: 'deny-all', operations: operationIds.flatMap((id) => gate.get(id) ?? []) };
+    const waiting = [...new Set(operationIds)].filter((id) => gate.getLive(id)?.state === 'awaiting_approval' && !reviewing.has(id));
+    if (waiting.length === 0) return { choice: 'deny-all', operations: await current(operationIds) };
     // One call, or a prompter without a batch dialog: the single-call dialog, one at a time.
     if (waiting.length === 1 || !prompter.promptBatch) {
       for (const id of waiting) await review(id).catch(() => undefined);
-      return { choice: 'one-by-one', operations: operationIds.flatMap((id) => gate.get(id) ?? []) };
+      return { choice: 'one-by-one', operations: await current(operationIds) };
     }
     const previews = waiting.map((id) => gate.preview(id));
     for (const id of waiting) reviewing.add(id);
@@ -177,12 +184,12 @@ export function createGateModule(options: GateModuleOptions): GateModule {
     }
     for (const id of waiting) {
       // Anything that moved while the dialog was open (expired, invalidated) is left as it is.
-      if (gate.get(id)?.state !== 'awaiting_approval') continue;
+      if (gate.getLive(id)?.state !== 'awaiting_approval') continue;
       if (choice === 'approve-all') await gate.approve(id).catch(() => undefined);
       else if (choice === 'one-by-one') await review(id).catch(() => undefined);
       else await gate.reject(id, 'Denied in the approval dialog (Deny all)').catch(() => undefined);
     }
-    return { choice, operations: operationIds.flatMap((id) => gate.get(id) ?? []) };
+    return { choice, operations: await current(operationIds) };
   }
 
   function matrix(conversationId: string | null, search?: string): { rows: MatrixRow[]; configErrors: string[] } {
@@ -340,9 +347,12 @@ export function createGateModule(options: GateModuleOptions): GateModule {
     'approvals:review': ({ operationId }) => review(operationId),
     'approvals:reject': ({ operationId, reason }) => gate.reject(operationId, reason ? `Rejected by you: ${reason}` : 'Rejected by you'),
     'approvals:cancel': ({ operationId }) => gate.cancel(operationId),
-    'operations:list': ({ state, conversationId, limit }) => ({ operations: gate.list({ state, conversationId }).slice(0, limit) }),
-    'operations:get': ({ operationId }) => {
-      const op = gate.get(operationId);
+    // One source for every operation the UI lists: the history (live ones shown as the gate holds them).
+    'operations:list': async ({ state, conversationId, limit }) => ({
+      operations: (await options.history.recordedOperations({ ...(state ? { state } : {}), ...(conversationId !== undefined ? { conversationId } : {}), limit })).map((r) => gate.describe(r)),
+    }),
+    'operations:get': async ({ operationId }) => {
+      const op = await gate.get(operationId);
       if (!op) throw new WardenError('NOT_FOUND', `operationId: no operation ${JSON.stringify(operationId)}`);
       return op;
     },

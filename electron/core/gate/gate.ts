@@ -35,16 +35,13 @@ import { decide, readsArguments } from '../policy/engine';
 import { normalizeForPolicy, pathRulesFor } from '../policy/normalize';
 import { hostPaths, type PathFs, type PathSemantics } from '../policy/paths';
 import { CallAbort } from '../call-abort';
-import { systemClock, type ApprovalPreview, type Clock, type Journal, type JournalEntry } from '../ports';
+import { systemClock, type ApprovalPreview, type Clock, type Journal, type JournalEntry, type OperationHistory, type RecordedOperation } from '../ports';
 import { isCallFailed, isCallNotSent, type RegistryChange, type ToolDescriptor, type ToolExecutor, type ToolRegistry } from './ports';
-import { replayOperations } from './replay';
 import { UnsafePatternError } from '../validation/linear-regexp';
 import { createLinearAjv, describeUnsafePattern } from '../validation/schemas';
 
 /** Default time a pending approval waits before it expires. */
 export const DEFAULT_APPROVAL_TTL_MS = 10 * 60 * 1000;
-/** Finished operations kept in memory by default (older ones are read back from the journal). */
-export const DEFAULT_KEEP_FINISHED = 500;
 /** Largest canonical argument payload the gate accepts. */
 export const MAX_ARGUMENTS_BYTES = 1024 * 1024;
 
@@ -56,6 +53,11 @@ export interface PolicySource {
 /** What the gate needs. Everything is injected so tests use real MCP servers and a fake clock. */
 export interface GateDeps {
   journal: Journal;
+  /**
+   * Where finished operations are read back: the gate holds live ones only, and an id it does not
+   * hold is looked up here before it can mean a new call.
+   */
+  history: OperationHistory;
   executor: ToolExecutor;
   registry: ToolRegistry;
   policy: PolicySource;
@@ -66,11 +68,6 @@ export interface GateDeps {
   newId?: () => string;
   /** Schedules expiry sweeps; defaults to real timers (unref'd). Tests with a fake clock call `sweepExpired()`. */
   scheduleExpiry?: boolean;
-  /**
-   * How many finished operations stay in memory for `get`/`list` (default 500). Older ones live
-   * on in the journal: their ids are still refused as duplicates, and `get` reads them back.
-   */
-  keepFinished?: number;
 }
 
 /** One tool call as it enters the gate. */
@@ -119,17 +116,8 @@ export interface OperationSnapshot {
   labels: { server: string; account: string; toolTitle: string | null; toolDescription: string | null };
 }
 
-/** An operation as rebuilt from the journal after a restart (see `replayOperations`). */
-export interface RestoredOperation {
-  proposed: OpProposed;
-  state: OperationState;
-  reason: string;
-  decision: DecisionRecord | null;
-  approvedByUser: boolean;
-  result: ToolResultRecord | null;
-  error: ErrorRecord | null;
-  history: OperationSnapshot['history'];
-}
+/** An operation as the journal recorded it (what `restore` and idempotency read back). */
+export type RestoredOperation = RecordedOperation;
 
 /** The gate's own record of an operation: the snapshot's fields (stored, not copied) plus its live parts. */
 interface Operation extends Omit<OperationSnapshot, 'operationId' | 'arguments'> {
@@ -203,24 +191,17 @@ const TRANSITIONS: Record<OperationState, readonly OperationState[]> = {
  * The gate. One instance per core; all tool calls go through `request`/`submit`.
  */
 export class Gate {
-  /** Operations not yet in a terminal state: the only ones policy changes, expiry and revocation touch. */
-  private readonly live = new Set<Operation>();
   /**
-   * Every operation id this gate has seen: the operation while it is in memory, `null` once it
-   * finished and was dropped (never executed again; read back from the journal). One map, so a
-   * request costs one lookup and dropping an operation overwrites a value instead of moving a key.
+   * Operations not yet in a terminal state, by id: the only ones the gate holds. Policy changes,
+   * expiry and revocation touch these; a finished one is dropped the moment it finishes and is
+   * read back from the history when asked for (memory does not grow with history).
    */
-  private readonly ids = new Map<string, Operation | null>();
+  private readonly live = new Map<string, Operation>();
   /**
-   * Finished operations handed to `restore` (the ledger rebuilds them from checkpoints and
-   * records), kept as given: their records may have been rotated out of the journal, and a
-   * resubmitted id must still return its recorded outcome.
+   * Caller-chosen ids being looked up in the history before admission: anything else asking for
+   * such an id (a duplicate request, `settled`, `approve`) waits for the admission first.
    */
-  private readonly restoredFinished = new Map<string, RestoredOperation>();
-  private readonly keepFinished: number;
-  /** The most recent finished operations (bounded by `keepFinished`), oldest at `ringNext` once full. */
-  private readonly finishedRing: Array<Operation | undefined> = [];
-  private ringNext = 0;
+  private readonly admitting = new Map<string, Promise<unknown>>();
   private readonly listeners = new Set<Listener>();
   private readonly validators = new Map<string, ValidateFunction>();
   private readonly ajv: Ajv;
@@ -245,7 +226,6 @@ export class Gate {
   constructor(private readonly deps: GateDeps) {
     this.clock = deps.clock ?? systemClock;
     this.ttl = deps.approvalTtlMs ?? DEFAULT_APPROVAL_TTL_MS;
-    this.keepFinished = Math.max(0, deps.keepFinished ?? DEFAULT_KEEP_FINISHED);
     this.paths = deps.paths ?? hostPaths();
     // The schema is the server's: its patterns run on the linear-time engine, never V8's backtracking one.
     this.ajv = createLinearAjv({ strict: false, allErrors: false, validateSchema: false });
@@ -261,7 +241,7 @@ export class Gate {
    * Why: the chat loop wants one awaitable per tool call; every call of every source enters here.
    */
   async request(req: GateRequest): Promise<OperationSnapshot> {
-    const a = this.admit(req);
+    const a = req.operationId === undefined || this.live.has(req.operationId) ? this.admit(req) : await this.admitKnown(req);
     await this.proceed(a, true);
     if (!TERMINAL_STATES.has(a.op.state)) await this.whenSettled(a.op);
     return this.snapshot(a.op);
@@ -273,7 +253,7 @@ export class Gate {
    * Why: the UI and batch handling need the operation id and state before the outcome.
    */
   async submit(req: GateRequest): Promise<OperationSnapshot> {
-    const a = this.admit(req);
+    const a = req.operationId === undefined || this.live.has(req.operationId) ? this.admit(req) : await this.admitKnown(req);
     await this.proceed(a, false);
     return this.snapshot(a.op);
   }
@@ -285,8 +265,7 @@ export class Gate {
    */
   private admit(req: GateRequest): Admission {
     const id = req.operationId ?? this.deps.newId?.() ?? randomUUID();
-    const known = this.ids.get(id);
-    const existing = known === null ? this.recall(id) : known;
+    const existing = this.live.get(id);
     if (existing) return { op: existing, written: null, send: false, entries: NO_ENTRIES }; // idempotency: never a second call for one id
 
     const now = this.clock.now();
@@ -328,8 +307,7 @@ export class Gate {
     }
 
     const op: Operation = this.newOperation(id, origin, identity, args, canonicalArguments, now, tool);
-    this.ids.set(id, op);
-    this.live.add(op);
+    this.live.set(id, op);
     const proposed: OpProposed = {
       operationId: id,
       origin,
@@ -377,6 +355,41 @@ export class Gate {
     entries.push(this.transition(op, 'approved', decision.reason, { decision, actor: 'policy', fingerprint: op.fingerprint }));
     // The decision above was made in this same synchronous step: it IS the pre-execute check.
     return this.prepareSend(op, entries, { fingerprint: op.fingerprint, decision });
+  }
+
+  /**
+   * A request naming an id the gate does not hold: the history is asked first, so an id that
+   * already ran (however long ago) answers with its recorded outcome and is never sent again.
+   */
+  private admitKnown(req: GateRequest): Promise<Admission> {
+    const id = req.operationId!;
+    // One lookup at a time per id, registered before anything awaits: a duplicate request,
+    // `settled` or `approve` for this id waits for the admission instead of racing it.
+    const before = this.admitting.get(id);
+    const run = (before ? before.then(noop, noop) : Promise.resolve()).then(async (): Promise<Admission> => {
+      if (this.live.has(id)) return this.admit(req);
+      const recorded = await this.deps.history.find(id);
+      // Admitted by a concurrent request while the history was asked: that one is the operation.
+      const live = this.live.get(id);
+      if (live) return { op: live, written: null, send: false, entries: NO_ENTRIES };
+      if (!recorded) return this.admit(req);
+      if (!TERMINAL_STATES.has(recorded.state)) {
+        throw new WardenError('CONFLICT', `Operation ${id} was recorded as ${recorded.state} but is not held by the gate (it was interrupted and is being recovered); try again`);
+      }
+      return { op: this.settledRebuild(recorded), written: null, send: false, entries: NO_ENTRIES };
+    });
+    this.admitting.set(id, run);
+    const forget = (): void => {
+      if (this.admitting.get(id) === run) this.admitting.delete(id);
+    };
+    run.then(forget, forget);
+    return run;
+  }
+
+  /** Resolves once an admission of `id` that is looking up the history (if any) has happened. */
+  private async admitted(id: string): Promise<void> {
+    const pending = this.admitting.get(id);
+    if (pending) await pending.then(noop, noop);
   }
 
   /** Resolves once the operation is in a terminal state. */
@@ -436,7 +449,7 @@ export class Gate {
    * CONFLICT and sends nothing.
    */
   async approve(operationId: string): Promise<OperationSnapshot> {
-    const op = this.mustGet(operationId);
+    const op = await this.mustGet(operationId, 'approved');
     if (op.state !== 'awaiting_approval') {
       throw new WardenError('CONFLICT', `Operation ${operationId} cannot be approved: it is ${op.state}${op.approvedByUser ? ' (approval is single-use)' : ''}`);
     }
@@ -463,7 +476,7 @@ export class Gate {
 
   /** Rejects a pending operation; nothing is sent. Why: the person (or a renderer) said no. */
   async reject(operationId: string, reason = 'Rejected by you'): Promise<OperationSnapshot> {
-    const op = this.mustGet(operationId);
+    const op = await this.mustGet(operationId, 'rejected');
     if (op.state !== 'awaiting_approval') throw new WardenError('CONFLICT', `Operation ${operationId} cannot be rejected: it is ${op.state}`);
     await this.append([this.transition(op, 'rejected', reason, { actor: 'user' })]);
     return this.snapshot(op);
@@ -474,7 +487,7 @@ export class Gate {
    * one has its call aborted (it ends `outcome_unknown`, since the server may have acted).
    */
   async cancel(operationId: string, reason = 'Cancelled by you'): Promise<OperationSnapshot> {
-    const op = this.mustGet(operationId);
+    const op = await this.mustGet(operationId, 'cancelled');
     if (op.state === 'awaiting_approval' || op.state === 'approved') {
       await this.append([this.transition(op, 'cancelled', reason, { actor: 'user' })]);
     } else if (op.state === 'executing') {
@@ -494,7 +507,7 @@ export class Gate {
    */
   async revalidate(cause: string, options: { registryChange?: boolean } = {}): Promise<void> {
     const entries: JournalEntry[] = [];
-    for (const op of [...this.live]) {
+    for (const op of [...this.live.values()]) {
       if (op.state === 'awaiting_approval') {
         if (op.waitingForServer) {
           const unlisted = this.deps.registry.listTools({ serverId: op.identity.serverId, accountId: op.identity.accountId }).length === 0;
@@ -543,7 +556,7 @@ export class Gate {
   async sweepExpired(): Promise<void> {
     const now = this.clock.now();
     const entries: JournalEntry[] = [];
-    for (const op of [...this.live]) {
+    for (const op of [...this.live.values()]) {
       if (op.state === 'awaiting_approval' && op.expiresAt !== null && now >= op.expiresAt) {
         entries.push(this.transition(op, 'expired', 'The approval request expired', { actor: 'gate' }));
       }
@@ -552,40 +565,22 @@ export class Gate {
   }
 
   /**
-   * Rebuilds operations recovered from the journal (see `replayOperations`).
+   * Takes back the approvals that were pending when the app last stopped (crash recovery in the
+   * ledger settles every other unfinished operation and hands these over).
    *
-   * Why: after a restart the gate must know every operation id (idempotency) and every pending
-   * approval. Anything still `executing` becomes `outcome_unknown` (never re-sent); pending
-   * approvals are re-validated against current policy.
+   * Why: a person may still want to approve them; each is re-validated against current policy and
+   * identities, expires as it would have, and waits for its server to list tools again.
    */
   async restore(operations: readonly RestoredOperation[]): Promise<void> {
-    const entries: JournalEntry[] = [];
     for (const r of operations) {
-      if (this.ids.has(r.proposed.operationId)) continue;
+      if (r.state !== 'awaiting_approval' || this.live.has(r.proposed.operationId)) continue;
       const op = this.rebuild(r);
-      this.ids.set(op.id, op);
-      this.live.add(op);
-      if (op.state === 'executing' || op.state === 'approved') {
-        const reason = op.state === 'executing' ? 'Recovered after a restart while executing: the server may or may not have acted' : 'Recovered after a restart before executing: not sent';
-        entries.push(
-          op.state === 'executing'
-            ? this.transition(op, 'outcome_unknown', reason, { actor: 'recovery', error: { code: 'OUTCOME_UNKNOWN', message: reason } })
-            : this.transition(op, 'cancelled', reason, { actor: 'recovery' }),
-        );
-      } else if (op.state === 'proposed') {
-        entries.push(this.transition(op, 'denied', 'Recovered after a restart before a decision: submit it again', { actor: 'recovery' }));
-      } else if (TERMINAL_STATES.has(op.state)) {
-        settle(op);
-        this.restoredFinished.set(op.id, r);
-        this.retire(op);
-      } else if (op.state === 'awaiting_approval') {
-        // A recovered approval without a recorded deadline gets a fresh one, never an endless wait.
-        if (op.expiresAt === null) op.expiresAt = this.clock.now() + this.ttl;
-        this.scheduleExpiry(op);
-        op.waitingForServer = this.deps.registry.listTools({ serverId: op.identity.serverId, accountId: op.identity.accountId }).length === 0;
-      }
+      this.live.set(op.id, op);
+      // A recovered approval without a recorded deadline gets a fresh one, never an endless wait.
+      if (op.expiresAt === null) op.expiresAt = this.clock.now() + this.ttl;
+      this.scheduleExpiry(op);
+      op.waitingForServer = this.deps.registry.listTools({ serverId: op.identity.serverId, accountId: op.identity.accountId }).length === 0;
     }
-    if (entries.length) await this.append(entries);
     await this.sweepExpired();
     await this.revalidate('restored after restart', { registryChange: true });
   }
@@ -593,29 +588,38 @@ export class Gate {
   // ---- reads -------------------------------------------------------------------------------
 
   /**
-   * A copy of one operation held in memory (live, recently finished, or restored), or undefined.
-   * Older finished operations are in the activity log; reading them back from the journal is
-   * reserved for an idempotent resubmission (a renderer asking for old ids must not make the core
-   * replay its whole journal each time).
+   * A copy of one operation: the live one, or a finished one read back from the history (a copy
+   * that nothing can move again), or undefined.
    */
-  get(operationId: string): OperationSnapshot | undefined {
-    const op = this.ids.get(operationId);
+  async get(operationId: string): Promise<OperationSnapshot | undefined> {
+    await this.admitted(operationId);
+    const op = this.live.get(operationId);
     if (op) return this.snapshot(op);
-    const restored = op === null ? this.restoredFinished.get(operationId) : undefined;
-    return restored ? this.snapshot(this.settledRebuild(restored)) : undefined;
+    const recorded = await this.deps.history.find(operationId);
+    return recorded ? this.snapshot(this.settledRebuild(recorded)) : undefined;
   }
 
-  /** Copies of operations, newest first, optionally filtered. */
+  /** The live operation with this id, as a copy, or undefined (finished ones: `get`). */
+  getLive(operationId: string): OperationSnapshot | undefined {
+    const op = this.live.get(operationId);
+    return op ? this.snapshot(op) : undefined;
+  }
+
+  /** A copy of a recorded operation, shaped as the gate shows operations (the live one if held). */
+  describe(recorded: RestoredOperation): OperationSnapshot {
+    const op = this.live.get(recorded.proposed.operationId);
+    return this.snapshot(op ?? this.settledRebuild(recorded));
+  }
+
+  /** Copies of the live operations, newest first, optionally filtered. */
   list(filter: { state?: OperationState; conversationId?: string } = {}): OperationSnapshot[] {
     const out: OperationSnapshot[] = [];
-    const pools: Iterable<Operation | undefined>[] = filter.state && !TERMINAL_STATES.has(filter.state) ? [this.live] : [this.live, this.finishedRing];
-    for (const pool of pools) {
-      for (const op of pool) {
-        if (!op) continue;
-        if (filter.state && op.state !== filter.state) continue;
-        if (filter.conversationId && op.origin.conversationId !== filter.conversationId) continue;
-        out.push(this.snapshot(op));
-      }
+    for (const op of this.live.values()) {
+      // A finished operation stays until its records are in the journal (see `retire`): not live.
+      if (TERMINAL_STATES.has(op.state)) continue;
+      if (filter.state && op.state !== filter.state) continue;
+      if (filter.conversationId && op.origin.conversationId !== filter.conversationId) continue;
+      out.push(this.snapshot(op));
     }
     return out.sort((a, b) => b.requestedAt - a.requestedAt || (a.operationId < b.operationId ? -1 : 1));
   }
@@ -627,9 +631,15 @@ export class Gate {
 
   /** Resolves with the operation once it reaches a terminal state (a copy). */
   async settled(operationId: string): Promise<OperationSnapshot> {
-    const op = this.mustGet(operationId);
-    await this.whenSettled(op);
-    return this.snapshot(op);
+    await this.admitted(operationId);
+    const op = this.live.get(operationId);
+    if (op) {
+      await this.whenSettled(op);
+      return this.snapshot(op);
+    }
+    const done = await this.get(operationId);
+    if (!done) throw new WardenError('NOT_FOUND', `No operation with id ${JSON.stringify(operationId)}`);
+    return done;
   }
 
   /**
@@ -637,7 +647,8 @@ export class Gate {
    * identity and the validated, stored arguments, never by the model or the server.
    */
   preview(operationId: string): ApprovalPreview {
-    const op = this.mustGet(operationId);
+    const op = this.live.get(operationId);
+    if (!op) throw new WardenError('CONFLICT', `Operation ${operationId} is not awaiting approval (no pending operation has this id)`);
     if (op.state !== 'awaiting_approval') throw new WardenError('CONFLICT', `Operation ${operationId} is not awaiting approval (it is ${op.state})`);
     const args = JSON.stringify(JSON.parse(op.canonicalArguments), null, 2);
     return {
@@ -711,33 +722,22 @@ export class Gate {
   }
 
   /**
-   * An operation held in memory. A finished one that was dropped is refused (CONFLICT), never
-   * rebuilt: approve, reject, cancel and preview must only ever act on the one in-memory object
-   * per id, so nothing can move a finished operation again.
+   * The live operation with this id. A finished one is refused (CONFLICT), never rebuilt:
+   * approve, reject and cancel must only ever act on the one in-memory object per id, so nothing
+   * can move a finished operation again.
    */
-  private mustGet(operationId: string): Operation {
-    const op = this.ids.get(operationId);
-    if (op === null) throw new WardenError('CONFLICT', `Operation ${operationId} already finished; it is no longer held in memory (see the activity log)`);
-    if (!op) throw new WardenError('NOT_FOUND', `No operation with id ${JSON.stringify(operationId)}`);
-    return op;
-  }
-
-  /**
-   * A finished operation whose in-memory copy was dropped, rebuilt from the journal for an
-   * idempotent resubmission of its id. The copy is read-only: it is not registered anywhere, and
-   * every method that moves an operation refuses dropped ids. If the journal no longer holds it (a
-   * rotated-away segment) or has not recorded its end yet (a journal still writing), the id is
-   * refused: one id never means two calls.
-   */
-  private recall(operationId: string): Operation {
-    const restored = this.restoredFinished.get(operationId) ?? replayOperations(this.deps.journal.read()).find((r) => r.proposed.operationId === operationId);
-    if (!restored) {
-      throw new WardenError('CONFLICT', `Operation ${operationId} already ran; its record is no longer held in memory or in the retained journal`);
-    }
-    if (!TERMINAL_STATES.has(restored.state)) {
-      throw new WardenError('CONFLICT', `Operation ${operationId} already finished; its final record is still being written, try again`);
-    }
-    return this.settledRebuild(restored);
+  private async mustGet(operationId: string, action: 'approved' | 'rejected' | 'cancelled'): Promise<Operation> {
+    const live = this.live.get(operationId);
+    if (live) return live;
+    await this.admitted(operationId);
+    const admitted = this.live.get(operationId);
+    if (admitted) return admitted;
+    const recorded = await this.deps.history.find(operationId);
+    // Taken up by a concurrent request while the history was asked.
+    const now = this.live.get(operationId);
+    if (now) return now;
+    if (recorded) throw new WardenError('CONFLICT', `Operation ${operationId} cannot be ${action}: it already finished (${recorded.state}); see the activity log`);
+    throw new WardenError('NOT_FOUND', `No operation with id ${JSON.stringify(operationId)}`);
   }
 
   private settledRebuild(r: RestoredOperation): Operation {
@@ -746,7 +746,7 @@ export class Gate {
     return op;
   }
 
-  /** An in-memory operation from its journaled form (restart, or a recalled finished one). */
+  /** An in-memory operation from its recorded form (a restored approval, or a finished one read back). */
   private rebuild(r: RestoredOperation): Operation {
     const p = r.proposed;
     const op = this.newOperation(p.operationId, p.origin, p.identity, deepFreezeCopy(p.arguments), p.canonicalArguments, p.requestedAt, undefined);
@@ -763,20 +763,19 @@ export class Gate {
   }
 
   /**
-   * Moves a finished operation out of the live set, keeping only the most recent ones in memory.
-   * The eviction order is a ring (a Map iterated from its front would step over the tombstones
-   * of every earlier delete).
+   * A finished operation leaves memory once its records are in the journal; the history answers
+   * for it from then on. It stays until then so that its id can never look unknown: a journal
+   * that orders on call has them as soon as the append that follows this transition is made (a
+   * microtask later); any other has them when every append queued before this one settled.
    */
   private retire(op: Operation): void {
-    this.live.delete(op);
-    if (this.keepFinished === 0) {
-      this.ids.set(op.id, null);
-      return;
-    }
-    const oldest = this.finishedRing[this.ringNext];
-    if (oldest !== undefined) this.ids.set(oldest.id, null);
-    this.finishedRing[this.ringNext] = op;
-    this.ringNext = (this.ringNext + 1) % this.keepFinished;
+    const drop = (): void => {
+      if (this.live.get(op.id) === op) this.live.delete(op.id);
+    };
+    queueMicrotask(() => {
+      if (this.appendsInFlight === 0) drop();
+      else void this.journalTail.then(drop, drop);
+    });
   }
 
   private validate(tool: ToolDescriptor, args: Readonly<Record<string, unknown>>): string | null {
@@ -1091,6 +1090,7 @@ export class Gate {
 }
 
 const DURABLE = Object.freeze({ durable: true });
+const noop = (): void => undefined;
 const NO_EXTRA: Partial<Omit<OpTransition, 'operationId' | 'from' | 'to' | 'reason'>> = Object.freeze({});
 const SETTLED: Promise<void> = Promise.resolve();
 const NO_ENTRIES: readonly JournalEntry[] = Object.freeze([]);

@@ -5,7 +5,10 @@
  * run as a formula; tool arguments and reasons come from models and servers, so every such cell
  * is prefixed with a single quote (OWASP "CSV injection"). Quoting follows RFC 4180.
  */
-import type { AuditRow } from '../../../shared/domain/ledger';
+import { createWriteStream } from 'node:fs';
+import type { AuditFilter, AuditRow } from '../../../shared/domain/ledger';
+import { WardenError } from '../../../shared/result';
+import type { HistoryReads } from './history';
 
 /** Column order of the CSV export (also the key order of each JSONL object). */
 export const AUDIT_COLUMNS: ReadonlyArray<keyof AuditRow> = [
@@ -31,11 +34,11 @@ export function auditToJsonl(rows: readonly AuditRow[]): string {
   return rows.map((r) => JSON.stringify({ ...pick(r), isoTime: new Date(r.time).toISOString() }) + '\n').join('');
 }
 
-/** RFC 4180 CSV with a header row; formula-looking cells neutralized. */
-export function auditToCsv(rows: readonly AuditRow[]): string {
-  const header = [...AUDIT_COLUMNS, 'isoTime'].map(csvCell).join(',');
+/** RFC 4180 CSV (with a header row unless `header` is false); formula-looking cells neutralized. */
+export function auditToCsv(rows: readonly AuditRow[], header = true): string {
   const lines = rows.map((r) => [...AUDIT_COLUMNS.map((c) => r[c]), new Date(r.time).toISOString()].map(csvCell).join(','));
-  return [header, ...lines].join('\r\n') + '\r\n';
+  if (header) lines.unshift([...AUDIT_COLUMNS, 'isoTime'].map(csvCell).join(','));
+  return lines.length ? lines.join('\r\n') + '\r\n' : '';
 }
 
 /** One CSV cell: formula-safe, quoted when it holds a quote, comma or line break. */
@@ -50,4 +53,36 @@ function pick(r: AuditRow): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const c of AUDIT_COLUMNS) out[c] = r[c];
   return out;
+}
+
+/**
+ * Streams the filtered audit view to `path` (JSONL or formula-safe CSV), oldest first, a batch
+ * of rows at a time: memory does not grow with the size of the export. The file is created with
+ * owner-only permissions (it holds arguments of tool calls).
+ */
+export async function writeAuditFile(history: HistoryReads, format: 'jsonl' | 'csv', filter: AuditFilter, path: string): Promise<{ format: 'jsonl' | 'csv'; path: string; rows: number }> {
+  const out = createWriteStream(path, { flags: 'w', mode: 0o600 });
+  const opened = new Promise<void>((resolve, reject) => {
+    out.once('open', () => resolve());
+    out.once('error', reject);
+  });
+  const write = (text: string): Promise<void> =>
+    new Promise<void>((resolve, reject) => {
+      out.write(text, (err) => (err ? reject(err) : resolve()));
+    });
+  try {
+    await opened;
+    if (format === 'csv') await write(auditToCsv([]));
+    const rows = await history.eachAuditRow(filter, (batch) => write(format === 'csv' ? auditToCsv(batch, false) : auditToJsonl(batch)));
+    await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
+    return { format, path, rows };
+  } catch (error) {
+    out.destroy();
+    throw new WardenError('INTERNAL', `activity:export: could not write ${path}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+/** A file name for an export made at `now`. */
+export function exportFileName(format: 'jsonl' | 'csv', now: number): string {
+  return `warden-audit-${new Date(now).toISOString().replace(/[:.]/g, '-')}.${format}`;
 }

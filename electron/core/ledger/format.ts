@@ -197,7 +197,9 @@ export function firstNonZero(bytes: Uint8Array, from: number): number {
 }
 
 /**
- * Scans one segment's bytes line by line, checking each record and the chain.
+ * Scans one segment's bytes line by line from `start` (a record boundary), checking each record
+ * and the chain, up to the first record boundary at or past `end` (then `unusedFrom` is where it
+ * stopped: a slice of a longer scan). Offsets in the result are offsets in `bytes`.
  *
  * After the first bad line, later lines are still checked on their own (checksum) so that a bad
  * record in the middle (valid records after it) can be told apart from a torn tail; records after
@@ -210,14 +212,19 @@ export function firstNonZero(bytes: Uint8Array, from: number): number {
  * after it if there is one), and a line with a NUL inside is one bad line (`unparseable`: NUL
  * never parses); the chain re-anchors after either.
  */
-export function scanSegment(bytes: Buffer, cursor: ChainCursor): SegmentScan {
+export function scanSegment(bytes: Buffer, cursor: ChainCursor, start = 0, end = bytes.length): SegmentScan {
   const records: ScannedRecord[] = [];
   const bad: BadLine[] = [];
   let { prevHash, nextSeq } = cursor;
-  let offset = 0;
-  let validLength = 0;
+  let offset = start;
+  let validLength = start;
   let unusedFrom = bytes.length;
   while (offset < bytes.length) {
+    if (offset >= end) {
+      // Stopped at a record boundary by the caller's limit (a slice of a longer scan).
+      unusedFrom = offset;
+      break;
+    }
     if (bytes[offset] === NUL) {
       const end = firstNonZero(bytes, offset);
       if (end === bytes.length) {

@@ -6,7 +6,8 @@ import { Redactor } from '../redact/redactor';
 import { LedgerService } from './service';
 
 export { Ledger, segmentName } from './ledger';
-export { LedgerService, withSafeMode } from './service';
+export { LedgerService } from './service';
+export { IndexedHistory, MemoryHistory, type HistoryReads } from './history';
 export { LedgerProjections } from './projections';
 export { verifyLedger } from './verify';
 export { auditToCsv, auditToJsonl } from './export';
@@ -23,7 +24,7 @@ export { Redactor, REDACTED } from '../redact/redactor';
  */
 export async function openLedgerForApp(
   userDataDir: string,
-  options: { cancelPendingOnRestart?: boolean; rotateBytes?: number; retainSegments?: number } = {},
+  options: { cancelPendingOnRestart?: boolean; rotateBytes?: number } = {},
 ): Promise<{ ledger: LedgerService; redactor: Redactor; onSecretValue: (value: string) => void }> {
   const redactor = new Redactor();
   const ledger = await LedgerService.open({ dir: join(userDataDir, 'ledger'), redactor, ...options });

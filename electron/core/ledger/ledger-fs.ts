@@ -1,8 +1,10 @@
 /**
- * The file operations the ledger needs, behind a small interface so tests can count fsyncs or
- * inject failures while still writing real files. The default implementation is plain node:fs
- * (callback API: lower overhead per call than FileHandle, which matters when fsync is the cost
- * being measured).
+ * The file operations the ledger needs, behind a small interface so tests can count syncs, inject
+ * failures or slow syncs while still writing real files. The default implementation is plain
+ * node:fs with the callback API (lower overhead per call than FileHandle, which matters when the
+ * sync is the cost being measured). Every call runs on libuv's thread pool: the ledger lives in
+ * Electron's main process, which also runs every window's input and IPC, so a slow disk must make
+ * calls wait for their sync, never the event loop.
  */
 import * as fs from 'node:fs';
 import { join } from 'node:path';
@@ -12,17 +14,18 @@ export interface LedgerFs {
   mkdirp(dir: string): Promise<void>;
   readdir(dir: string): Promise<string[]>;
   readFile(path: string): Promise<Buffer>;
-  /** Opens for read+write without truncating (`r+`), or creates exclusively (`wx`). */
-  open(path: string, mode: 'r+' | 'wx' | 'w'): Promise<number>;
-  /** Writes the whole buffer at `position` (loops over short writes). May complete synchronously. */
+  /** Opens for reading (`r`), read+write without truncating (`r+`), or creates (`wx` exclusively, `w`). */
+  open(path: string, mode: 'r' | 'r+' | 'wx' | 'w'): Promise<number>;
+  /** Reads up to `length` bytes at `position` (fewer only at the end of the file). */
+  read(fd: number, length: number, position: number): Promise<Buffer>;
+  /** Writes the whole buffer at `position` (loops over short writes). */
   write(fd: number, data: Buffer, position: number): Promise<void>;
   /** Full fsync: data and every piece of metadata (used where a file's size or existence changes). */
   fsync(fd: number): Promise<void>;
   /**
    * fdatasync: the data, plus only the metadata needed to read it back (a changed size
    * included). The durable-append path uses it: records overwrite preallocated zeros in place, so
-   * no block allocation has to be committed and the barrier costs about one device flush. The
-   * real implementation runs it on the calling thread while flushes are fast (`adaptiveSync`).
+   * no block allocation has to be committed and the barrier costs about one device flush.
    */
   fdatasync(fd: number): Promise<void>;
   ftruncate(fd: number, length: number): Promise<void>;
@@ -39,54 +42,6 @@ function cb<T>(run: (done: (err: NodeJS.ErrnoException | null, value?: T) => voi
   return new Promise<T>((resolve, reject) => run((err, value) => (err ? reject(err) : resolve(value as T))));
 }
 
-const RESOLVED: Promise<void> = Promise.resolve();
-
-/** A sync that took at most this long may run on the calling thread (see `adaptiveSync`). */
-export const INLINE_SYNC_LIMIT_MS = 2;
-
-/** The two ways to make one fdatasync: blocking the calling thread, or on libuv's thread pool. */
-export interface SyncCalls {
-  inline(fd: number): void;
-  pooled(fd: number, done: (err: NodeJS.ErrnoException | null) => void): void;
-}
-
-/**
- * fdatasync that runs on the calling thread while the disk answers fast, and on the thread pool
- * otherwise.
- *
- * Why: a durable append is one device flush on the path of every tool call. Handed to the thread
- * pool it costs two extra cross-thread wake-ups (to the worker, and back to the event loop),
- * which on these machines is tens of microseconds on top of a ~150 µs flush; made inline, the
- * thread sleeps in the syscall and wakes once. Blocking the event loop is only acceptable while
- * it is short, so the last sync's duration decides: the first sync, any sync after one that took
- * longer than `limitMs`, and any after a failure go to the thread pool (timed too, so a disk that
- * is fast again brings syncs back inline). The worst case is one slow flush blocking the loop
- * once, the same as any synchronous file API (SQLite's, for instance) would.
- */
-export function adaptiveSync(calls: SyncCalls = { inline: fs.fdatasyncSync, pooled: fs.fdatasync }, limitMs = INLINE_SYNC_LIMIT_MS, now: () => number = () => performance.now()): (fd: number) => Promise<void> {
-  let lastMs = Number.POSITIVE_INFINITY;
-  return (fd) => {
-    const started = now();
-    if (lastMs <= limitMs) {
-      try {
-        calls.inline(fd);
-      } catch (error) {
-        lastMs = Number.POSITIVE_INFINITY;
-        return Promise.reject(error);
-      }
-      lastMs = now() - started;
-      return RESOLVED;
-    }
-    return new Promise<void>((resolve, reject) =>
-      calls.pooled(fd, (err) => {
-        lastMs = err ? Number.POSITIVE_INFINITY : now() - started;
-        if (err) reject(err);
-        else resolve();
-      }),
-    );
-  };
-}
-
 /** The real filesystem. */
 export const nodeLedgerFs: LedgerFs = {
   mkdirp: async (dir) => {
@@ -95,24 +50,26 @@ export const nodeLedgerFs: LedgerFs = {
   readdir: (dir) => fs.promises.readdir(dir),
   readFile: (path) => fs.promises.readFile(path),
   open: (path, mode) => cb<number>((done) => fs.open(path, mode, 0o600, done)),
-  write: (fd, data, position) => {
-    // A synchronous pwrite: the bytes go to the page cache in microseconds, far less than a
-    // threadpool round trip (two event-loop wake-ups), and the ledger's single writer already
-    // serializes writes. Durability is the fsync's job, which stays asynchronous.
-    try {
-      let written = 0;
-      while (written < data.length) {
-        const n = fs.writeSync(fd, data, written, data.length - written, position + written);
-        if (n <= 0) throw new Error(`ledger: write returned ${n}`);
-        written += n;
-      }
-      return RESOLVED;
-    } catch (error) {
-      return Promise.reject(error);
+  write: async (fd, data, position) => {
+    let written = 0;
+    while (written < data.length) {
+      const n = await cb<number>((done) => fs.write(fd, data, written, data.length - written, position + written, done));
+      if (n <= 0) throw new Error(`ledger: write returned ${n}`);
+      written += n;
     }
   },
+  read: async (fd, length, position) => {
+    const buffer = Buffer.alloc(length);
+    let got = 0;
+    while (got < length) {
+      const n = await cb<number>((done) => fs.read(fd, buffer, got, length - got, position + got, done));
+      if (n === 0) break;
+      got += n;
+    }
+    return got === length ? buffer : buffer.subarray(0, got);
+  },
   fsync: (fd) => cb<void>((done) => fs.fsync(fd, done)),
-  fdatasync: adaptiveSync(),
+  fdatasync: (fd) => cb<void>((done) => fs.fdatasync(fd, done)),
   ftruncate: (fd, length) => cb<void>((done) => fs.ftruncate(fd, length, done)),
   close: (fd) => cb<void>((done) => fs.close(fd, done)),
   rename: (from, to) => fs.promises.rename(from, to),
@@ -151,6 +108,15 @@ export function countingFs(base: LedgerFs = nodeLedgerFs): { fs: LedgerFs; count
     };
   }
   return { fs: wrapped as unknown as LedgerFs, counts };
+}
+
+/**
+ * A LedgerFs whose syncs (fsync and fdatasync) take `delayMs` longer, as on a slow or busy disk.
+ * The delay is a timer, so the event loop stays free, exactly as with a real slow device.
+ */
+export function slowSyncFs(delayMs: number, base: LedgerFs = nodeLedgerFs): LedgerFs {
+  const later = <T>(p: Promise<T>): Promise<T> => p.then((v) => new Promise<T>((resolve) => setTimeout(() => resolve(v), delayMs)));
+  return { ...base, fsync: (fd) => later(base.fsync(fd)), fdatasync: (fd) => later(base.fdatasync(fd)) };
 }
 
 /** `dir/name`, kept here so path handling of the ledger lives in one place. */

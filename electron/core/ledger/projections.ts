@@ -1,12 +1,14 @@
 /**
  * Projections of the ledger (DESIGN.md §4): the operations table (by id, state, conversation),
- * the pending-approval queue, the audit view and per-operation history, all rebuilt from records.
+ * the pending-approval queue, the audit view and per-operation history, folded from records.
  *
  * A projection is a pure fold over records in sequence order: the same records always give the
- * same projections (recovery is deterministic). It reads the gate's event schemas
- * (shared/domain/journal-events.ts) and the ledger's own records (checkpoints, reconciliations,
- * safe-mode acknowledgements). A record whose payload does not match its schema is counted and
- * skipped, never guessed at.
+ * same projections. It is the one place that says what records mean for an operation: the
+ * indexed history (history.ts) folds the records of the operations a query returns with it, and
+ * the in-memory journal's history folds all of its records. It reads the gate's event schemas
+ * (shared/domain/journal-events.ts) and the ledger's own records (reconciliations, safe-mode
+ * acknowledgements, and the checkpoints of older ledgers, which carried every operation). A
+ * record whose payload does not match its schema is counted and skipped, never guessed at.
  */
 import {
   parseJournalEvent,
@@ -25,12 +27,8 @@ import {
   type OperationView,
 } from '../../../shared/domain/ledger';
 import { TERMINAL_STATES, type OperationState } from '../../../shared/domain/operations';
-import type { JournalRecord } from '../ports';
-import type { RestoredOperation } from '../gate/gate';
+import type { JournalRecord, RecordedOperation } from '../ports';
 import { CHECKPOINT_TYPE } from './format';
-
-/** An operation rebuilt from the ledger: exactly what the gate's `restore()` takes. */
-export type RecoveredOperation = RestoredOperation;
 
 /** Everything the ledger knows about one operation. */
 interface OperationFacts {
@@ -42,7 +40,7 @@ interface OperationFacts {
   proposedTime: number;
 }
 
-/** The checkpoint form of the operations (written at rotation, read when older segments are gone). */
+/** The checkpoint form of the operations (older ledgers wrote it at rotation and then deleted segments). */
 interface CheckpointState {
   version: 1;
   operations: OperationFacts[];
@@ -226,54 +224,37 @@ export class LedgerProjections {
     };
   }
 
-  /**
-   * Operations in the form the gate's `restore()` takes, so after a restart the gate knows every
-   * id (idempotency) and every pending approval.
-   */
-  restoredOperations(): RecoveredOperation[] {
-    const out: RecoveredOperation[] = [];
-    for (const facts of this.ops.values()) {
-      const last = facts.transitions.at(-1);
-      let decision: DecisionRecord | null = null;
-      for (const x of facts.transitions) if (x.t.decision) decision = x.t.decision;
-      const result = [...facts.transitions].reverse().find((x) => x.t.result)?.t.result ?? null;
-      const error = [...facts.transitions].reverse().find((x) => x.t.error)?.t.error ?? null;
-      out.push({
-        proposed: structuredClone(facts.proposed),
-        state: this.stateOf(facts),
-        reason: last?.t.reason ?? 'Proposed',
-        decision: decision ? structuredClone(decision) : null,
-        approvedByUser: facts.transitions.some((x) => x.t.to === 'approved' && x.t.actor === 'user'),
-        result: result ? structuredClone(result) : null,
-        error: error ? structuredClone(error) : null,
-        history: facts.transitions.map((x) => ({ from: x.t.from, to: x.t.to, reason: x.t.reason, at: x.time })),
-      });
-    }
-    return out;
+  /** One operation as recorded (what the gate's idempotency, recovery and a retry read), or undefined. */
+  recorded(operationId: string): RecordedOperation | undefined {
+    const facts = this.ops.get(operationId);
+    return facts ? this.recordedOf(facts) : undefined;
   }
 
-  /**
-   * Live state for a checkpoint (compaction): every operation's facts, because ids must survive
-   * retention for idempotency. Operations still in flight and the `keepResults` most recent
-   * finished ones keep everything; older finished ones drop their tool-result content (results
-   * can be large, and the full record stays in the retained segments until retention drops it).
-   */
-  snapshot(keepResults = 1000): Record<string, unknown> {
-    const all = [...this.ops.values()];
-    const finished = all.filter((f) => isTerminal(this.stateOf(f)));
-    const compactBefore = new Set(finished.slice(0, Math.max(0, finished.length - keepResults)));
-    const operations = all.map((f) => {
-      const copy = structuredClone(f);
-      if (compactBefore.has(f)) {
-        for (const x of copy.transitions) if (x.t.result) x.t.result = { isError: x.t.result.isError, content: [] };
-      }
-      return copy;
-    });
-    const state: CheckpointState = { version: 1, operations };
-    return state as unknown as Record<string, unknown>;
+  /** Every operation as recorded, oldest first. */
+  recordedAll(): RecordedOperation[] {
+    return [...this.ops.values()].map((f) => this.recordedOf(f));
   }
 
   // ---- internals ---------------------------------------------------------------------------
+
+  private recordedOf(facts: OperationFacts): RecordedOperation {
+    const last = facts.transitions.at(-1);
+    let decision: DecisionRecord | null = null;
+    for (const x of facts.transitions) if (x.t.decision) decision = x.t.decision;
+    const result = [...facts.transitions].reverse().find((x) => x.t.result)?.t.result ?? null;
+    const error = [...facts.transitions].reverse().find((x) => x.t.error)?.t.error ?? null;
+    const expiresAt = [...facts.transitions].reverse().find((x) => x.t.expiresAt !== undefined)?.t.expiresAt;
+    return {
+      proposed: structuredClone(expiresAt !== undefined ? { ...facts.proposed, expiresAt } : facts.proposed),
+      state: this.stateOf(facts),
+      reason: last?.t.reason ?? 'Proposed',
+      decision: decision ? structuredClone(decision) : null,
+      approvedByUser: facts.transitions.some((x) => x.t.to === 'approved' && x.t.actor === 'user'),
+      result: result ? structuredClone(result) : null,
+      error: error ? structuredClone(error) : null,
+      history: facts.transitions.map((x) => ({ from: x.t.from, to: x.t.to, reason: x.t.reason, at: x.time })),
+    };
+  }
 
   private applyCheckpoint(record: JournalRecord): void {
     const state = (record.payload.state ?? null) as CheckpointState | null;

@@ -1,30 +1,34 @@
 /**
- * The ledger service: the durable ledger plus its projections, operation recovery after a
- * restart, reconciliation of `outcome_unknown` operations, and the contract handlers for the
- * Activity and Recovery views.
+ * The ledger service: the durable ledger, its persistent index and the history read through it,
+ * crash recovery of operations, reconciliation of `outcome_unknown` operations, and exports.
  *
  * Start-up order (what app-core does):
- *   1. `LedgerService.open({ dir, redactor })` — log recovery (torn tail, chain breaks, safe mode)
- *      and projections rebuilt from the records.
- *   2. Build the gate with `journal: service.ledger` and a policy source that includes
- *      `safeMode: service.ledger.safeMode` (see `withSafeMode`).
- *   3. `service.recoverOperations(gate)` — `executing` → `outcome_unknown` (journaled, durable,
- *      never re-sent), `approved`/`proposed` → not sent, `awaiting_approval` → cancelled if the
- *      setting says so, else handed to `gate.restore()` which re-validates and re-queues them.
+ *   1. `LedgerService.open({ dir, redactor })` — the index is opened, then log recovery reads what
+ *      was written since the index last committed (torn tail, chain breaks, safe mode) and hands
+ *      it to the index. A missing or unusable index is rebuilt from the segments here.
+ *   2. Build the gate with `journal: service.ledger` and `history: service.history`.
+ *   3. `service.recoverOperations(gate)` — the one place that settles what a crash interrupted.
  */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { journalEntry } from '../../../shared/domain/journal-events';
-import { RECONCILED_TYPE, type LedgerStatus, type OperationView } from '../../../shared/domain/ledger';
+import { RECONCILED_TYPE, SAFE_MODE_ACK_TYPE, type AuditFilter, type LedgerStatus, type OperationView } from '../../../shared/domain/ledger';
 import type { OperationRecoveryReport } from '../../../shared/contract/activity';
 import { WardenError } from '../../../shared/result';
-import type { Clock, JournalEntry } from '../ports';
+import type { Clock, JournalEntry, RecordedOperation } from '../ports';
 import { REDACTED, Redactor } from '../redact/redactor';
-import { auditToCsv, auditToJsonl } from './export';
+import { writeAuditFile } from './export';
+import { IndexedHistory, type HistoryReads } from './history';
+import { LedgerIndex } from './index-store';
 import { Ledger, type LedgerOptions } from './ledger';
-import { LedgerProjections, type RecoveredOperation } from './projections';
+import { inDir, nodeLedgerFs, type LedgerFs } from './ledger-fs';
+import { preserve } from './recovery';
+import { openSqlite } from './sqlite';
+import { verifyInSlices } from './verify';
 
-/** What the gate offers recovery: restoring operations (knows every id; re-validates pending). */
+/** What the gate offers recovery: re-queueing approvals that were pending (it re-validates them). */
 export interface RestorableGate {
-  restore(operations: readonly RecoveredOperation[]): Promise<void>;
+  restore(operations: readonly RecordedOperation[]): Promise<void>;
 }
 
 /** What a retry needs: submitting a NEW operation through the gate (fresh decision). */
@@ -40,37 +44,120 @@ export interface SubmittingGate {
 }
 
 /** How the service is opened. */
-export interface LedgerServiceOptions extends LedgerOptions {
+export interface LedgerServiceOptions extends Omit<LedgerOptions, 'reader'> {
   /** Setting: cancel approvals that were pending at a crash instead of re-queueing them. */
   cancelPendingOnRestart?: boolean;
+  /** Start the full verification of every record right after opening (default true). */
+  verifyInBackground?: boolean;
 }
 
-/** The durable ledger, its projections, recovery and reconciliation. */
+/** What a full verification found. */
+export interface VerificationResult {
+  records: number;
+  /** Breaks found (each acknowledged or not); an unacknowledged one puts the ledger in safe mode. */
+  breaks: number;
+  safeMode: boolean;
+  durationMs: number;
+}
+
+/** Recovery's settlements: what each unfinished state becomes after a crash (never a resend). */
+const SETTLE = {
+  executing: { to: 'outcome_unknown', reason: 'Recovered after a restart while executing: the server may or may not have acted; never re-sent' },
+  approved: { to: 'cancelled', reason: 'Recovered after a restart before executing: not sent' },
+  proposed: { to: 'denied', reason: 'Recovered after a restart before a decision: submit it again' },
+} as const;
+
+/** The contract of each tool last recorded, per (server, account): what a first discovery is compared with. */
+type Pins = Map<string, { tools: Map<string, string | null>; instructionsHash: string | null }>;
+
+/** The durable ledger, its index and history, recovery and reconciliation. */
 export class LedgerService {
   private lastRecovery: OperationRecoveryReport | null = null;
+  readonly history: HistoryReads;
+  private readonly pins: Pins = new Map();
+  private readonly safeModeListeners = new Set<(safeMode: boolean) => void>();
+  private closing = false;
+  private running: Promise<VerificationResult> | null = null;
+  /** The full verification started at open, or null when it was not started. */
+  verification: Promise<VerificationResult> | null = null;
 
   private constructor(
     readonly ledger: Ledger,
-    readonly projections: LedgerProjections,
+    readonly index: LedgerIndex,
     private readonly clock: Clock,
     private readonly cancelPendingOnRestart: boolean,
+    private readonly ledgerFs: LedgerFs,
   ) {
-    ledger.subscribe((records) => {
-      for (const r of records) projections.apply(r);
+    ledger.subscribe((records, locations) => {
+      for (let i = 0; i < records.length; i++) {
+        index.add(records[i]!, locations[i]!);
+        if (records[i]!.type === 'tool.contract-changed') {
+          const p = records[i]!.payload as { serverId?: unknown; accountId?: unknown; toolName?: unknown; newContractHash?: unknown; instructionsHash?: unknown };
+          if (typeof p.serverId === 'string' && typeof p.accountId === 'string' && typeof p.toolName === 'string') {
+            this.pin(p.serverId, p.accountId, p.toolName, typeof p.newContractHash === 'string' ? p.newContractHash : null, typeof p.instructionsHash === 'string' ? p.instructionsHash : null);
+          }
+        }
+      }
     });
-    ledger.setSnapshotProvider(() => projections.snapshot());
+    this.history = new IndexedHistory(index, ledger);
+  }
+
+  private pin(server: string, account: string, tool: string, hash: string | null, instructions: string | null): void {
+    const key = `${server}\u0000${account}`;
+    let entry = this.pins.get(key);
+    if (!entry) this.pins.set(key, (entry = { tools: new Map(), instructionsHash: null }));
+    entry.tools.set(tool, hash);
+    if (instructions !== null) entry.instructionsHash = instructions;
   }
 
   /**
-   * Opens the ledger (log recovery) and rebuilds the projections from it.
+   * The contract hashes last recorded for one (server, account), or undefined if none ever were
+   * (kept in memory: one entry per tool ever listed, not per call).
+   */
+  pinnedFor(serverId: string, accountId: string): { tools: Record<string, string>; instructionsHash: string | null } | undefined {
+    const entry = this.pins.get(`${serverId}\u0000${accountId}`);
+    if (!entry) return undefined;
+    return { tools: Object.fromEntries([...entry.tools].filter((e): e is [string, string] => e[1] !== null)), instructionsHash: entry.instructionsHash };
+  }
+
+  /**
+   * Opens the index and the ledger (log recovery, reading only what the index does not have yet).
    *
    * Does not touch operations yet: call `recoverOperations` once the gate exists.
    */
   static async open(options: LedgerServiceOptions): Promise<LedgerService> {
     const clock = options.clock ?? { now: () => Date.now() };
-    const ledger = await Ledger.open({ ...options, clock, redactor: options.redactor ?? new Redactor() });
-    const projections = LedgerProjections.fromRecords(ledger.read());
-    return new LedgerService(ledger, projections, clock, options.cancelPendingOnRestart === true);
+    await mkdir(options.dir, { recursive: true });
+    const index = await LedgerIndex.open(await openSqlite(join(options.dir, 'index.sqlite')));
+    let ledger: Ledger;
+    try {
+      ledger = await Ledger.open({
+        ...options,
+        clock,
+        redactor: options.redactor ?? new Redactor(),
+        reader: {
+          resumeAfter: index.position,
+          onFullScan: () => (index.position ? index.reset() : undefined),
+          onRecord: (record, location) => index.add(record, location),
+          onSegmentRead: () => index.flush(),
+        },
+      });
+      await index.flush();
+    } catch (error) {
+      await index.close().catch(() => undefined);
+      throw error;
+    }
+    const service = new LedgerService(ledger, index, clock, options.cancelPendingOnRestart === true, options.fs ?? nodeLedgerFs);
+    for (const p of await index.pins()) service.pin(p.server, p.account, p.tool, p.hash, p.instructions);
+    // Breaks an earlier start or verification found in records this start did not read again.
+    const acknowledged = await service.acknowledgedBreaks();
+    ledger.reportBreaks((await index.breaks()).map((b) => ({ ...b, acknowledged: b.acknowledged || acknowledged.has(b.id) })));
+    await index.saveBreaks(ledger.recovery.breaks);
+    if (options.verifyInBackground !== false) {
+      service.verification = service.verify();
+      service.verification.catch(() => undefined);
+    }
+    return service;
   }
 
   /** What the last `recoverOperations` did, if it ran. */
@@ -79,58 +166,52 @@ export class LedgerService {
   }
 
   /**
-   * Settles every operation a crash interrupted; nothing is ever re-sent.
+   * Settles every operation a crash interrupted; nothing is ever re-sent. This is the only place
+   * that does.
    *
    * `executing` → `outcome_unknown`; `approved` (not sent) → `cancelled`; `proposed` (no decision)
-   * → `denied`; `awaiting_approval` → `cancelled` when the setting says so, otherwise re-queued
-   * through `gate.restore()`, which re-validates against current policy. All transitions are
-   * appended durably before this resolves.
+   * → `denied`; `awaiting_approval` → `cancelled` when the setting says so, otherwise handed to
+   * `gate.restore()`, which re-validates it against current policy and queues it again. All
+   * transitions are appended durably before this resolves.
    */
   async recoverOperations(gate?: RestorableGate): Promise<OperationRecoveryReport> {
     const report: OperationRecoveryReport = { outcomeUnknown: [], cancelled: [], denied: [], requeued: [] };
     const entries: JournalEntry[] = [];
-    const add = (operationId: string, from: 'executing' | 'approved' | 'proposed' | 'awaiting_approval', to: 'outcome_unknown' | 'cancelled' | 'denied', reason: string): void => {
+    const pending: RecordedOperation[] = [];
+    for (const op of await this.history.unfinished()) {
+      const id = op.proposed.operationId;
+      if (op.state === 'awaiting_approval') {
+        if (!this.cancelPendingOnRestart) {
+          pending.push(op);
+          continue;
+        }
+        entries.push(journalEntry('op.transition', { operationId: id, from: 'awaiting_approval', to: 'cancelled', reason: 'Cancelled at restart (setting: cancel pending approvals on restart)', actor: 'recovery' }));
+        report.cancelled.push(id);
+        continue;
+      }
+      if (op.state !== 'executing' && op.state !== 'approved' && op.state !== 'proposed') continue;
+      const { to, reason } = SETTLE[op.state];
       entries.push(
         journalEntry('op.transition', {
-          operationId,
-          from,
+          operationId: id,
+          from: op.state,
           to,
           reason,
           actor: 'recovery',
           ...(to === 'outcome_unknown' ? { error: { code: 'OUTCOME_UNKNOWN', message: reason } } : {}),
         }),
       );
-    };
-    for (const op of this.projections.operations({ state: 'executing' })) {
-      add(op.operationId, 'executing', 'outcome_unknown', 'Recovered after a restart while executing: the server may or may not have acted; never re-sent');
-      report.outcomeUnknown.push(op.operationId);
-    }
-    for (const op of this.projections.operations({ state: 'approved' })) {
-      add(op.operationId, 'approved', 'cancelled', 'Recovered after a restart before executing: not sent');
-      report.cancelled.push(op.operationId);
-    }
-    for (const op of this.projections.operations({ state: 'proposed' })) {
-      add(op.operationId, 'proposed', 'denied', 'Recovered after a restart before a decision: submit it again');
-      report.denied.push(op.operationId);
-    }
-    if (this.cancelPendingOnRestart) {
-      for (const op of this.projections.operations({ state: 'awaiting_approval' })) {
-        add(op.operationId, 'awaiting_approval', 'cancelled', 'Cancelled at restart (setting: cancel pending approvals on restart)');
-        report.cancelled.push(op.operationId);
-      }
+      (to === 'outcome_unknown' ? report.outcomeUnknown : to === 'cancelled' ? report.cancelled : report.denied).push(id);
     }
     if (entries.length) await this.ledger.append(entries, { durable: true });
-    const pendingBefore = this.projections.pendingApprovals().map((o) => o.operationId);
-    if (gate) await gate.restore(this.projections.restoredOperations());
+    if (gate) await gate.restore(pending);
     await this.ledger.flush();
-    const stillPending = new Set(this.projections.pendingApprovals().map((o) => o.operationId));
-    for (const id of pendingBefore) {
-      if (stillPending.has(id)) report.requeued.push(id);
-      else {
-        const state = this.projections.operation(id)?.state;
-        if (state === 'denied') report.denied.push(id);
-        else report.cancelled.push(id);
-      }
+    for (const op of pending) {
+      const id = op.proposed.operationId;
+      const state = (await this.history.operation(id))?.state;
+      if (state === 'awaiting_approval') report.requeued.push(id);
+      else if (state === 'denied') report.denied.push(id);
+      else report.cancelled.push(id);
     }
     this.lastRecovery = report;
     return report;
@@ -145,7 +226,7 @@ export class LedgerService {
     input: { operationId: string; outcome: 'succeeded' | 'failed' | 'retry'; reason: string; by: string },
     gate?: SubmittingGate,
   ): Promise<{ operation: OperationView; retryOperationId: string | null }> {
-    const op = this.projections.operation(input.operationId);
+    const op = await this.history.operation(input.operationId);
     if (!op) throw new WardenError('NOT_FOUND', `recovery:reconcile: no operation with id ${JSON.stringify(input.operationId)}`);
     if (op.state !== 'outcome_unknown' || op.reconciled) {
       throw new WardenError('CONFLICT', `recovery:reconcile: operation ${input.operationId} is ${op.reconciled ? `already reconciled (${op.reconciled.outcome})` : op.state}, not an unreconciled outcome_unknown`);
@@ -154,7 +235,7 @@ export class LedgerService {
     let retryOperationId: string | null = null;
     if (input.outcome === 'retry') {
       if (!gate) throw new WardenError('UNSUPPORTED', 'recovery:reconcile: retry needs the gate, which is not running');
-      const restored = this.projections.restoredOperations().find((r) => r.proposed.operationId === input.operationId)!;
+      const restored = (await this.history.find(input.operationId))!;
       if (JSON.stringify(restored.proposed.arguments).includes(REDACTED)) {
         throw new WardenError('CONFLICT', 'recovery:reconcile: the arguments held a secret that was never stored; start the call again instead of retrying it');
       }
@@ -185,14 +266,12 @@ export class LedgerService {
       ],
       { durable: true },
     );
-    return { operation: this.projections.operation(input.operationId)!, retryOperationId };
+    return { operation: (await this.history.operation(input.operationId))!, retryOperationId };
   }
 
-  /** The audit view as a file body. */
-  exportAudit(format: 'jsonl' | 'csv', filter: Parameters<LedgerProjections['audit']>[0] = {}): { format: 'jsonl' | 'csv'; filename: string; rows: number; content: string } {
-    const rows = this.projections.audit(filter);
-    const stamp = new Date(this.clock.now()).toISOString().replace(/[:.]/g, '-');
-    return { format, filename: `warden-audit-${stamp}.${format}`, rows: rows.length, content: format === 'csv' ? auditToCsv(rows) : auditToJsonl(rows) };
+  /** Streams the filtered audit view to `path` (see `writeAuditFile`). */
+  exportAudit(format: 'jsonl' | 'csv', filter: AuditFilter, path: string): Promise<{ format: 'jsonl' | 'csv'; path: string; rows: number }> {
+    return writeAuditFile(this.history, format, filter, path);
   }
 
   /** Status for the Activity view and the app frame. */
@@ -200,29 +279,76 @@ export class LedgerService {
     return { dir: this.ledger.dir, records: this.ledger.size(), segments: this.ledger.segments(), safeMode: this.ledger.safeMode, recovery: this.ledger.recovery };
   }
 
+  /**
+   * Verifies every record and the whole chain, in slices beside the app (it never stalls the
+   * event loop), up to where the log stood when it began. Start-up checks only what the index did
+   * not have; this checks the rest. A break found here puts the ledger in safe mode exactly as one
+   * found at start (listeners of `onSafeModeChange` are told). One runs at a time; asking again
+   * while one runs returns it.
+   */
+  verify(): Promise<VerificationResult> {
+    this.running ??= this.runVerification().finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  /** Tells `listener` whenever safe mode changes after start (a break found later, an acknowledgement). */
+  onSafeModeChange(listener: (safeMode: boolean) => void): () => void {
+    this.safeModeListeners.add(listener);
+    return () => this.safeModeListeners.delete(listener);
+  }
+
+  private async runVerification(): Promise<VerificationResult> {
+    const started = performance.now();
+    await this.ledger.flush();
+    const found = await verifyInSlices(this.ledger.dir, this.ledger.position, {
+      fs: this.fs,
+      pause: async () => {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        if (this.closing) throw new WardenError('CONFLICT', 'ledger: closed during verification');
+      },
+    });
+    const acknowledged = await this.acknowledgedBreaks();
+    const breaks = [];
+    for (const b of found.breaks) {
+      const path = inDir(this.ledger.dir, b.segment);
+      const preservedCopy = acknowledged.has(b.id) ? null : await preserve(this.fs, this.ledger.dir, path, await this.fs.readFile(path));
+      breaks.push({ ...b, acknowledged: acknowledged.has(b.id), preservedCopy });
+    }
+    const before = this.ledger.safeMode;
+    this.ledger.reportBreaks(breaks);
+    await this.index.saveBreaks(this.ledger.recovery.breaks);
+    if (this.ledger.safeMode !== before) for (const l of this.safeModeListeners) l(this.ledger.safeMode);
+    return { records: found.records, breaks: breaks.length, safeMode: this.ledger.safeMode, durationMs: performance.now() - started };
+  }
+
+  private get fs() {
+    return this.ledgerFs;
+  }
+
+  /** Ids of the chain breaks a person has acknowledged (read from the acknowledgement records). */
+  async acknowledgedBreaks(): Promise<Set<string>> {
+    const ids = new Set<string>();
+    const rows = await this.index.rowsOfType(SAFE_MODE_ACK_TYPE);
+    for (const r of await this.ledger.readAt(rows)) if (Array.isArray(r.payload.breaks)) for (const id of r.payload.breaks) if (typeof id === 'string') ids.add(id);
+    return ids;
+  }
+
   /** Leaves safe mode, journaling who and why. */
   async acknowledgeSafeMode(by: string, reason: string): Promise<LedgerStatus> {
+    const before = this.ledger.safeMode;
     await this.ledger.acknowledgeSafeMode(by, reason);
+    await this.index.saveBreaks(this.ledger.recovery.breaks);
+    if (this.ledger.safeMode !== before) for (const l of this.safeModeListeners) l(this.ledger.safeMode);
     return this.status();
   }
 
-  /** Flushes and closes the ledger. */
-  close(): Promise<void> {
-    return this.ledger.close();
+  /** Flushes and closes the ledger and its index. */
+  async close(): Promise<void> {
+    this.closing = true;
+    await this.running?.catch(() => undefined);
+    await this.ledger.close();
+    await this.index.close();
   }
-}
-
-/**
- * Wraps a policy source so that the ledger's safe mode holds every tool at ask.
- *
- * Why: after tampering was detected the log cannot be trusted to say what was allowed; until a
- * person acknowledges it, nothing runs without asking.
- */
-export function withSafeMode<P extends { safeMode?: boolean }>(source: { current(): P }, ledger: { readonly safeMode: boolean }): { current(): P } {
-  return {
-    current: () => {
-      const state = source.current();
-      return { ...state, safeMode: state.safeMode === true || ledger.safeMode };
-    },
-  };
 }

@@ -7,14 +7,16 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { LedgerVerifyResult } from '../../../shared/domain/ledger';
-import { GENESIS_HASH, scanSegment, type ChainCursor } from './format';
-import { segmentName, segmentNumbers } from './ledger';
+import type { LedgerChainBreak, LedgerVerifyResult } from '../../../shared/domain/ledger';
+import { GENESIS_HASH, scanSegment, type BadLine, type ChainCursor } from './format';
+import { nodeLedgerFs, type LedgerFs } from './ledger-fs';
+import type { LogPosition } from './recovery';
+import { segmentName, segmentNumbers } from './segments';
 
 /**
  * Verifies the ledger in `dir`; `ok` is false at the first problem of any kind.
  *
- * The first retained segment may start from a deleted one (retention); its first record is then
+ * The first segment may start from a deleted one (older versions deleted old segments); its first record is then
  * accepted as the chain's anchor. A torn tail counts as broken: recovery has not run yet.
  */
 export async function verifyLedger(dir: string): Promise<LedgerVerifyResult> {
@@ -45,4 +47,47 @@ export async function verifyLedger(dir: string): Promise<LedgerVerifyResult> {
     cursor = scan.cursor;
   }
   return { ok: true, segments: numbers.map(segmentName), records, firstBroken: null };
+}
+
+/** A bad record found by the full verification (the shape recovery reports, before acknowledgement). */
+export type FoundBreak = Omit<LedgerChainBreak, 'acknowledged' | 'preservedCopy'>;
+
+/**
+ * Verifies every record of the ledger in `dir` up to `until` (the position when it started),
+ * in slices of about `sliceBytes` with a turn of the event loop between them, so a full
+ * verification of a large history runs beside the app without stalling it. Returns the bad
+ * records that have valid ones after them (a tear at the very end is recovery's business).
+ */
+export async function verifyInSlices(dir: string, until: LogPosition | null, options: { fs?: LedgerFs; sliceBytes?: number; pause?: () => Promise<void> } = {}): Promise<{ records: number; breaks: FoundBreak[] }> {
+  const fs = options.fs ?? nodeLedgerFs;
+  const sliceBytes = options.sliceBytes ?? 256 * 1024;
+  const pause = options.pause ?? (() => new Promise<void>((resolve) => setImmediate(resolve)));
+  const breaks: FoundBreak[] = [];
+  let records = 0;
+  if (!until) return { records, breaks };
+  const numbers = segmentNumbers(await fs.readdir(dir)).filter((n) => n <= until.segment);
+  let cursor: ChainCursor = numbers[0] === 1 ? { prevHash: GENESIS_HASH, nextSeq: 1 } : { prevHash: null, nextSeq: null };
+  for (const n of numbers) {
+    const name = segmentName(n);
+    const bytes = await fs.readFile(join(dir, name));
+    const end = n === until.segment ? Math.min(until.offset, bytes.length) : bytes.length;
+    let start = 0;
+    let lastValid = 0;
+    const bad: BadLine[] = [];
+    while (start < end) {
+      const scan = scanSegment(bytes, cursor, start, Math.min(end, start + sliceBytes));
+      bad.push(...scan.bad);
+      records += scan.records.length;
+      if (scan.records.length > 0) lastValid = scan.validLength;
+      cursor = scan.cursor;
+      if (scan.unusedFrom <= start) break;
+      start = scan.unusedFrom;
+      await pause();
+    }
+    for (const b of bad) {
+      if (b.offset >= lastValid) continue; // a tail, not a break
+      breaks.push({ id: `${name}@${b.offset}`, segment: name, offset: b.offset, length: b.length, problem: b.problem, ...(b.seq !== undefined ? { seq: b.seq } : {}) });
+    }
+  }
+  return { records, breaks };
 }

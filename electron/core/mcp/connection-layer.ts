@@ -8,7 +8,7 @@ import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.
 import type { ServerDefinition } from '../../../shared/domain/servers';
 import type { CoreEvents } from '../events';
 import { journalEntry } from '../../../shared/domain/journal-events';
-import type { Clock, Journal, SecretStore } from '../ports';
+import type { Clock, Journal, JournalRecord, SecretStore } from '../ports';
 import { systemClock } from '../ports';
 import type { ServerService } from '../settings/server-service';
 import { ConnectionManager, type ConnectionManagerOptions, type ServerDirectory } from './connection-manager';
@@ -37,7 +37,7 @@ export function directoryOf(service: Pick<ServerService, 'getServer' | 'accounts
  *
  * Why: a rug pull between two app runs must be caught too, not only one during a session.
  */
-export function pinsFromJournal(journal: Pick<Journal, 'read'>, serverId: string, accountId: string): { tools: Record<string, string>; instructionsHash: string | null } | undefined {
+export function pinsFromJournal(journal: { read(): readonly JournalRecord[] }, serverId: string, accountId: string): { tools: Record<string, string>; instructionsHash: string | null } | undefined {
   const tools = new Map<string, string | null>();
   let instructions: string | null = null;
   for (const r of journal.read()) {
@@ -75,13 +75,17 @@ export function createConnectionLayer(deps: {
   secrets: SecretStore;
   events: CoreEvents;
   journal?: Journal;
+  /** The contracts last recorded per (server, account); default: read from an in-memory journal's records. */
+  pins?: ConnectionManagerOptions['pinnedFor'];
   clock?: Clock;
   options?: ConnectionLayerOptions;
 }) {
   const journal = deps.journal;
+  const records = journal && 'read' in journal ? (journal as Journal & { read(): readonly JournalRecord[] }) : undefined;
+  const pinnedFor = deps.pins ?? (records ? (serverId: string, accountId: string) => pinsFromJournal(records, serverId, accountId) : undefined);
   const clock = deps.clock ?? systemClock;
   const manager = new ConnectionManager({
-    ...(journal ? { pinnedFor: (serverId: string, accountId: string) => pinsFromJournal(journal, serverId, accountId) } : {}),
+    ...(pinnedFor ? { pinnedFor } : {}),
     ...deps.options,
     directory: directoryOf(deps.service),
     secrets: deps.secrets,

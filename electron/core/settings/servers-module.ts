@@ -34,6 +34,9 @@ export const refusingFileDialogs: FileDialogs = {
   openFile: async () => {
     throw new WardenError('UNSUPPORTED', 'This host cannot show a file chooser; import from the Warden app');
   },
+  saveFile: async () => {
+    throw new WardenError('UNSUPPORTED', 'This host cannot show a save dialog; export from the Warden app');
+  },
 };
 
 /** Builds the settings repository, server service, importer and their contract handlers. */

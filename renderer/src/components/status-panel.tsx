@@ -55,14 +55,14 @@ export function StatusPanel() {
   );
 }
 
-/** Shown above every view while the core reports safe mode (ledger tampering found). */
+/** Shown above every view while the core reports safe mode (a ledger record failed its check). */
 export function SafeModeBanner() {
   const safeMode = useAppStore((s) => s.status?.safeMode === true);
   if (!safeMode) return null;
   return (
     <div className="banner banner-danger" role="alert" data-testid="safe-mode-banner">
       <span>
-        <strong>Safe mode.</strong> Warden found that its ledger was tampered with or damaged. Every tool is held at Ask until
+        <strong>Safe mode.</strong> Warden found records in its ledger that fail their checksum or the hash chain: damaged, or changed after they were written. Every tool is held at Ask until
         this is resolved; see Recovery and Activity.
       </span>
     </div>

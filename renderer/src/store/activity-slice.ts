@@ -19,8 +19,8 @@ export interface ActivitySlice {
   watchActivity(): () => void;
   openHistory(operationId: string): Promise<void>;
   closeHistory(): void;
-  /** The filtered log as a file body; the view offers it as a download. Throws ContractError. */
-  exportAudit(format: 'jsonl' | 'csv'): Promise<{ filename: string; content: string; rows: number }>;
+  /** Writes the filtered log to a file the person chooses in main's save dialog (path null: cancelled). Throws ContractError. */
+  exportAudit(format: 'jsonl' | 'csv'): Promise<{ path: string | null; rows: number }>;
   recoveryOperations: OperationView[];
   lastRecovery: OperationRecoveryReport | null;
   recoveryError: ShownError | null;
@@ -88,7 +88,7 @@ export const createActivitySlice: SliceCreator<ActivitySlice> = ({ api }) => (se
   },
   async exportAudit(format) {
     const out = await unwrap(api().activity.export({ format, filter: get().auditFilter }));
-    return { filename: out.filename, content: out.content, rows: out.rows };
+    return { path: out.path, rows: out.rows };
   },
   recoveryOperations: [],
   lastRecovery: null,

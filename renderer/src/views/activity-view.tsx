@@ -1,7 +1,7 @@
 /**
  * Activity: the audit log from the ledger with filters (server, account, tool, decision, time),
- * export as JSONL or CSV (offered as a Blob download, with the text shown as a fallback), and
- * "why did this run?" for any operation.
+ * export as JSONL or CSV (to a file chosen in main's native save dialog), and "why did this run?"
+ * for any operation.
  */
 import { useEffect, useMemo, useState } from 'react';
 import type { AuditFilter } from '../../../shared/domain/ledger';
@@ -94,12 +94,11 @@ export function ActivityView() {
   const servers = useAppStore((s) => s.servers);
   const [fromText, setFromText] = useState('');
   const [toText, setToText] = useState('');
-  const [exported, setExported] = useState<{ filename: string; content: string; rows: number; url: string } | null>(null);
+  const [exported, setExported] = useState<{ path: string; rows: number } | null>(null);
   const [exportError, setExportError] = useState<ShownError | null>(null);
   useEffect(() => {
     void refreshAudit();
   }, [refreshAudit]);
-  useEffect(() => () => (exported ? URL.revokeObjectURL(exported.url) : undefined), [exported]);
   const accounts = useMemo(() => servers.flatMap((s) => s.accounts.map((a) => ({ id: a.id, label: `${s.definition.name} / ${a.label}` }))), [servers]);
 
   const update = (patch: Partial<AuditFilter>) => {
@@ -112,8 +111,7 @@ export function ActivityView() {
     setExportError(null);
     try {
       const out = await exportAudit(format);
-      const blob = new Blob([out.content], { type: format === 'csv' ? 'text/csv' : 'application/x-ndjson' });
-      setExported({ ...out, url: URL.createObjectURL(blob) });
+      setExported(out.path === null ? null : { path: out.path, rows: out.rows });
     } catch (e) {
       setExportError(toShownError(e));
     }
@@ -165,20 +163,16 @@ export function ActivityView() {
       {exported ? (
         <div className="card export" data-testid="activity-export">
           <p>
-            {exported.rows} records.{' '}
-            <a href={exported.url} download={exported.filename} className="button button-small" data-testid="activity-export-download">
-              Download {exported.filename}
-            </a>{' '}
-            <button type="button" className="button button-small" onClick={() => (URL.revokeObjectURL(exported.url), setExported(null))}>
+            Saved {exported.rows} records to <code data-testid="activity-export-path">{exported.path}</code>.{' '}
+            <button type="button" className="button button-small" onClick={() => setExported(null)}>
               Close
             </button>
           </p>
-          <textarea className="input mono" readOnly rows={6} value={exported.content} aria-label="exported text" />
         </div>
       ) : null}
       <HistoryPanel />
       <p className="muted" data-testid="activity-count">
-        Showing {rows.length} of {total} records (newest first).
+        Showing {rows.length} of {total > 10_000 ? 'more than 10,000' : total} records (newest first).
       </p>
       <table className="table" data-testid="activity-table">
         <thead>

@@ -29,7 +29,7 @@ describe('the offline demo lab', () => {
     expect(calls[0]!.modelResult).toMatch(/^<tool_output untrusted="true" server="Warden demo \(built-in\)" tool="read_inbox">/);
     expect(calls[1]!.modelResult).toBe('Error: this tool is not permitted.');
     // The refusal is in the ledger like every decision.
-    const refused = t.core.gate.gate.get(calls[1]!.operationId!)!;
+    const refused = (await t.core.gate.gate.get(calls[1]!.operationId!))!;
     expect(refused.state).toBe('denied');
     expect(refused.origin).toMatchObject({ source: 'model', conversationId: c.id, callId: calls[1]!.callId });
     // The delete never reached the server: it only ever received the inbox read.
@@ -82,7 +82,7 @@ describe('the offline demo lab', () => {
     const done = await settled(t.core, c0.id);
     const x = callsOf(done)[0]!;
     expect(x).toMatchObject({ modelName: 'format_disk', status: 'not_permitted', modelResult: 'Error: this tool is not permitted.' });
-    expect(t.core.gate.gate.get(x.operationId!)!.state).toBe('denied');
+    expect((await t.core.gate.gate.get(x.operationId!))!.state).toBe('denied');
     expect(t.demos.flatMap((d) => d.calls)).toEqual([]);
   });
 });

@@ -49,7 +49,7 @@ describe('the chat loop', () => {
     const done = await settled(t!.core, c.id);
     expect(callsOf(done).map((x) => x.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
     expect(received().sort()).toEqual(['notes_add', 'notes_add', 'notes_list']);
-    const ops = [a, b].map((x) => t!.core.gate.gate.get(x!.operationId!)!);
+    const ops = (await Promise.all([a, b].map((x) => t!.core.gate.gate.get(x!.operationId!)))).map((o) => o!);
     expect(new Set(ops.map((o) => o.fingerprint)).size).toBe(2);
     expect(ops.every((o) => o.approvedByUser && o.origin.batchId === ops[0]!.origin.batchId)).toBe(true);
     // The second request carried one result per call, matched by the provider's call id.
@@ -116,7 +116,7 @@ describe('the chat loop', () => {
     const x = callsOf(done)[0]!;
     expect(x.status).toBe('invalid');
     expect(x.modelResult).toMatch(/^Error: invalid arguments: the arguments are not valid JSON/);
-    expect(t!.core.gate.gate.get(x.operationId!)!.state).toBe('denied');
+    expect((await t!.core.gate.gate.get(x.operationId!))!.state).toBe('denied');
     expect(received()).toEqual([]);
   });
 
@@ -142,7 +142,7 @@ describe('the chat loop', () => {
     await call(t!.core, 'chat:stop', { conversationId: model2.c.id });
     const done = await settled(t!.core, model2.c.id);
     expect(callsOf(done)[0]).toMatchObject({ status: 'cancelled' });
-    expect(t!.core.gate.gate.get(callsOf(done)[0]!.operationId!)!.state).toBe('cancelled');
+    expect((await t!.core.gate.gate.get(callsOf(done)[0]!.operationId!))!.state).toBe('cancelled');
     expect(received()).toEqual([]);
   });
 

@@ -63,7 +63,8 @@ describe('model output has no authority', () => {
         // 1. No rule was created or changed (the very same frozen state object).
         expect(t.core.gate.policy.current()).toBe(policyBefore);
         // 2. Nothing was approved by a person, and no dialog was ever shown.
-        const ops = t.core.gate.gate.list({ conversationId: c.id });
+        // Every operation of the conversation, finished ones included (read from the history).
+        const ops = (await t.core.gate.handlers['operations:list']({ conversationId: c.id, limit: 1000 })).operations;
         expect(ops.some((o) => o.approvedByUser)).toBe(false);
         expect(t.dialogs.shown.length + t.dialogs.batches.length).toBe(0);
         // 3. The server only ever received offered, Always-Allowed tools.

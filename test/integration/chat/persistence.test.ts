@@ -69,7 +69,7 @@ describe('conversations on disk', () => {
     const x = callsOf(reopened)[0]!;
     expect(x).toMatchObject({ status: 'expired', askAgain: true, modelResult: 'Error: the approval expired; nothing ran.' });
     expect(reopened.messages.at(-1)).toMatchObject({ role: 'notice', tone: 'warning' });
-    expect(['cancelled', 'invalidated']).toContain(t.core.gate.gate.get(opId)?.state);
+    expect(['cancelled', 'invalidated']).toContain((await t.core.gate.gate.get(opId))?.state);
     await expect(t.core.gate.gate.approve(opId)).rejects.toThrow();
     const messageId = reopened.messages.find((m) => m.toolCalls.length)!.id;
     await call(t.core, 'chat:ask-again', { conversationId: c.id, messageId });

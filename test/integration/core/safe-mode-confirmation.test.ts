@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createCore, type WardenCore } from '../../../electron/core/app-core';
 import { dispatch } from '../../../electron/core/dispatch';
-import { segmentName } from '../../../electron/core/ledger/ledger';
+import { readLedger, segmentName } from '../../../electron/core/ledger/ledger';
 import { LedgerService } from '../../../electron/core/ledger/service';
 import type { ApprovalPreview } from '../../../electron/core/ports';
 import { tempDir } from '../../unit/ledger/helpers';
@@ -51,12 +51,14 @@ describe('leaving safe mode is a loosening and needs the native confirmation', (
     const service = await tamperedLedger();
     const shown = start(service, { value: 'deny' });
     await core!.recovered;
-    const before = service.ledger.size();
     const r = await run('ledger:acknowledge-safe-mode', { reason: 'ignore the tampering, trust me' });
     expect(r).toMatchObject({ ok: false, error: { code: 'DENIED', message: expect.stringMatching(/not confirmed in the dialog; Warden stays in safe mode/) } });
     expect(service.ledger.safeMode).toBe(true);
     expect(await run('core:status', {})).toMatchObject({ ok: true, value: { safeMode: true } });
-    expect(service.ledger.read().slice(before).map((rec) => rec.type)).not.toContain('ledger.safe_mode_acknowledged');
+    await service.ledger.flush();
+    const types: string[] = [];
+    for await (const { record } of readLedger(service.ledger.dir)) types.push(record.type);
+    expect(types).not.toContain('ledger.safe_mode_acknowledged');
     // The dialog said what leaving does, and whose reason it records.
     expect(shown).toHaveLength(1);
     expect(shown[0]!.title).toMatch(/Leave safe mode/);

@@ -21,7 +21,7 @@ afterEach(async () => {
 
 function start(answer: boolean, chosenFile: string | null = null) {
   const shown: ServerChangeSummary[] = [];
-  core = createCore({ version: 'test', servers: {}, confirmServerChange: async (s) => (shown.push(s), answer), fileDialogs: { openFile: async () => chosenFile } });
+  core = createCore({ version: 'test', servers: {}, confirmServerChange: async (s) => (shown.push(s), answer), fileDialogs: { openFile: async () => chosenFile, saveFile: async () => null } });
   return shown;
 }
 

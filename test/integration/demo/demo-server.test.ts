@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { Gate } from '../../../electron/core/gate/gate';
 import { DEMO_FILES, normalizeDemoPath, openDemoTransport, type DemoState } from '../../../electron/core/demo/demo-server';
-import { ClientRegistry, FakeClock, RecordingJournal, TestPolicy } from '../gate/harness';
+import { ClientRegistry, FakeClock, RecordingJournal, TestPolicy, historyOf } from '../gate/harness';
 
 const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -80,7 +80,8 @@ describe('the built-in demo server', () => {
     const policy = new TestPolicy();
     const registry = new ClientRegistry().add('demo', { client }, ['default'], 'builtin:demo');
     await registry.refresh();
-    const gate = new Gate({ journal: new RecordingJournal(clock), executor: registry, registry, policy, clock, scheduleExpiry: false });
+    const journal = new RecordingJournal(clock);
+    const gate = new Gate({ journal, history: historyOf(journal), executor: registry, registry, policy, clock, scheduleExpiry: false });
     closers.push(async () => gate.close());
     const pin = (tool: string) => {
       const t = registry.getTool('demo', 'default', tool)!;

@@ -32,8 +32,8 @@ describe('gate wired into the core', () => {
     const again = await core.gate.gate.submit({ source: 'model', conversationId: 'c1', serverId: 'gh', accountId: 'work', toolName: 'close_issue', arguments: { text: 'y' } });
     core.events.emit('accounts:switched', { conversationId: 'c1', serverId: 'gh', accountId: 'personal', previousAccountId: 'work' });
     const start = Date.now();
-    while (core.gate.gate.get(again.operationId)?.state === 'awaiting_approval' && Date.now() - start < 10_000) await new Promise((r) => setTimeout(r, 5));
-    expect(core.gate.gate.get(again.operationId)?.state).toBe('invalidated');
+    while ((await core.gate.gate.get(again.operationId))?.state === 'awaiting_approval' && Date.now() - start < 10_000) await new Promise((r) => setTimeout(r, 5));
+    expect((await core.gate.gate.get(again.operationId))?.state).toBe('invalidated');
     expect(mcp.count()).toBe(0);
   });
 });

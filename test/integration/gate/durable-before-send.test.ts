@@ -9,9 +9,9 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Gate } from '../../../electron/core/gate/gate';
 import type { ToolExecutor } from '../../../electron/core/gate/ports';
-import { replayOperations } from '../../../electron/core/gate/replay';
 import type { Journal, JournalEntry } from '../../../electron/core/ports';
 import { gateFixture, gateOver, type GateFixture, gateCall, until } from './harness';
+import { recordedIn } from './harness';
 
 let fx: GateFixture | undefined;
 let gates: Gate[] = [];
@@ -80,7 +80,7 @@ describe('Gate send path: executing durable before the call leaves, one call per
       const waiter = gate.settled('X');
       await new Promise((r) => setTimeout(r, 20));
       expect(fx.mcp.count()).toBe(0);
-      expect(gate.get('X')?.state).toBe('executing');
+      expect((await gate.get('X'))?.state).toBe('executing');
       hold.resolve();
       const [a, b, c] = await Promise.all([p, again, waiter]);
       for (const s of [a, b, c]) expect(s.state).toBe('failed');
@@ -103,7 +103,7 @@ describe('Gate send path: executing durable before the call leaves, one call per
     });
     const gate = trackedGate(fx, journal);
     const first = gate.request(call({ operationId: 'A' }));
-    await until(() => gate.get('A')?.state === 'awaiting_approval', 'pending');
+    await until(async () => (await gate.get('A'))?.state === 'awaiting_approval', 'pending');
     const second = gate.request(call({ operationId: 'A' }));
     const waiter = gate.settled('A');
     const approved = await gate.approve('A');
@@ -142,7 +142,7 @@ describe('Gate send path: executing durable before the call leaves, one call per
     fx.journal.gate = hold.promise;
     const c = fx.gate.request(call({ operationId: 'C' }));
     const r = fx.gate.request(call({ operationId: 'R', arguments: { text: 'other' } }));
-    await until(() => fx!.gate.get('R')?.state === 'executing', 'executing');
+    await until(async () => (await fx!.gate.get('R'))?.state === 'executing', 'executing');
     await fx.gate.cancel('C');
     fx.policy.set({ user: [] });
     await fx.gate.revalidate('revoked');
@@ -158,7 +158,7 @@ describe('Gate send path: executing durable before the call leaves, one call per
     fx = await gateFixture();
     const ids = ['rej', 'deny', 'inv', 'can', 'ok'];
     const reqs = ids.map((id) => fx!.gate.request(call({ operationId: id, arguments: { text: id }, toolName: id === 'inv' ? 'read_file' : 'close_issue' })));
-    await until(() => ids.every((id) => fx!.gate.get(id)?.state === 'awaiting_approval'), 'all pending');
+    await until(async () => (await Promise.all(ids.map((id) => fx!.gate.get(id)))).every((op) => op?.state === 'awaiting_approval'), 'all pending');
     const waits = ids.map((id) => fx!.gate.settled(id));
     const dupes = ids.map((id) => fx!.gate.request(call({ operationId: id })));
     await fx.gate.reject('rej');
@@ -169,7 +169,7 @@ describe('Gate send path: executing durable before the call leaves, one call per
     await fx.gate.revalidate('policy changed');
     fx.mcp.tools.get('read_file')!.update({ description: 'changed' });
     await fx.registry.refresh();
-    await until(() => fx!.gate.get('inv')?.state === 'invalidated', 'invalidated');
+    await until(async () => (await fx!.gate.get('inv'))?.state === 'invalidated', 'invalidated');
     const all = await Promise.all([...reqs, ...waits, ...dupes]);
     for (const s of all) expect(['rejected', 'denied', 'invalidated', 'cancelled', 'succeeded']).toContain(s.state);
     expect(fx.mcp.count()).toBe(1);
@@ -177,7 +177,7 @@ describe('Gate send path: executing durable before the call leaves, one call per
     // Expiry: a fresh pending op.
     fx.policy.set({ user: [] });
     const e = fx.gate.request(call({ operationId: 'exp2', arguments: { text: 'e' } }));
-    await until(() => fx!.gate.get('exp2')?.state === 'awaiting_approval', 'pending');
+    await until(async () => (await fx!.gate.get('exp2'))?.state === 'awaiting_approval', 'pending');
     const ew = fx.gate.settled('exp2');
     fx.clock.advance(11 * 60 * 1000);
     await fx.gate.sweepExpired();
@@ -189,15 +189,15 @@ describe('Gate send path: executing durable before the call leaves, one call per
     fx = await gateFixture();
     const p = await fx.gate.submit(call({ operationId: 'W' }));
     expect(p.state).toBe('awaiting_approval');
-    const gate2 = trackedGate(fx, fx.journal, { keepFinished: 0 });
-    await gate2.restore(replayOperations(fx.journal.read()));
+    const gate2 = trackedGate(fx, fx.journal);
+    await gate2.restore(await recordedIn(fx.journal));
     const req = gate2.request(call({ operationId: 'W' }));
     const w = gate2.settled('W');
     fx.clock.advance(11 * 60 * 1000);
     await gate2.sweepExpired();
     expect((await req).state).toBe('expired');
     expect((await w).state).toBe('expired');
-    // Dropped (keepFinished 0) and recalled: its outcome, never a call.
+    // Finished and dropped from the gate: the history answers with its outcome, never a call.
     expect((await gate2.request(call({ operationId: 'W' }))).state).toBe('expired');
     expect(fx.mcp.count()).toBe(0);
   });
@@ -229,10 +229,9 @@ describe('Gate send path: executing durable before the call leaves, one call per
     await expect(gate.submit(call({ operationId: 'S' }))).rejects.toThrow(/ledger closed/);
     await expect(gate.request(call({ operationId: 'Q', arguments: { text: 'q' } }))).rejects.toThrow(/ledger closed/);
     for (const id of ['S', 'Q']) {
-      const op = gate.get(id)!;
-      expect(op.state).toBe('cancelled');
-      expect(op.reason).toMatch(/could not record the approval request \(ledger closed\)/);
-      await expect(gate.approve(id)).rejects.toMatchObject({ code: 'CONFLICT' });
+      // Nothing of it was recorded, and the gate let go of it: there is nothing to approve.
+      expect(await gate.get(id)).toBeUndefined();
+      await expect(gate.approve(id)).rejects.toMatchObject({ code: 'NOT_FOUND' });
     }
     expect(gate.pending()).toEqual([]);
     expect(fx.mcp.count()).toBe(0);
@@ -380,9 +379,9 @@ describe('Gate send path under random interleavings with held and failing execut
           const outcome = await Promise.race([Promise.all(waitsRaw).then(() => 'done'), timeout]);
           if (outcome !== 'done') {
             const open = labels.filter((l) => !l.done).map((l) => l.what);
-            throw new Error(`hang: unresolved ${JSON.stringify(open)}; states ${JSON.stringify(ids.map((id) => [id, gate.get(id)?.state]))}; held ${held.length}; ordersOnCall ${ordersOnCall}`);
+            throw new Error(`hang: unresolved ${JSON.stringify(open)}; states ${JSON.stringify(ids.map((id) => [id, gate.getLive(id)?.state]))}; held ${held.length}; ordersOnCall ${ordersOnCall}`);
           }
-          for (const id of ids) expect(['succeeded', 'failed', 'outcome_unknown', 'denied', 'rejected', 'expired', 'invalidated', 'cancelled']).toContain(gate.get(id)?.state);
+          for (const id of ids) expect(['succeeded', 'failed', 'outcome_unknown', 'denied', 'rejected', 'expired', 'invalidated', 'cancelled']).toContain((await gate.get(id))?.state);
           expect(violations).toEqual([]);
           expect(new Set(sent).size).toBe(sent.length);
           await tick();

@@ -3,9 +3,9 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { replayOperations } from '../../../electron/core/gate/replay';
 import { CallNotSentError } from '../../../electron/core/gate/ports';
 import { gateFixture, gateOver, type GateFixture, until, gateCall } from './harness';
+import { recordedIn } from './harness';
 
 let fx: GateFixture | undefined;
 afterEach(async () => {
@@ -96,12 +96,12 @@ describe('gate: decisions reach (or never reach) the real server', () => {
     op.arguments.path = '/important';
     op.fingerprint = other.fingerprint;
     op.state = 'approved';
-    expect(fx.gate.get(op.operationId)?.identity.toolName).toBe('close_issue');
-    expect(fx.gate.get(op.operationId)?.state).toBe('awaiting_approval');
+    expect((await fx.gate.get(op.operationId))?.identity.toolName).toBe('close_issue');
+    expect((await fx.gate.get(op.operationId))?.state).toBe('awaiting_approval');
     await fx.gate.approve(op.operationId);
     await fx.gate.settled(op.operationId);
     expect(fx.mcp.received).toEqual([{ server: 'gh', tool: 'close_issue', args: { text: 'close #42' } }]);
-    expect(fx.gate.get(other.operationId)?.state).toBe('awaiting_approval');
+    expect((await fx.gate.get(other.operationId))?.state).toBe('awaiting_approval');
   });
 
   it('reject sends nothing', async () => {
@@ -142,7 +142,7 @@ describe('gate: decisions reach (or never reach) the real server', () => {
     fx.allow('read_file', 'gh', 'work');
     const pending = await fx.gate.submit(call());
     await fx.gate.switchAccount({ serverId: 'gh', accountId: 'personal', conversationId: 'conv1' });
-    expect(fx.gate.get(pending.operationId)?.state).toBe('invalidated');
+    expect((await fx.gate.get(pending.operationId))?.state).toBe('invalidated');
     await expect(fx.gate.approve(pending.operationId)).rejects.toMatchObject({ code: 'CONFLICT' });
     // The Work grant does not carry over to Personal, and Work is no longer usable in this chat.
     expect((await fx.gate.submit(call({ toolName: 'read_file', accountId: 'personal' }))).state).toBe('awaiting_approval');
@@ -186,8 +186,8 @@ describe('gate: decisions reach (or never reach) the real server', () => {
     const op = await fx.gate.submit(call());
     fx.mcp.tools.get('close_issue')!.update({ description: 'now different' });
     await fx.registry.refresh();
-    await until(() => fx!.gate.get(op.operationId)?.state === 'invalidated', 'invalidation');
-    expect(fx.gate.get(op.operationId)?.reason).toMatch(/tool changed since the request/);
+    await until(async () => (await fx!.gate.get(op.operationId))?.state === 'invalidated', 'invalidation');
+    expect((await fx.gate.get(op.operationId))?.reason).toMatch(/tool changed since the request/);
     expect(fx.mcp.count()).toBe(0);
   });
 
@@ -233,7 +233,7 @@ describe('gate: decisions reach (or never reach) the real server', () => {
     // Approving after the deadline expires it, even before any sweep ran.
     expect((await fx.gate.approve(a.operationId)).state).toBe('expired');
     await fx.gate.sweepExpired();
-    expect(fx.gate.get(b.operationId)?.state).toBe('expired');
+    expect((await fx.gate.get(b.operationId))?.state).toBe('expired');
     await expect(fx.gate.approve(b.operationId)).rejects.toMatchObject({ code: 'CONFLICT' });
     expect(fx.mcp.count()).toBe(0);
   });
@@ -241,7 +241,7 @@ describe('gate: decisions reach (or never reach) the real server', () => {
   it('expiry is configurable and driven by a real timer when scheduling is on', async () => {
     fx = await gateFixture({ gate: { approvalTtlMs: 30, scheduleExpiry: true, clock: { now: () => Date.now() } } });
     const op = await fx.gate.submit(call());
-    await until(() => fx!.gate.get(op.operationId)?.state === 'expired', 'expiry');
+    await until(async () => (await fx!.gate.get(op.operationId))?.state === 'expired', 'expiry');
   });
 
   it('revocation stops queued calls', async () => {
@@ -259,7 +259,7 @@ describe('gate: decisions reach (or never reach) the real server', () => {
       ],
     });
     await fx.gate.revalidate('permission revoked');
-    for (const q of queued) expect(fx.gate.get(q.operationId)?.state).toBe('denied');
+    for (const q of queued) expect((await fx.gate.get(q.operationId))?.state).toBe('denied');
     const ended = await fx.gate.settled(inFlight.operationId);
     expect(ended.state).toBe('outcome_unknown');
     expect(ended.reason).toMatch(/Permission revoked while running/);
@@ -363,7 +363,7 @@ describe('gate: durability, idempotency and journaling', () => {
     expect(fx.mcp.count()).toBe(1);
   });
 
-  it('recovery turns executing into outcome_unknown and never re-sends; pending approvals are re-queued', async () => {
+  it('after a restart the gate re-queues pending approvals and never re-sends an interrupted call', async () => {
     fx = await gateFixture();
     fx.allow('read_file');
     fx.mcp.hold = true;
@@ -371,15 +371,16 @@ describe('gate: durability, idempotency and journaling', () => {
     await until(() => fx!.mcp.count() === 1, 'call reaches server');
     const waiting = await fx.gate.submit(call({ operationId: 'wait-1' }));
     // "Crash": a new gate over the same journal, restored from it.
-    const recovered = replayOperations(fx.journal.read());
+    const recovered = await recordedIn(fx.journal);
     expect(recovered.find((r) => r.proposed.operationId === 'run-1')?.state).toBe('executing');
     const gate2 = gateOver(fx);
     try {
       await gate2.restore(recovered);
-      expect(gate2.get(running.operationId)?.state).toBe('outcome_unknown');
-      expect(gate2.get(waiting.operationId)?.state).toBe('awaiting_approval');
-      const resubmitted = await gate2.submit(call({ toolName: 'read_file', operationId: 'run-1' }));
-      expect(resubmitted.state).toBe('outcome_unknown');
+      // Settling the interrupted call (executing → outcome_unknown) is the ledger's recovery; the
+      // gate holds only the approval and refuses the interrupted id.
+      expect(gate2.getLive(running.operationId)).toBeUndefined();
+      expect((await gate2.get(waiting.operationId))?.state).toBe('awaiting_approval');
+      await expect(gate2.submit(call({ toolName: 'read_file', operationId: 'run-1' }))).rejects.toMatchObject({ code: 'CONFLICT' });
       fx.mcp.hold = false;
       await gate2.approve('wait-1');
       expect((await gate2.settled('wait-1')).state).toBe('succeeded');

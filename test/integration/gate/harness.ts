@@ -11,6 +11,7 @@ import { McpServer, type RegisteredTool } from '@modelcontextprotocol/sdk/server
 import { z } from 'zod';
 import { contractHash, endpointHash } from '../../../electron/core/canonical';
 import { Gate, type GateDeps, type PolicySource } from '../../../electron/core/gate/gate';
+import { MemoryHistory } from '../../../electron/core/ledger/history';
 import type { RegistryChange, ToolCallResult, ToolDescriptor, ToolExecutor, ToolRegistry } from '../../../electron/core/gate/ports';
 import { MemoryJournal } from '../../../electron/core/memory-journal';
 import type { Clock, Journal, JournalEntry, JournalRecord } from '../../../electron/core/ports';
@@ -235,7 +236,7 @@ export async function gateFixture(opts: { servers?: string[]; tools?: string[]; 
     registry.add(serverId, mcp, opts.accounts ?? ['work', 'personal']);
   }
   await registry.refresh();
-  const gate = new Gate({ journal, executor: registry, registry, policy, clock, scheduleExpiry: false, ...opts.gate });
+  const gate = new Gate({ journal, history: historyOf(journal), executor: registry, registry, policy, clock, scheduleExpiry: false, ...opts.gate });
   const mcp = mcps.get((opts.servers ?? ['gh'])[0]!)!;
   return {
     clock,
@@ -268,13 +269,19 @@ export type GateFixture = Awaited<ReturnType<typeof gateFixture>>;
  * caller closes it.
  */
 export function gateOver(fx: GateFixture, over: Partial<GateDeps> = {}): Gate {
-  return new Gate({ journal: fx.journal, executor: fx.registry, registry: fx.registry, policy: fx.policy, clock: fx.clock, scheduleExpiry: false, ...over });
+  const journal = over.journal && 'read' in over.journal ? (over.journal as Journal & { read(): readonly JournalRecord[] }) : fx.journal;
+  return new Gate({ journal: fx.journal, history: historyOf(journal), executor: fx.registry, registry: fx.registry, policy: fx.policy, clock: fx.clock, scheduleExpiry: false, ...over });
+}
+
+/** The history of a journal that keeps its records (what the core builds over the in-memory journal). */
+export function historyOf(journal: { read(): readonly JournalRecord[] }): MemoryHistory {
+  return new MemoryHistory(() => journal.read());
 }
 
 /** Waits until `cond()` is true, polling on the event loop (no fixed sleeps racing real work). */
-export async function until(cond: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+export async function until(cond: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
   const start = Date.now();
-  while (!cond()) {
+  while (!(await cond())) {
     if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 5));
   }
@@ -290,3 +297,8 @@ export const gateCall = (over: Record<string, unknown> = {}) => ({
   arguments: { text: 'close #42' } as Record<string, unknown>,
   ...over,
 });
+
+/** Every operation a journal recorded (what crash recovery reads back), oldest first. */
+export async function recordedIn(journal: { read(): readonly JournalRecord[] }) {
+  return (await historyOf(journal).recordedOperations({ limit: 100_000 })).reverse();
+}

@@ -4,11 +4,12 @@
  * the gate's or the journal's stored state.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { Gate } from '../../../electron/core/gate/gate';
-import { replayOperations } from '../../../electron/core/gate/replay';
+import { MemoryHistory } from '../../../electron/core/ledger/history';
 import { MemoryJournal } from '../../../electron/core/memory-journal';
-import type { JournalEntry } from '../../../electron/core/ports';
+import type { JournalEntry, JournalRecord } from '../../../electron/core/ports';
 import { gateFixture, gateOver, type GateFixture, gateCall, until } from './harness';
+
+const recordedOf = (journal: { read(): readonly JournalRecord[] }) => new MemoryHistory(() => journal.read()).recordedOperations({ limit: 1000 });
 
 let fx: GateFixture | undefined;
 afterEach(async () => {
@@ -17,14 +18,6 @@ afterEach(async () => {
 });
 
 const call = gateCall;
-
-/** A second gate over the fixture's journal as a ledger would show it after retention rotated every record away. */
-function gateOverRotatedJournal(f: GateFixture): Gate {
-  return gateOver(f, {
-    journal: Object.assign(Object.create(Object.getPrototypeOf(f.journal)) as typeof f.journal, f.journal, { read: () => [] }),
-    keepFinished: 0,
-  });
-}
 
 describe('gate hot path', () => {
   it('a journal that fails on the outcome record leaves one final state, no second transition and no crash', async () => {
@@ -69,7 +62,7 @@ describe('gate hot path', () => {
     (op.result!.content[0] as { text: string }).text = 'forged';
     op.history.push({ from: 'succeeded', to: 'failed', reason: 'x', at: 0 });
     op.decision!.configErrors.push('x');
-    const again = fx.gate.get(op.operationId)!;
+    const again = (await fx.gate.get(op.operationId))!;
     expect(again.arguments).toEqual({ n: 1, text: 'close #42' });
     expect(again.result!.content[0]).toMatchObject({ text: 'close_issue ok' });
     expect(again.history).toHaveLength(3);
@@ -79,46 +72,29 @@ describe('gate hot path', () => {
     expect(() => ((proposed.payload.arguments as { text: string }).text = 'x')).toThrow(TypeError);
   });
 
-  it('a finished operation dropped from memory is still never sent twice: its id returns the journaled outcome', async () => {
-    fx = await gateFixture({ gate: { keepFinished: 2 } });
+  it('a finished operation leaves the gate and is still never sent twice: its id returns the journaled outcome', async () => {
+    fx = await gateFixture();
     fx.allow('close_issue');
     const first = await fx.gate.request(call({ operationId: 'op-1', arguments: { text: 'close #1' } }));
     for (let i = 2; i <= 5; i++) await fx.gate.request(call({ operationId: `op-${i}`, arguments: { text: `close #${i}` } }));
     expect(fx.mcp.count()).toBe(5);
-    // Only the two most recent finished operations are kept in memory.
-    expect(fx.gate.list().map((o) => o.operationId).sort()).toEqual(['op-4', 'op-5']);
+    // The gate holds live operations only.
+    expect(fx.gate.list()).toEqual([]);
     const again = await fx.gate.request(call({ operationId: 'op-1', arguments: { text: 'close #999' } }));
     expect(fx.mcp.count()).toBe(5);
     expect(again.state).toBe('succeeded');
     expect(again.arguments).toEqual({ text: 'close #1' });
     expect(again.fingerprint).toBe(first.fingerprint);
     expect(again.history.map((h) => h.to)).toEqual(['approved', 'executing', 'succeeded']);
-    // Reads from the renderer never replay the journal for dropped ids; moves are refused.
-    expect(fx.gate.get('op-1')).toBeUndefined();
+    // Reads come from the history; moves are refused.
+    expect((await fx.gate.get('op-1'))?.state).toBe('succeeded');
     await expect(fx.gate.approve('op-1')).rejects.toMatchObject({ code: 'CONFLICT' });
     await expect(fx.gate.reject('op-1')).rejects.toMatchObject({ code: 'CONFLICT' });
     await expect(fx.gate.cancel('op-1')).rejects.toMatchObject({ code: 'CONFLICT' });
   });
 
-  it('an id whose record is gone from memory and from the retained journal is refused, not run again', async () => {
-    fx = await gateFixture({ gate: { keepFinished: 0 } });
-    fx.allow('close_issue');
-    await fx.gate.request(call({ operationId: 'op-a' }));
-    expect(fx.mcp.count()).toBe(1);
-    // A journal that rotated the record away (retention): read() no longer returns it.
-    const forgetful = gateOverRotatedJournal(fx);
-    try {
-      await forgetful.request(call({ operationId: 'op-b' }));
-      expect(fx.mcp.count()).toBe(2);
-      await expect(forgetful.request(call({ operationId: 'op-b' }))).rejects.toMatchObject({ code: 'CONFLICT', message: expect.stringMatching(/already ran/) });
-      expect(fx.mcp.count()).toBe(2);
-    } finally {
-      forgetful.close();
-    }
-  });
-
   it('pending approvals are never dropped from memory, however many calls finish meanwhile', async () => {
-    fx = await gateFixture({ gate: { keepFinished: 1 } });
+    fx = await gateFixture();
     fx.allow('close_issue');
     const pending = await fx.gate.submit(call({ operationId: 'ask-1', toolName: 'delete_file' }));
     expect(pending.state).toBe('awaiting_approval');
@@ -165,9 +141,9 @@ describe('gate hot path', () => {
       const decided = asked.map((op, i) => (i % 2 === 0 ? gate.approve(op.operationId) : gate.reject(op.operationId)));
       await Promise.all([...allowed, ...decided]);
       for (let i = 0; i < 10; i += 2) await gate.settled(`ask-${i}`);
-      const replayed = new Map(replayOperations(journal.read()).map((r) => [r.proposed.operationId, r]));
+      const replayed = new Map((await recordedOf(journal)).map((r) => [r.proposed.operationId, r]));
       expect(replayed.size).toBe(40);
-      for (const op of gate.list()) {
+      for (const op of (await Promise.all([...replayed.keys()].map((id) => gate.get(id)))).map((o) => o!)) {
         const r = replayed.get(op.operationId)!;
         expect(r.state).toBe(op.state);
         expect(r.history.map((h) => `${h.from}→${h.to}`)).toEqual(op.history.map((h) => `${h.from}→${h.to}`));
@@ -178,16 +154,14 @@ describe('gate hot path', () => {
     }
   });
 
-  it('a finished operation known only from a restore (its records rotated away) still returns its outcome for its id, never a second call', async () => {
+  it('a restarted gate answers an id that finished before the restart with its outcome from the history, never a second call', async () => {
     fx = await gateFixture();
     fx.allow('close_issue');
     await fx.gate.request(call({ operationId: 'old-1' }));
-    const recovered = replayOperations(fx.journal.read());
     expect(fx.mcp.count()).toBe(1);
-    // A restarted gate whose journal no longer holds the records (the ledger restored from a checkpoint).
-    const gate2 = gateOverRotatedJournal(fx);
+    const gate2 = gateOver(fx);
     try {
-      await gate2.restore(recovered);
+      await gate2.restore([]);
       const again = await gate2.request(call({ operationId: 'old-1' }));
       expect(again.state).toBe('succeeded');
       expect(fx.mcp.count()).toBe(1);
@@ -224,7 +198,7 @@ describe('gate hot path', () => {
   it('a rejected approval dropped from memory before its record reached a slow journal is never approved or sent', async () => {
     // Found by review: with a journal that does not order on call, the rejection's record can
     // still be queued when the operation is dropped; approving must not bring it back.
-    fx = await gateFixture({ gate: { keepFinished: 1 } });
+    fx = await gateFixture();
     const p = await fx.gate.submit(call({ operationId: 'P', toolName: 'delete_file' }));
     expect(p.state).toBe('awaiting_approval');
     fx.allow('close_issue');

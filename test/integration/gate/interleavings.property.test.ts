@@ -101,7 +101,7 @@ describe('gate interleavings (property)', () => {
               }
             }
             for (const [i, id] of opIds.entries()) {
-              const s = fx.gate.get(id)!.state;
+              const s = (await fx.gate.get(id))!.state;
               if (!modelPending.has(i)) expect(s, `op-${i}`).not.toBe('awaiting_approval');
             }
           }

@@ -97,7 +97,7 @@ async function rendererReads(c: WardenCore, serverId: string, p: string) {
   const answer = await dispatch(c.handlers, 'tools:run', { serverId, accountId: 'default', toolName: 'read_file', arguments: { path: p } });
   expect(answer.ok).toBe(true);
   const op = (answer as { value: { operationId: string; state: string } }).value;
-  return op.state === 'executing' ? c.gate.gate.settled(op.operationId) : c.gate.gate.get(op.operationId)!;
+  return op.state === 'executing' ? c.gate.gate.settled(op.operationId) : (await c.gate.gate.get(op.operationId))!;
 }
 
 const stdioFiles = (extra: Partial<Extract<ServerDefinition, { transport: 'stdio' }>> = {}) => stdioFixture('files', 'files', [{ name: 'CALLS_FILE', value: callsFile }], extra);

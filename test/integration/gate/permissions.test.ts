@@ -8,7 +8,7 @@ import { channelNames, channels, eventNames } from '../../../shared/ipc';
 import { dispatch, type Handlers } from '../../../electron/core/dispatch';
 import { createGateModule, type GateModule } from '../../../electron/core/gate/gate-module';
 import type { ApprovalPreview, ApprovalPrompter } from '../../../electron/core/ports';
-import { ClientRegistry, FakeClock, InMemoryMcp, RecordingJournal } from './harness';
+import { ClientRegistry, FakeClock, InMemoryMcp, RecordingJournal, historyOf } from './harness';
 
 class ScriptedPrompter implements ApprovalPrompter {
   answer: 'approve' | 'deny' = 'deny';
@@ -39,7 +39,7 @@ async function setup(): Promise<void> {
   registry = new ClientRegistry().add('gh', mcp, ['work']);
   await registry.refresh();
   prompter = new ScriptedPrompter();
-  mod = createGateModule({ journal, clock, registry, executor: registry, prompter });
+  mod = createGateModule({ journal, history: historyOf(journal), clock, registry, executor: registry, prompter });
 }
 
 const call = (toolName = 'close_issue', args: Record<string, unknown> = { text: 'x' }) => ({ source: 'model' as const, conversationId: 'c1', serverId: 'gh', accountId: 'work', toolName, arguments: args });
@@ -70,8 +70,8 @@ describe('approvals over the contract', () => {
       if (!(channel in mod.handlers)) continue;
       for (const p of payloads) await run(channel, p);
     }
-    expect(mod.gate.get(op.operationId)?.approvedByUser).toBe(false);
-    expect(['awaiting_approval', 'rejected', 'cancelled']).toContain(mod.gate.get(op.operationId)?.state);
+    expect((await mod.gate.get(op.operationId))?.approvedByUser).toBe(false);
+    expect(['awaiting_approval', 'rejected', 'cancelled']).toContain((await mod.gate.get(op.operationId))?.state);
     expect(mcp.count()).toBe(0);
     // The strict request schemas refuse extra approval fields outright.
     expect((await run('approvals:reject', { operationId: 'x', approve: true })).ok).toBe(false);
@@ -168,7 +168,7 @@ describe('permission management', () => {
     await setup();
     const pending = await mod.gate.submit(call());
     await run('permissions:set', { scope: 'tool', serverId: 'gh', accountId: null, toolName: 'close_issue', mode: 'disabled' });
-    expect(mod.gate.get(pending.operationId)?.state).toBe('denied');
+    expect((await mod.gate.get(pending.operationId))?.state).toBe('denied');
     expect(mcp.count()).toBe(0);
   });
 

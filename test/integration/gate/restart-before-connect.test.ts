@@ -5,9 +5,9 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RegistryChange, ToolRegistry } from '../../../electron/core/gate/ports';
-import { replayOperations } from '../../../electron/core/gate/replay';
 import { ToolCallFailedError } from '../../../electron/core/mcp/outcome';
 import { gateFixture, gateOver, type GateFixture, gateCall } from './harness';
+import { recordedIn } from './harness';
 
 let fx: GateFixture | undefined;
 afterEach(async () => {
@@ -50,15 +50,15 @@ describe('restart before servers reconnect', () => {
     const later = laterRegistry(fx.registry);
     const gate2 = gateOver(fx, { registry: later.registry });
     try {
-      await gate2.restore(replayOperations(fx.journal.read()));
-      expect(gate2.get('wait-1')?.state).toBe('awaiting_approval');
+      await gate2.restore(await recordedIn(fx.journal));
+      expect((await gate2.get('wait-1'))?.state).toBe('awaiting_approval');
       // Another server's tool list changing must not sweep it away either.
       later.otherServerChanged();
       await new Promise((r) => setTimeout(r, 10));
-      expect(gate2.get('wait-1')?.state).toBe('awaiting_approval');
+      expect((await gate2.get('wait-1'))?.state).toBe('awaiting_approval');
       later.connect();
       await new Promise((r) => setTimeout(r, 10));
-      expect(gate2.get('wait-1')?.state).toBe('awaiting_approval');
+      expect((await gate2.get('wait-1'))?.state).toBe('awaiting_approval');
       await gate2.approve('wait-1');
       expect((await gate2.settled('wait-1')).state).toBe('succeeded');
       expect(fx.mcp.count('close_issue')).toBe(1);
@@ -73,7 +73,7 @@ describe('restart before servers reconnect', () => {
     const later = laterRegistry(fx.registry);
     const gate2 = gateOver(fx, { registry: later.registry });
     try {
-      await gate2.restore(replayOperations(fx.journal.read()));
+      await gate2.restore(await recordedIn(fx.journal));
       const after = await gate2.approve('wait-2');
       expect(['denied', 'invalidated']).toContain(after.state);
       expect(fx.mcp.count()).toBe(0);

@@ -10,7 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { Gate } from '../../../electron/core/gate/gate';
-import { ClientRegistry, FakeClock, RecordingJournal, TestPolicy } from './harness';
+import { ClientRegistry, FakeClock, RecordingJournal, TestPolicy, historyOf } from './harness';
 
 const root = path.resolve(import.meta.dirname, '../../..');
 const tsxLoader = pathToFileURL(path.join(root, 'node_modules/tsx/dist/loader.mjs')).href;
@@ -65,7 +65,7 @@ describe('gate over a spawned stdio server', () => {
     const policy = new TestPolicy();
     const registry = new ClientRegistry().add('counting', { client }, ['work']);
     await registry.refresh();
-    const gate = new Gate({ journal, executor: registry, registry, policy, clock, scheduleExpiry: false });
+    const gate = new Gate({ journal, history: historyOf(journal), executor: registry, registry, policy, clock, scheduleExpiry: false });
     try {
       const dc = registry.getTool('counting', 'work', 'delete_file')!;
       const rf = registry.getTool('counting', 'work', 'read_file')!;

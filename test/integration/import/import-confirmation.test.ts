@@ -54,7 +54,7 @@ beforeEach(() => {
   core = createCore({
     version: 'test',
     servers: { settingsStore: openConfSettingsStore(dir), secrets: store },
-    fileDialogs: { openFile: async () => config },
+    fileDialogs: { openFile: async () => config, saveFile: async () => null },
     confirmServerChange: async (s) => (shown.push(s), answer),
   });
 });
@@ -148,7 +148,7 @@ describe('the import confirmation says where each value goes, and only it can ke
     const payload = `--import=data:text/javascript,${randomBytes(24).toString('base64url')}`;
     writeFileSync(config, JSON.stringify({ mcpServers: { helper: { command: 'node', args: ['server.js'], env: { NODE_OPTIONS: payload } } } }));
     await core!.close();
-    core = createCore({ version: 'test', servers: { settingsStore: openConfSettingsStore(dir), secrets: store }, fileDialogs: { openFile: async () => config }, confirmServerChange: async (s) => (shown.push(s), false) });
+    core = createCore({ version: 'test', servers: { settingsStore: openConfSettingsStore(dir), secrets: store }, fileDialogs: { openFile: async () => config, saveFile: async () => null }, confirmServerChange: async (s) => (shown.push(s), false) });
     const preview = (await run('servers:import-preview', { source: 'cursor' })) as Result<ImportPreview>;
     if (!preview.ok) throw new Error(preview.error.message);
     const entry = preview.value.entries[0]!;

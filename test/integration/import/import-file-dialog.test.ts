@@ -40,6 +40,7 @@ function chooser(answer: string | null): FileDialogs & { requests: OpenFileReque
       requests.push(request);
       return answer;
     },
+    saveFile: async () => null,
   };
 }
 

@@ -19,7 +19,7 @@ const random = (): number => {
   return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
 };
 
-const ledger = await Ledger.open({ dir, preallocateBytes: Number(process.env.PREALLOCATE_BYTES ?? 1024 * 1024), rotateBytes: 512 * 1024, retainSegments: 3 });
+const ledger = await Ledger.open({ dir, preallocateBytes: Number(process.env.PREALLOCATE_BYTES ?? 1024 * 1024), rotateBytes: 512 * 1024 });
 if (ledger.safeMode) throw new Error('append-child: recovery found a chain break');
 process.stdout.write('ready\n');
 for (;;) {

@@ -33,9 +33,19 @@ describe('core on the durable ledger', () => {
     writeFileSync(seg, bytes);
 
     const service = await LedgerService.open({ dir: t.dir });
+    // The index already held those records, so start-up did not read them again: the full
+    // verification running in the background finds the break and puts the ledger in safe mode.
+    expect((await service.verification)?.safeMode).toBe(true);
     expect(service.ledger.safeMode).toBe(true);
+    const saved = join(t.dir, 'export.jsonl');
     // Leaving safe mode is confirmed in the native dialog; this stand-in approves only that.
-    core = createCore({ version: 'test', ledger: service, gate: { prompter: { prompt: async (p) => (p.operationId === 'leave-safe-mode' ? 'approve' : 'deny') } }, connections: { reconnect: { maxAttempts: 0 } } });
+    core = createCore({
+      version: 'test',
+      ledger: service,
+      gate: { prompter: { prompt: async (p) => (p.operationId === 'leave-safe-mode' ? 'approve' : 'deny') } },
+      connections: { reconnect: { maxAttempts: 0 } },
+      fileDialogs: { openFile: async () => null, saveFile: async () => saved },
+    });
     expect(await core.recovered).toEqual({ outcomeUnknown: [], cancelled: [], denied: [], requeued: [] });
 
     const status = await dispatch(core.handlers, 'core:status', {});
@@ -50,9 +60,12 @@ describe('core on the durable ledger', () => {
     expect(await dispatch(core.handlers, 'core:status', {})).toMatchObject({ ok: true, value: { safeMode: false } });
 
     const audit = await dispatch(core.handlers, 'activity:audit', { limit: 1 });
-    expect(audit).toMatchObject({ ok: true, value: { total: 6, rows: [{ type: 'ledger.safe_mode_acknowledged' }] } });
+    // The index still counts the changed record (7), but its content is never shown or exported:
+    // it no longer verifies.
+    expect(audit).toMatchObject({ ok: true, value: { total: 7, rows: [{ type: 'ledger.safe_mode_acknowledged' }] } });
     const exported = await dispatch(core.handlers, 'activity:export', { format: 'jsonl' });
-    expect(exported).toMatchObject({ ok: true, value: { format: 'jsonl', rows: 6 } });
+    expect(exported).toMatchObject({ ok: true, value: { format: 'jsonl', rows: 6, path: saved } });
+    expect(readFileSync(saved, 'utf8').trimEnd().split('\n')).toHaveLength(6);
     const unknown = await dispatch(core.handlers, 'recovery:reconcile', { operationId: 'nope', outcome: 'failed', reason: 'x' });
     expect(unknown).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
     expect(await dispatch(core.handlers, 'recovery:list', {})).toMatchObject({ ok: true, value: { operations: [], lastRecovery: { outcomeUnknown: [] } } });

@@ -12,14 +12,15 @@
  *
  * Env: WARDEN_LEDGER_DIR, SIDE_EFFECT_FILE, SERVER_COMMAND, SERVER_ARGS (JSON array), RUN, SEED,
  * MAX_OPS, PREALLOCATE_BYTES (optional: the ledger's preallocation chunk; small values make kills land
- * while a segment is being extended). Prints `ready <serverPid>` once connected.
+ * while a segment is being extended), ROTATE_BYTES (optional: small values make kills land during
+ * rotations). Prints `ready <serverPid>` once connected.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { contractHash, endpointHash } from '../../../electron/core/canonical';
 import { Gate } from '../../../electron/core/gate/gate';
 import type { ToolCallResult, ToolDescriptor, ToolExecutor, ToolRegistry } from '../../../electron/core/gate/ports';
-import { LedgerService, withSafeMode } from '../../../electron/core/ledger/service';
+import { LedgerService } from '../../../electron/core/ledger/service';
 import { PolicyState } from '../../../shared/domain/policy';
 import { prng } from '../../helpers/prng';
 
@@ -49,7 +50,8 @@ async function main(): Promise<void> {
   // The server starts while the ledger recovers: both are on the restart's critical path.
   const connected = client.connect(transport);
   const preallocateBytes = process.env.PREALLOCATE_BYTES ? Number(process.env.PREALLOCATE_BYTES) : undefined;
-  const service = await LedgerService.open({ dir: env('WARDEN_LEDGER_DIR'), rotateBytes: 256 * 1024, retainSegments: 3, ...(preallocateBytes !== undefined ? { preallocateBytes } : {}) });
+  const rotateBytes = Number(process.env.ROTATE_BYTES ?? 256 * 1024);
+  const service = await LedgerService.open({ dir: env('WARDEN_LEDGER_DIR'), rotateBytes, ...(preallocateBytes !== undefined ? { preallocateBytes } : {}) });
   debug('ledger open');
   await connected;
   debug('connected');
@@ -84,9 +86,10 @@ async function main(): Promise<void> {
   });
   const gate = new Gate({
     journal: service.ledger,
+    history: service.history,
     executor,
     registry,
-    policy: withSafeMode({ current: () => policyState }, service.ledger),
+    policy: { current: () => (service.ledger.safeMode ? { ...policyState, safeMode: true } : policyState) },
     scheduleExpiry: false,
   });
   debug('tools listed');
@@ -96,7 +99,7 @@ async function main(): Promise<void> {
   process.stdout.write(`ready ${transport.pid ?? 0}\n`);
 
   let next = 0;
-  const known = service.projections.operations().map((o) => o.operationId);
+  const known = (await service.history.operations({ limit: 1000 })).map((o) => o.operationId);
   const worker = async (): Promise<void> => {
     while (next < maxOps) {
       const i = next++;

@@ -7,9 +7,14 @@
  *   - every side effect belongs to an operation that reached `executing`;
  *   - no operation is `succeeded` without its side effect;
  *   - every operation left in `executing` is now `outcome_unknown`;
- *   - the hash chain verifies, and no kill ever causes a safe start (kills only tear the tail).
+ *   - the hash chain verifies, and no kill ever causes a safe start (kills only tear the tail);
+ *   - the persistent index, reopened after the kill, answers exactly what a fold of every record
+ *     on disk answers (operations, states, the whole audit view): a kill in the middle of an index
+ *     commit or of a rotation loses nothing and invents nothing.
  * Lanes use different preallocation chunks (the 1 MiB default, 4 KiB, and 1,000 bytes, which is
- * not page-aligned), so kills also land while a segment is being extended with zeros.
+ * not page-aligned), so kills also land while a segment is being extended with zeros, and rotate
+ * at different sizes (one lane every few calls), so kills also land during rotations. The index
+ * commits what was appended every 100 ms, so kills land during index updates too.
  *
  * The seed is printed; `WARDEN_CRASH_SEED=<n>` reproduces a run's choices (actions, kill delays),
  * `WARDEN_CRASH_KILLS=<n>` changes the number of kills, `WARDEN_CRASH_LANES=<n>` the number of
@@ -24,6 +29,8 @@ import { join, resolve } from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LedgerService } from '../../../electron/core/ledger/service';
+import { LedgerProjections } from '../../../electron/core/ledger/projections';
+import { projectionsOf, recordsIn } from '../../unit/ledger/helpers';
 import { verifyLedger } from '../../../electron/core/ledger/verify';
 import { prng } from '../../helpers/prng';
 
@@ -33,6 +40,8 @@ const KILLS = Number(process.env.WARDEN_CRASH_KILLS ?? 200);
 const LANES = Number(process.env.WARDEN_CRASH_LANES ?? 3);
 /** Preallocation chunk per lane (cycled): default, one page, and an odd size that straddles pages. */
 const LANE_PREALLOCATE = [1024 * 1024, 4096, 1000];
+/** Rotation size per lane (cycled): the crash child's default, and small enough to rotate every few calls. */
+const LANE_ROTATE = [256 * 1024, 12 * 1024, 40 * 1024];
 const SEED = Number(process.env.WARDEN_CRASH_SEED ?? Math.floor(Math.random() * 2 ** 31));
 
 let work: string;
@@ -113,6 +122,7 @@ describe('crash test', () => {
       const random = prng(SEED + laneNo * 7919);
       const laneDir = join(work, `lane-${laneNo}`);
       const preallocateBytes = LANE_PREALLOCATE[laneNo % LANE_PREALLOCATE.length]!;
+      const rotateBytes = LANE_ROTATE[laneNo % LANE_ROTATE.length]!;
       mkdirSync(laneDir);
       const ledgerDir = join(laneDir, 'ledger');
       const effectsFile = join(laneDir, 'side-effects.jsonl');
@@ -134,6 +144,9 @@ describe('crash test', () => {
             SEED: String(Math.floor(random() * 2 ** 31)),
             MAX_OPS: '40',
             PREALLOCATE_BYTES: String(preallocateBytes),
+            ROTATE_BYTES: String(rotateBytes),
+            // The bundle runs from a temp folder: the index's native SQLite module is found here.
+            NODE_PATH: join(root, 'node_modules'),
           },
         });
         live.add(child);
@@ -170,26 +183,32 @@ describe('crash test', () => {
 
         const t2 = Date.now();
         // Recovery, as the next start would run it, then the invariants.
-        const service = await LedgerService.open({ dir: ledgerDir, rotateBytes: 256 * 1024, retainSegments: 3, preallocateBytes });
+        const service = await LedgerService.open({ dir: ledgerDir, rotateBytes, preallocateBytes });
         try {
           if (service.ledger.recovery.tornTail) tornTails++;
           expect(service.ledger.safeMode, `${where}: a kill must never look like tampering`).toBe(false);
-          const wasExecuting = service.projections.operations({ state: 'executing' }).map((o) => o.operationId);
+          const wasExecuting = (await projectionsOf(service).operations({ state: 'executing' })).map((o) => o.operationId);
           const report = await service.recoverOperations();
           outcomeUnknown += report.outcomeUnknown.length;
           expect(report.outcomeUnknown.sort()).toEqual([...wasExecuting].sort());
-          for (const id of wasExecuting) expect(service.projections.operation(id)!.state, `${where}: ${id}`).toBe('outcome_unknown');
-          expect(service.projections.operations({ state: 'executing' })).toEqual([]);
+          for (const id of wasExecuting) expect((await projectionsOf(service).operation(id))!.state, `${where}: ${id}`).toBe('outcome_unknown');
+          expect((await projectionsOf(service).operations({ state: 'executing' }))).toEqual([]);
 
           const effects = sideEffects(effectsFile);
           for (const [id, n] of effects) {
             expect(n, `${where}: operation ${id} produced ${n} side effects`).toBe(1);
-            const op = service.projections.operation(id);
+            const op = (await projectionsOf(service).operation(id));
             expect(op?.reachedExecuting, `${where}: side effect of ${id} without an executing record`).toBe(true);
           }
-          for (const op of service.projections.operations({ state: 'succeeded' })) {
+          for (const op of (await projectionsOf(service).operations({ state: 'succeeded' }))) {
             expect(effects.has(op.operationId), `${where}: ${op.operationId} succeeded without its side effect`).toBe(true);
           }
+          // The index after the kill equals a fold of every record on disk.
+          await service.ledger.flush();
+          const oracle = LedgerProjections.fromRecords(await recordsIn(ledgerDir));
+          const byId = <T extends { operationId: string }>(xs: T[]): T[] => [...xs].sort((x, y) => (x.operationId < y.operationId ? -1 : 1));
+          expect(byId(await projectionsOf(service).operations()), `${where}: indexed operations`).toEqual(byId(oracle.operations()));
+          expect(await projectionsOf(service).audit(), `${where}: indexed audit view`).toEqual(oracle.audit());
         } finally {
           await service.close();
         }
@@ -205,7 +224,7 @@ describe('crash test', () => {
     const segments: string[] = [];
     for (let i = 0; i < LANES; i++) {
       const final = await LedgerService.open({ dir: join(work, `lane-${i}`, 'ledger') });
-      ops += final.projections.operationCount();
+      ops += (await projectionsOf(final).operationCount());
       segments.push(final.ledger.segments().join('+'));
       await final.close();
       effectCount += sideEffects(join(work, `lane-${i}`, 'side-effects.jsonl')).size;

@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ledger } from '../../../electron/core/ledger/ledger';
 import { verifyLedger } from '../../../electron/core/ledger/verify';
 import { prng } from '../../helpers/prng';
+import { recordsOf } from '../../unit/ledger/helpers';
 
 const root = resolve(import.meta.dirname, '../../..');
 const KILLS = Number(process.env.WARDEN_EXTEND_CRASH_KILLS ?? 40);
@@ -76,11 +77,11 @@ describe('extension crash test', () => {
         for (const m of stdout.matchAll(/^acked (\d+)$/gm)) maxAcked = Math.max(maxAcked, Number(m[1]));
         acknowledged += (stdout.match(/^acked \d+$/gm) ?? []).length;
 
-        const ledger = await Ledger.open({ dir: ledgerDir, preallocateBytes: chunk, rotateBytes: 512 * 1024, retainSegments: 3 });
+        const ledger = await Ledger.open({ dir: ledgerDir, preallocateBytes: chunk, rotateBytes: 512 * 1024 });
         try {
           if (ledger.recovery.tornTail) tornTails++;
           expect(ledger.safeMode, `${where}: a kill must never look like tampering: ${JSON.stringify(ledger.recovery.breaks)}`).toBe(false);
-          const seqs = ledger.read().map((r) => r.seq);
+          const seqs = (await recordsOf(ledger)).map((r) => r.seq);
           expect(seqs.at(-1) ?? 0, `${where}: acknowledged seq ${maxAcked} was lost`).toBeGreaterThanOrEqual(maxAcked);
           expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => seqs[0]! + i));
         } finally {

@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { contractHash, endpointHash } from '../../../electron/core/canonical';
 import { Gate } from '../../../electron/core/gate/gate';
 import type { ToolCallResult, ToolDescriptor, ToolExecutor, ToolRegistry } from '../../../electron/core/gate/ports';
-import { LedgerService, withSafeMode } from '../../../electron/core/ledger/service';
+import { LedgerService } from '../../../electron/core/ledger/service';
 import { verifyLedger } from '../../../electron/core/ledger/verify';
 import { countingFs, type LedgerFs } from '../../../electron/core/ledger/ledger-fs';
 import { segmentName } from '../../../electron/core/ledger/ledger';
@@ -19,7 +19,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redactor } from '../../../electron/core/redact/redactor';
 import { PolicyState } from '../../../shared/domain/policy';
-import { allFiles, tempDir } from '../../unit/ledger/helpers';
+import { allFiles, projectionsOf, recordsOf, tempDir } from '../../unit/ledger/helpers';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -72,7 +72,8 @@ async function start(dir: string, options: { redactor?: Redactor; reply?: (args:
     user: [{ id: 'allow', scope: { kind: 'tool', serverId: 'effects', accountId: 'work', toolName: 'perform' }, mode: 'allow', pin: { contractHash: descriptor.contractHash, endpointHash: descriptor.endpointHash } }],
   });
   const service = await LedgerService.open({ dir, ...(options.redactor ? { redactor: options.redactor } : {}), ...(options.fs ? { fs: options.fs } : {}) });
-  const gate = new Gate({ journal: service.ledger, executor, registry, policy: withSafeMode({ current: () => policy }, service.ledger), scheduleExpiry: false });
+  // The ledger's safe mode holds every tool at ask (what the core's gate module does).
+  const gate = new Gate({ journal: service.ledger, history: service.history, executor, registry, policy: { current: () => (service.ledger.safeMode ? { ...policy, safeMode: true } : policy) }, scheduleExpiry: false });
   await service.recoverOperations(gate);
   const close = async (): Promise<void> => {
     hold.release();
@@ -109,7 +110,7 @@ describe('gate on the durable ledger', () => {
     expect(again.state).toBe('succeeded');
     expect(again.result?.content).toEqual([{ type: 'text', text: 'done' }]);
     expect(second.received).toHaveLength(0);
-    expect(second.service.projections.history('op-1')!.approval?.by).toBe('policy (Always Allow)');
+    expect((await projectionsOf(second.service).history('op-1'))!.approval?.by).toBe('policy (Always Allow)');
   });
 
   it('a call interrupted while executing becomes outcome_unknown on restart and re-submitting its id sends nothing', async () => {
@@ -122,7 +123,7 @@ describe('gate on the durable ledger', () => {
     // The executing record is durable before the request left: the "crash" happens now.
     await first.service.ledger.flush();
     await vi.waitFor(() => expect(first.received).toHaveLength(1));
-    const records = first.service.ledger.read().map((r) => r.payload.to).filter(Boolean);
+    const records = (await recordsOf(first.service.ledger)).map((r) => r.payload.to).filter(Boolean);
     expect(records).toEqual(['approved', 'executing']);
     // Abandon the process state without letting the call finish (as a crash would): the held
     // call is never released and the in-memory client is left as is.
@@ -132,18 +133,18 @@ describe('gate on the durable ledger', () => {
     const second = await start(t.dir);
     cleanups.push(second.close);
     expect(second.service.lastRecoveryReport?.outcomeUnknown).toEqual(['op-2']);
-    expect(second.service.projections.operation('op-2')!.state).toBe('outcome_unknown');
+    expect((await projectionsOf(second.service).operation('op-2'))!.state).toBe('outcome_unknown');
     const again = await second.gate.submit(req('op-2'));
     expect(again.state).toBe('outcome_unknown');
     expect(second.received).toHaveLength(0);
-    expect(second.service.projections.unreconciled().map((o) => o.operationId)).toEqual(['op-2']);
+    expect((await projectionsOf(second.service).unreconciled()).map((o) => o.operationId)).toEqual(['op-2']);
 
     // Retry is a NEW operation with its own decision, and it does reach the server once.
     const { retryOperationId } = await second.service.reconcile({ operationId: 'op-2', outcome: 'retry', reason: 'the server restarted', by: 'user' }, second.gate);
     expect(retryOperationId).not.toBe('op-2');
     await second.gate.settled(retryOperationId!);
     expect(second.received).toHaveLength(1);
-    expect(second.service.projections.operation(retryOperationId!)).toMatchObject({ state: 'succeeded', retryOf: 'op-2' });
+    expect((await projectionsOf(second.service).operation(retryOperationId!))).toMatchObject({ state: 'succeeded', retryOf: 'op-2' });
     expect((await verifyLedger(t.dir)).ok).toBe(true);
   });
 
@@ -162,7 +163,7 @@ describe('gate on the durable ledger', () => {
     expect(counts.fdatasync - before.fdatasync).toBe(1);
     expect(counts.fsync - before.fsync).toBe(0);
     await vi.waitFor(() => expect(fx.received).toHaveLength(1));
-    const types = fx.service.ledger.read().slice(-3).map((r) => `${r.type}:${String(r.payload.to ?? '')}`);
+    const types = (await recordsOf(fx.service.ledger)).slice(-3).map((r) => `${r.type}:${String(r.payload.to ?? '')}`);
     expect(types).toEqual(['op.proposed:', 'op.transition:approved', 'op.transition:executing']);
     fx.hold.release();
     expect((await fx.gate.settled('one-fsync')).state).toBe('succeeded');
@@ -182,6 +183,8 @@ describe('gate on the durable ledger', () => {
 
     const second = await start(t.dir);
     cleanups.push(second.close);
+    // Found by the full verification that runs beside the app (the index already had those records).
+    await second.service.verification;
     expect(second.service.ledger.safeMode).toBe(true);
     const held = await second.gate.submit(req('after-1'));
     expect(held.state).toBe('awaiting_approval');
@@ -210,7 +213,9 @@ describe('gate on the durable ledger', () => {
     // The server really got the secrets (the redactor touches only what is written).
     expect(JSON.stringify(fx.received)).toContain(REFRESH);
     await fx.service.ledger.rotate();
-    const csv = fx.service.exportAudit('csv');
+    const exported = join(t.dir, 'audit.csv');
+    await fx.service.exportAudit('csv', {}, exported);
+    const csv = { content: readFileSync(exported, 'utf8') };
     expect(csv.content).toContain('[REDACTED]');
     await fx.service.ledger.flush();
     const files = allFiles(t.dir);

@@ -8,6 +8,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { MemoryHistory } from '../../../electron/core/ledger/history';
 import { Gate } from '../../../electron/core/gate/gate';
 import { MemoryJournal } from '../../../electron/core/memory-journal';
 import { systemClock } from '../../../electron/core/ports';
@@ -22,7 +23,7 @@ const FILESYSTEM = resolve(ROOT, 'node_modules/@modelcontextprotocol/server-file
 function gateOver(manager: ConnectionManager) {
   const journal = new MemoryJournal(systemClock);
   const policy = PolicyState.parse({ user: [{ id: 'allow-all', scope: { kind: 'global' }, mode: 'allow' }] });
-  const gate = new Gate({ journal, executor: manager, registry: manager, policy: { current: () => policy }, scheduleExpiry: false });
+  const gate = new Gate({ journal, history: new MemoryHistory(() => journal.read()), executor: manager, registry: manager, policy: { current: () => policy }, scheduleExpiry: false });
   return { gate, journal };
 }
 

@@ -3,6 +3,7 @@
  * reaches it), against the REAL keychain (run with scripts/with-keyring.sh), real settings files,
  * the durable ledger with its redactor, and loopback servers speaking the providers' protocols.
  */
+import { recordsOf } from '../../unit/ledger/helpers';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -175,7 +176,7 @@ describe('model provider settings through the contract', () => {
     // Registered with the redactor: anything that echoes the key is scrubbed before the ledger writes it.
     expect(redactor.scrubString(`model said ${ANTHROPIC_KEY}`)).toBe(`model said ${REDACTED}`);
     await ledger.ledger.append([{ type: 'test.echo', payload: { text: `a tool result that echoes ${ANTHROPIC_KEY}` } }], { durable: true });
-    const changes = ledger.ledger.read().filter((r) => r.type === 'model.provider-changed');
+    const changes = (await recordsOf(ledger.ledger)).filter((r) => r.type === 'model.provider-changed');
     expect(changes.map((r) => r.payload.change)).toEqual(['added', 'updated']);
 
     const everything = JSON.stringify(seenByRenderer);
@@ -205,7 +206,7 @@ describe('model provider settings through the contract', () => {
     expect(elsewhere.requests.length).toBeGreaterThan(0);
     expect(elsewhere.requests.every((r) => r.headers.authorization === undefined)).toBe(true);
     expect(JSON.stringify(seenByRenderer)).not.toContain(OPENAI_KEY);
-    const change = ledger.ledger.read().filter((r) => r.type === 'model.provider-changed' && r.payload.providerId === id).at(-1)!;
+    const change = (await recordsOf(ledger.ledger)).filter((r) => r.type === 'model.provider-changed' && r.payload.providerId === id).at(-1)!;
     expect(change.payload).toMatchObject({ change: 'updated', movedFrom: new URL(openai.baseUrl).origin, keyRemoved: true });
   });
 

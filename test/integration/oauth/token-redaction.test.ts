@@ -28,7 +28,7 @@ async function echoThroughGate(w: CoreWorld, target: { serverId: string; account
   expect(proposed.state).toBe('awaiting_approval');
   await w.call('approvals:review', { operationId: proposed.operationId });
   for (let i = 0; i < 200; i++) {
-    const op = w.core.gate.gate.get(proposed.operationId);
+    const op = (await w.core.gate.gate.get(proposed.operationId));
     if (op && ['succeeded', 'failed', 'outcome_unknown', 'denied', 'invalidated'].includes(op.state)) return op.state;
     await new Promise((r) => setTimeout(r, 25));
   }

@@ -50,8 +50,8 @@ describe('account switch in the assembled core', () => {
 
     const switched = await call<{ previousAccountId: string }>('accounts:switch', { conversationId: 'c1', serverId, accountId: personal });
     expect(switched.previousAccountId).toBe(work);
-    const after = await waitUntil(() => {
-      const s = core!.gate.gate.get(op.operationId)!;
+    const after = await waitUntil(async () => {
+      const s = (await core!.gate.gate.get(op.operationId))!;
       return s.state === 'awaiting_approval' ? undefined : s;
     }, 20_000, 'the pending call to leave awaiting_approval');
     expect(after.state).toBe('invalidated');

@@ -14,7 +14,7 @@ import {
   type UrlElicitation,
 } from '../../../electron/core/elicitation/elicitation';
 import { Gate } from '../../../electron/core/gate/gate';
-import { ClientRegistry, FakeClock, RecordingJournal, TestPolicy } from '../../integration/gate/harness';
+import { ClientRegistry, FakeClock, RecordingJournal, TestPolicy, historyOf } from '../../integration/gate/harness';
 
 /** An Elicitor that answers from a script and records what it was shown. */
 class ScriptedElicitor implements Elicitor {
@@ -164,7 +164,8 @@ describe('elicitation is not approval', () => {
     const registry = new ClientRegistry().add('gh', { client }, ['work']);
     await registry.refresh();
     // No rules: the built-in default for a discovered tool is ask.
-    const gate = new Gate({ journal: new RecordingJournal(clock), executor: registry, registry, policy: new TestPolicy(), clock, scheduleExpiry: false });
+    const journal = new RecordingJournal(clock);
+    const gate = new Gate({ journal, history: historyOf(journal), executor: registry, registry, policy: new TestPolicy(), clock, scheduleExpiry: false });
     try {
       const op = await gate.submit({ source: 'model', serverId: 'gh', accountId: 'work', toolName: 'delete_repo', arguments: {} });
       expect(op.state).toBe('awaiting_approval');
@@ -174,8 +175,8 @@ describe('elicitation is not approval', () => {
       });
       expect(answer).toEqual({ action: 'accept', content: { confirm: true } });
       await server.server.elicitInput({ mode: 'url', message: 'Approve here', elicitationId: 'x', url: 'https://evil.example/approve' });
-      expect(gate.get(op.operationId)!.state).toBe('awaiting_approval');
-      expect(gate.get(op.operationId)!.approvedByUser).toBe(false);
+      expect((await gate.get(op.operationId))!.state).toBe('awaiting_approval');
+      expect((await gate.get(op.operationId))!.approvedByUser).toBe(false);
       expect(received).toEqual([]);
       expect(registry.sent).toBe(0);
     } finally {

@@ -5,7 +5,10 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Ledger } from '../../../electron/core/ledger/ledger';
+import { Ledger, readLedger, type StoredRecord } from '../../../electron/core/ledger/ledger';
+import type { LedgerService } from '../../../electron/core/ledger/service';
+import type { AuditFilter } from '../../../shared/domain/ledger';
+import type { OperationState } from '../../../shared/domain/operations';
 
 /** A fresh temp folder; call the returned cleanup in afterEach/finally. */
 export function tempDir(prefix = 'warden-ledger-'): { dir: string; cleanup: () => void } {
@@ -58,4 +61,44 @@ export function lineStarts(bytes: Buffer): number[] {
   const starts = [0];
   for (let i = 0; i < bytes.length; i++) if (bytes[i] === 0x0a && i + 1 < bytes.length) starts.push(i + 1);
   return starts;
+}
+
+/** Every record in the ledger folder `dir`, read from its segments (what a restart reads). */
+export async function recordsIn(dir: string): Promise<StoredRecord[]> {
+  const out: StoredRecord[] = [];
+  for await (const { record } of readLedger(dir)) out.push(record);
+  return out;
+}
+
+/** Every record an open ledger holds on disk (after what was appended so far is written). */
+export async function recordsOf(ledger: Ledger): Promise<StoredRecord[]> {
+  await ledger.flush().catch(() => undefined);
+  return recordsIn(ledger.dir);
+}
+
+/**
+ * The service's indexed history asked the way the in-memory projections answer (everything,
+ * oldest first), so a test can compare the two directly.
+ */
+export function projectionsOf(service: LedgerService) {
+  const h = service.history;
+  return {
+    operation: (id: string) => h.operation(id),
+    operations: async (filter: { state?: OperationState | 'reconciled'; conversationId?: string } = {}) => (await allPages((offset) => h.operations({ ...filter, limit: 1000, offset }))).reverse(),
+    pendingApprovals: async () => (await h.operations({ state: 'awaiting_approval', limit: 1000 })).reverse(),
+    audit: async (filter: AuditFilter = {}) => (await allPages(async (offset) => (await h.audit(filter, { limit: 1000, offset })).rows)).reverse(),
+    history: (id: string) => h.history(id),
+    unreconciled: async () => (await h.unreconciled()).reverse(),
+    operationCount: () => h.operationCount(),
+  };
+}
+
+/** Every page of a newest-first query, concatenated. */
+async function allPages<T>(page: (offset: number) => Promise<T[]>): Promise<T[]> {
+  const out: T[] = [];
+  for (;;) {
+    const rows = await page(out.length);
+    out.push(...rows);
+    if (rows.length < 1000) return out;
+  }
 }

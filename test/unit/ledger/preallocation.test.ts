@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Ledger, segmentName } from '../../../electron/core/ledger/ledger';
 import { countingFs, nodeLedgerFs, type LedgerFs } from '../../../electron/core/ledger/ledger-fs';
 import { verifyLedger } from '../../../electron/core/ledger/verify';
-import { lineStarts, recordBytesOf, tempDir, writeLedger } from './helpers';
+import { lineStarts, recordBytesOf, tempDir, writeLedger, recordsOf } from './helpers';
 
 const cleanups: Array<() => void> = [];
 afterEach(() => {
@@ -73,7 +73,7 @@ describe('preallocated segments', () => {
     const reopened = await Ledger.open({ dir: d, preallocateBytes: 512 });
     try {
       expect(reopened.size()).toBe(41);
-      expect(reopened.read().at(-1)!.payload).toEqual({ blob: 'y'.repeat(3000) });
+      expect((await recordsOf(reopened)).at(-1)!.payload).toEqual({ blob: 'y'.repeat(3000) });
       expect(reopened.recovery.tornTail).toBeNull();
     } finally {
       await reopened.close();
@@ -120,7 +120,7 @@ describe('preallocated segments', () => {
       expect(ledger.recovery.tornTail).toBeNull();
       expect(ledger.recovery.breaks).toHaveLength(1);
       expect(ledger.recovery.breaks[0]).toMatchObject({ offset: starts[2], length: starts[3]! - starts[2]!, problem: 'unparseable' });
-      expect(ledger.read().map((r) => r.seq)).toEqual([1, 2, 4, 5, 6]);
+      expect((await recordsOf(ledger)).map((r) => r.seq)).toEqual([1, 2, 4, 5, 6]);
       expect(readFileSync(join(d, ledger.recovery.breaks[0]!.preservedCopy!)).equals(tampered)).toBe(true);
     } finally {
       await ledger.close();
@@ -138,7 +138,7 @@ describe('preallocated segments', () => {
     try {
       expect(ledger.safeMode).toBe(true);
       expect(ledger.recovery.breaks.map((b) => ({ offset: b.offset, length: b.length }))).toEqual([{ offset: starts[2], length: 64 }]);
-      expect(ledger.read().map((r) => r.seq)).toEqual([1, 2, 3, 4]);
+      expect((await recordsOf(ledger)).map((r) => r.seq)).toEqual([1, 2, 3, 4]);
     } finally {
       await ledger.close();
     }
@@ -159,7 +159,7 @@ describe('preallocated segments', () => {
       expect(ledger.recovery.breaks.map((b) => ({ offset: b.offset, length: b.length, problem: b.problem }))).toEqual([
         { offset: starts[1], length: starts[2]! - starts[1]!, problem: 'unparseable' },
       ]);
-      expect(ledger.read().map((r) => r.seq)).toEqual([1, 3, 4, 5]);
+      expect((await recordsOf(ledger)).map((r) => r.seq)).toEqual([1, 3, 4, 5]);
     } finally {
       await ledger.close();
     }
@@ -169,7 +169,7 @@ describe('preallocated segments', () => {
     const d = dir();
     // Every segment file is at least 1 MiB long; with a 4,000-byte threshold a ledger that looked
     // at file length would rotate on every append.
-    const ledger = await Ledger.open({ dir: d, rotateBytes: 4_000, retainSegments: 10 });
+    const ledger = await Ledger.open({ dir: d, rotateBytes: 4_000 });
     try {
       for (let i = 0; i < 60; i++) await ledger.append([{ type: 't', payload: { i, pad: 'x'.repeat(100) } }], { durable: true });
       await ledger.flush();
@@ -184,7 +184,7 @@ describe('preallocated segments', () => {
     expect(statSync(join(d, segments.at(-1)!)).size).toBe(1024 * 1024);
     expect(await verifyLedger(d)).toMatchObject({ ok: true, segments });
     // Reopening a preallocated segment does not count its zeros toward the threshold either.
-    const reopened = await Ledger.open({ dir: d, rotateBytes: 4_000, retainSegments: 10 });
+    const reopened = await Ledger.open({ dir: d, rotateBytes: 4_000 });
     try {
       await reopened.append([{ type: 't', payload: {} }], { durable: true });
       await reopened.flush();

@@ -3,7 +3,7 @@ import { writeFileSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Ledger, segmentName } from '../../../electron/core/ledger/ledger';
 import { REDACTED, Redactor } from '../../../electron/core/redact/redactor';
-import { allFiles, tempDir } from './helpers';
+import { allFiles, tempDir, recordsOf } from './helpers';
 
 const cleanups: Array<() => void> = [];
 afterEach(() => {
@@ -122,7 +122,7 @@ describe('redactor with a malformed secret', () => {
     const ledger = await Ledger.open({ dir: d, redactor });
     try {
       await ledger.append([{ type: 'op.transition', payload: { operationId: 'op-1', note: `got ${secret}` } }], { durable: true });
-      expect(ledger.read().at(-1)!.payload.note).toBe(`got ${REDACTED}`);
+      expect((await recordsOf(ledger)).at(-1)!.payload.note).toBe(`got ${REDACTED}`);
     } finally {
       await ledger.close();
     }
@@ -136,7 +136,7 @@ describe('ledger redaction', () => {
     cleanups.push(t.cleanup);
     const redactor = new Redactor();
     for (const s of SECRETS) redactor.register(s);
-    const ledger = await Ledger.open({ dir: t.dir, redactor, rotateBytes: 4_000, retainSegments: 10, snapshot: () => ({ lastKey: API_KEY }) });
+    const ledger = await Ledger.open({ dir: t.dir, redactor, rotateBytes: 4_000 });
     try {
       for (let i = 0; i < 60; i++) {
         await ledger.append(

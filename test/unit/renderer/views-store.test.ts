@@ -65,8 +65,9 @@ beforeEach(() => {
     version: '0.0.0-views',
     platform: 'unit-os',
     servers: { secrets },
-    // Stand-in for main's native open dialog: the store names no file, the "person" picks chosenFile.
-    fileDialogs: { openFile: async () => chosenFile },
+    // Stand-ins for main's native dialogs: the store names no file; the "person" opens chosenFile
+    // and saves exports to a file in the test folder.
+    fileDialogs: { openFile: async () => chosenFile, saveFile: async (request) => path.join(dir, `${randomUUID()}-${request.defaultName}`) },
     gate: { prompter: { prompt: async (p) => (prompts.push(p), dialogAnswer) } },
   });
   const api = createWardenApi(
@@ -172,7 +173,8 @@ describe('view slices over the real core and a real stdio server', () => {
     expect(store.getState().history?.operation.operationId).toBe(op.operationId);
     expect(store.getState().history?.executing).not.toBeNull();
     const exported = await store.getState().exportAudit('jsonl');
-    expect(exported.content.split('\n').filter(Boolean).some((l) => JSON.parse(l).operationId === op.operationId)).toBe(true);
+    expect(exported.path).toMatch(/warden-audit-.*\.jsonl$/);
+    expect(readFileSync(exported.path!, 'utf8').split('\n').filter(Boolean).some((l) => JSON.parse(l).operationId === op.operationId)).toBe(true);
   });
 
   it('import shows each exact command line and needs a decision per secret-looking value; confirmed secrets go to the keychain, never the store', async () => {

@@ -155,7 +155,7 @@ describe('import preview', () => {
 
   it('a missing file is reported with its path', async () => {
     // The person accepts the chooser's default location, where nothing is.
-    const acceptDefault: FileDialogs = { openFile: async (request) => request.defaultPath ?? null };
+    const acceptDefault: FileDialogs = { openFile: async (request) => request.defaultPath ?? null, saveFile: async () => null };
     await expect(importer(acceptDefault).chooseAndPreview({ source: 'cursor' })).rejects.toThrow('path: no config file at /home/me/.cursor/mcp.json');
   });
 });

@@ -186,8 +186,8 @@ describe('approval notifications and the pending badge', () => {
     // No approval dialog was opened, and the call is still waiting: a click is never a decision.
     await new Promise((r) => setTimeout(r, 100));
     expect(electronMock.dialog.showMessageBox).not.toHaveBeenCalled();
-    expect(running.core.gate.gate.get(operationId)?.state).toBe('awaiting_approval');
-    expect(running.core.gate.gate.get(operationId)?.approvedByUser).toBe(false);
+    expect((await running.core.gate.gate.get(operationId))?.state).toBe('awaiting_approval');
+    expect((await running.core.gate.gate.get(operationId))?.approvedByUser).toBe(false);
   });
 
   it('no notification while the window is focused; the badge still counts, and clears when the call is decided', async () => {

@@ -1,0 +1,222 @@
+/**
+ * Operation history as the app reads it: the Activity and Recovery views, `operations:list/get`,
+ * the gate's idempotency lookups and crash recovery all read through `HistoryReads`.
+ *
+ * Two implementations answer the same questions the same way, because both fold records with
+ * the one projection (projections.ts):
+ * - `IndexedHistory`: the durable ledger. The index (index-store.ts) says which records a query
+ *   needs; they are read back from the segments and folded. Cost depends on the page asked for,
+ *   never on the length of history, and nothing is kept in memory between queries.
+ * - `MemoryHistory`: the in-memory journal (tests, the browser test host): folds all its records.
+ */
+import type { AuditFilter, AuditRow, OperationHistory as OperationHistoryView, OperationView } from '../../../shared/domain/ledger';
+import type { OperationState } from '../../../shared/domain/operations';
+import type { JournalRecord, OperationHistory, RecordedOperation } from '../ports';
+import type { StoredRecord } from './format';
+import type { IndexedRow, LedgerIndex } from './index-store';
+import { LedgerProjections } from './projections';
+
+/** Which operations, newest first. */
+export interface OperationQuery {
+  state?: OperationState | 'reconciled';
+  conversationId?: string;
+  limit?: number;
+  offset?: number;
+}
+
+/** Everything the app reads about operation history. */
+export interface HistoryReads extends OperationHistory {
+  operation(operationId: string): Promise<OperationView | undefined>;
+  history(operationId: string): Promise<OperationHistoryView | undefined>;
+  /** Operations, newest first (default 200). */
+  operations(query?: OperationQuery): Promise<OperationView[]>;
+  /** Recorded operations, newest first (default 200). */
+  recordedOperations(query?: OperationQuery): Promise<RecordedOperation[]>;
+  /** Operations not finished yet, and outcome_unknown ones nobody reconciled (what recovery settles). */
+  unfinished(): Promise<RecordedOperation[]>;
+  /** outcome_unknown operations nobody has reconciled, newest first. */
+  unreconciled(): Promise<OperationView[]>;
+  /** Audit rows, newest first, and how many match (exact up to `COUNT_CAP`, then a lower bound). */
+  audit(filter: AuditFilter, page: { limit: number; offset: number }): Promise<{ rows: AuditRow[]; total: number }>;
+  /** Every matching audit row oldest first, handed over `batch` rows at a time (exports). */
+  eachAuditRow(filter: AuditFilter, onRows: (rows: AuditRow[]) => Promise<void>, batch?: number): Promise<number>;
+  operationCount(): Promise<number>;
+}
+
+const DEFAULT_LIMIT = 200;
+
+/** Reads back records at index locations. */
+export interface RecordSource {
+  readAt(locations: readonly IndexedRow[]): Promise<StoredRecord[]>;
+}
+
+/** History of the durable ledger, through its index. */
+export class IndexedHistory implements HistoryReads {
+  constructor(
+    private readonly index: LedgerIndex,
+    private readonly source: RecordSource,
+  ) {}
+
+  async find(operationId: string): Promise<RecordedOperation | undefined> {
+    return (await this.foldOne(operationId))?.p.recorded(operationId);
+  }
+
+  async operation(operationId: string): Promise<OperationView | undefined> {
+    const one = await this.foldOne(operationId);
+    return one ? withRetry(one.p.operation(operationId)!, one.retryOf) : undefined;
+  }
+
+  async history(operationId: string): Promise<OperationHistoryView | undefined> {
+    const one = await this.foldOne(operationId);
+    if (!one) return undefined;
+    const h = one.p.history(operationId)!;
+    return { ...h, operation: withRetry(h.operation, one.retryOf), events: [...h.events] };
+  }
+
+  async operations(query: OperationQuery = {}): Promise<OperationView[]> {
+    const { p, ids } = await this.foldMany(await this.index.operations(opFilter(query), page(query)));
+    return ids.map(({ id, retryOf }) => withRetry(p.operation(id)!, retryOf));
+  }
+
+  async recordedOperations(query: OperationQuery = {}): Promise<RecordedOperation[]> {
+    const { p, ids } = await this.foldMany(await this.index.operations(opFilter(query), page(query)));
+    return ids.map(({ id }) => p.recorded(id)!);
+  }
+
+  async unfinished(): Promise<RecordedOperation[]> {
+    const out: RecordedOperation[] = [];
+    // Bounded by the number of unfinished operations, read a page at a time.
+    for (let offset = 0; ; offset += 500) {
+      const ns = await this.index.operations({ unfinished: true }, { limit: 500, offset });
+      const { p, ids } = await this.foldMany(ns);
+      for (const { id } of ids) out.push(p.recorded(id)!);
+      if (ns.length < 500) break;
+    }
+    return out.reverse();
+  }
+
+  async unreconciled(): Promise<OperationView[]> {
+    const { p, ids } = await this.foldMany(await this.index.operations({ state: 'outcome_unknown', unreconciled: true }, { limit: 1000 }));
+    return ids.map(({ id, retryOf }) => withRetry(p.operation(id)!, retryOf));
+  }
+
+  async audit(filter: AuditFilter, pg: { limit: number; offset: number }): Promise<{ rows: AuditRow[]; total: number }> {
+    const { rows, total } = await this.index.rows(filter, pg);
+    return { rows: await this.auditRows(rows), total: Math.max(total, rows.length + pg.offset) };
+  }
+
+  async eachAuditRow(filter: AuditFilter, onRows: (rows: AuditRow[]) => Promise<void>, batch = 1000): Promise<number> {
+    let after = 0;
+    let count = 0;
+    for (;;) {
+      const rows = await this.index.rowsAfter(filter, after, batch);
+      if (rows.length === 0) return count;
+      const audit = await this.auditRows(rows);
+      audit.sort((a, b) => a.seq - b.seq);
+      await onRows(audit);
+      count += audit.length;
+      after = rows[rows.length - 1]!.seq;
+    }
+  }
+
+  operationCount(): Promise<number> {
+    return this.index.operationCount();
+  }
+
+  /** The audit rows of indexed rows, in the order given: each op's earlier records decide its row. */
+  private async auditRows(rows: IndexedRow[]): Promise<AuditRow[]> {
+    if (rows.length === 0) return [];
+    const ops = [...new Set(rows.map((r) => r.op).filter((n): n is number => n !== null))];
+    const maxSeq = Math.max(...rows.map((r) => r.seq));
+    const needed = new Map<number, IndexedRow>();
+    for (const r of await this.index.recordsOf(ops, maxSeq)) needed.set(r.seq, r);
+    for (const r of rows) needed.set(r.seq, r);
+    const records = await this.source.readAt([...needed.values()].sort((a, b) => a.seq - b.seq));
+    const p = LedgerProjections.fromRecords(records);
+    const bySeq = new Map(p.audit().map((row) => [row.seq, row]));
+    return rows.map((r) => bySeq.get(r.seq)).filter((row): row is AuditRow => row !== undefined);
+  }
+
+  private async foldOne(operationId: string): Promise<{ p: LedgerProjections; retryOf: string | null } | undefined> {
+    const n = await this.index.operationNumber(operationId);
+    if (n === undefined) return undefined;
+    const { p, ids } = await this.foldMany([n]);
+    return ids[0] ? { p, retryOf: ids[0].retryOf } : undefined;
+  }
+
+  private async foldMany(ns: number[]): Promise<{ p: LedgerProjections; ids: Array<{ id: string; retryOf: string | null }> }> {
+    const [locations, ids] = await Promise.all([this.index.recordsOf(ns), this.index.operationIds(ns)]);
+    const p = LedgerProjections.fromRecords(await this.source.readAt(locations));
+    const byN = new Map(ids.map((i) => [i.n, i]));
+    return { p, ids: ns.map((n) => byN.get(n)).filter((i): i is { n: number; id: string; retryOf: string | null } => i !== undefined && p.operation(i.id) !== undefined) };
+  }
+}
+
+/** History of an in-memory journal: every question folds all of its records. */
+export class MemoryHistory implements HistoryReads {
+  constructor(private readonly records: () => readonly JournalRecord[]) {}
+
+  private fold(): LedgerProjections {
+    return LedgerProjections.fromRecords(this.records());
+  }
+
+  async find(operationId: string): Promise<RecordedOperation | undefined> {
+    return this.fold().recorded(operationId);
+  }
+
+  async operation(operationId: string): Promise<OperationView | undefined> {
+    return this.fold().operation(operationId);
+  }
+
+  async history(operationId: string): Promise<OperationHistoryView | undefined> {
+    return this.fold().history(operationId);
+  }
+
+  async operations(query: OperationQuery = {}): Promise<OperationView[]> {
+    const all = this.fold().operations({ ...(query.state ? { state: query.state } : {}), ...(query.conversationId !== undefined ? { conversationId: query.conversationId } : {}) });
+    return all.reverse().slice(query.offset ?? 0, (query.offset ?? 0) + (query.limit ?? DEFAULT_LIMIT));
+  }
+
+  async recordedOperations(query: OperationQuery = {}): Promise<RecordedOperation[]> {
+    const p = this.fold();
+    return (await this.operations(query)).map((o) => p.recorded(o.operationId)!);
+  }
+
+  async unfinished(): Promise<RecordedOperation[]> {
+    return this.fold()
+      .recordedAll()
+      .filter((r) => r.state === 'proposed' || r.state === 'awaiting_approval' || r.state === 'approved' || r.state === 'executing');
+  }
+
+  async unreconciled(): Promise<OperationView[]> {
+    return this.fold().unreconciled().reverse();
+  }
+
+  async audit(filter: AuditFilter, pg: { limit: number; offset: number }): Promise<{ rows: AuditRow[]; total: number }> {
+    const rows = this.fold().audit(filter).reverse();
+    return { rows: rows.slice(pg.offset, pg.offset + pg.limit), total: rows.length };
+  }
+
+  async eachAuditRow(filter: AuditFilter, onRows: (rows: AuditRow[]) => Promise<void>, batch = 1000): Promise<number> {
+    const rows = this.fold().audit(filter);
+    for (let i = 0; i < rows.length; i += batch) await onRows(rows.slice(i, i + batch));
+    return rows.length;
+  }
+
+  async operationCount(): Promise<number> {
+    return this.fold().operationCount();
+  }
+}
+
+function withRetry(view: OperationView, retryOf: string | null): OperationView {
+  return retryOf !== null && view.retryOf === null ? { ...view, retryOf } : view;
+}
+
+function opFilter(query: OperationQuery): { state?: string; conversationId?: string; unreconciled?: boolean } {
+  if (query.state === 'reconciled') return { ...(query.conversationId !== undefined ? { conversationId: query.conversationId } : {}) };
+  return { ...(query.state ? { state: query.state } : {}), ...(query.conversationId !== undefined ? { conversationId: query.conversationId } : {}) };
+}
+
+function page(query: OperationQuery): { limit: number; offset: number } {
+  return { limit: query.limit ?? DEFAULT_LIMIT, offset: query.offset ?? 0 };
+}

@@ -1,0 +1,529 @@
+/**
+ * The ledger's persistent index: a SQLite file beside the segments (`index.sqlite`) that says
+ * where each record is and what it is about, so that history queries, idempotency and start-up
+ * cost the same at a million calls as at ten.
+ *
+ * It is derived, never the source of truth: it holds no record content, only each record's place
+ * in the ledger and the columns queries filter on (operation, server, account, tool,
+ * conversation, decision, time, type), plus each operation's current state. Readers fetch the
+ * records themselves from the ledger and fold them (projections.ts), so what a query shows is
+ * always what the ledger says. Deleting the file costs one rebuild from the segments.
+ *
+ * Consistency: records are added in sequence order as they are appended (or read back by
+ * recovery) and committed in batches together with the position of the last one, in one
+ * transaction, at most `COMMIT_DELAY_MS` after they were added. A crash loses at most the last
+ * uncommitted batch, which the next start reads again from the ledger (recovery resumes after the
+ * committed position). Statements run in the
+ * order they are issued, so a query issued after a batch sees it (`flush` issues pending work).
+ */
+import { parseJournalEvent } from '../../../shared/domain/journal-events';
+import { OpReconciled, RECONCILED_TYPE, type AuditFilter, type LedgerChainBreak } from '../../../shared/domain/ledger';
+import { TERMINAL_STATES, type OperationState } from '../../../shared/domain/operations';
+import { CHECKPOINT_TYPE, type StoredRecord } from './format';
+import type { LogPosition, RecordLocation } from './recovery';
+import type { SqlConnection } from './sqlite';
+
+/** Bumped when the schema changes: an index of another version is rebuilt from the ledger. */
+const SCHEMA_VERSION = '1';
+/** Records per transaction while catching up (a rebuild); steady state commits what is pending. */
+const BATCH = 5000;
+/**
+ * How long added records wait to be committed together. Queries commit what is pending first, so
+ * nothing added is ever missing from an answer; the wait only keeps index commits (a few thread
+ * pool hops and a WAL write each) off the path of every single call.
+ */
+const COMMIT_DELAY_MS = 100;
+/** Names (servers, tools, conversations, …) whose ids are kept in memory; the rest are looked up. */
+const NAME_CACHE = 4096;
+/** Counts above this are reported as "at least" (an exact count over a million rows is not free). */
+export const COUNT_CAP = 10_000;
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS names(id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE);
+CREATE TABLE IF NOT EXISTS ops(
+  n INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, state TEXT NOT NULL,
+  server INTEGER, account INTEGER, tool INTEGER, conv INTEGER, decision TEXT, reconciled INTEGER NOT NULL DEFAULT 0, retry_of TEXT);
+CREATE INDEX IF NOT EXISTS ops_state ON ops(state, n);
+CREATE INDEX IF NOT EXISTS ops_conv ON ops(conv, n);
+CREATE TABLE IF NOT EXISTS rows(
+  seq INTEGER PRIMARY KEY, time INTEGER NOT NULL, type INTEGER NOT NULL, op INTEGER,
+  server INTEGER, account INTEGER, tool INTEGER, conv INTEGER, decision TEXT,
+  segment INTEGER NOT NULL, offset INTEGER NOT NULL, length INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS rows_op ON rows(op, seq);
+CREATE INDEX IF NOT EXISTS rows_server ON rows(server, seq);
+CREATE INDEX IF NOT EXISTS rows_account ON rows(account, seq);
+CREATE INDEX IF NOT EXISTS rows_tool ON rows(tool, seq);
+CREATE INDEX IF NOT EXISTS rows_conv ON rows(conv, seq);
+CREATE INDEX IF NOT EXISTS rows_decision ON rows(decision, seq);
+CREATE INDEX IF NOT EXISTS rows_type ON rows(type, seq);
+CREATE INDEX IF NOT EXISTS rows_time ON rows(time);
+CREATE TABLE IF NOT EXISTS pins(server TEXT NOT NULL, account TEXT NOT NULL, tool TEXT NOT NULL, hash TEXT, instructions TEXT, seq INTEGER NOT NULL, PRIMARY KEY(server, account, tool));
+`;
+
+/** An operation's indexed facts (what filters and the next record's row need). */
+interface OpFacts {
+  n: number;
+  state: OperationState;
+  server: string;
+  account: string;
+  tool: string;
+  conv: string | null;
+  decision: string | null;
+  reconciled: boolean;
+  /** The outcome_unknown operation this one retries (its reconciliation names it). */
+  retryOf: string | null;
+}
+
+/** One record as classified when it was added (parsing happens once, on the way in). */
+type Pending =
+  | { kind: 'skip'; record: StoredRecord; location: RecordLocation }
+  | { kind: 'row'; record: StoredRecord; location: RecordLocation; server: string | null; account: string | null; tool: string | null; conv: string | null; pin?: { hash: string | null; instructions: string | null } }
+  | { kind: 'proposed'; record: StoredRecord; location: RecordLocation; id: string; server: string; account: string; tool: string; conv: string | null }
+  | { kind: 'transition'; record: StoredRecord; location: RecordLocation; id: string; to: OperationState; decision: string | null }
+  | { kind: 'reconciled'; record: StoredRecord; location: RecordLocation; id: string; outcome: string; retry: string | null };
+
+/** A row as the index answers: where its record is, and which operation it belongs to. */
+export interface IndexedRow {
+  seq: number;
+  op: number | null;
+  segment: number;
+  offset: number;
+  length: number;
+}
+
+/** Paging for row and operation queries: newest first. */
+export interface Page {
+  limit: number;
+  offset?: number;
+}
+
+/** The index. Open with `LedgerIndex.open`. */
+export class LedgerIndex {
+  private pending: Pending[] = [];
+  private flushing: Promise<void> = Promise.resolve();
+  private scheduled = false;
+  private failure: unknown = null;
+  private readonly names = new Map<string, number>();
+  /** Facts of operations not finished yet, and of those touched by the batch being written. */
+  private readonly live = new Map<string, OpFacts>();
+  private committed: LogPosition | null = null;
+  private lastAdded: LogPosition | null = null;
+
+  private constructor(private readonly db: SqlConnection) {}
+
+  /** Opens the index (creating it, or starting it over when its schema is another version's). */
+  static async open(db: SqlConnection): Promise<LedgerIndex> {
+    await db.exec('PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF;');
+    const index = new LedgerIndex(db);
+    const version = await db.get<{ v: string }>("SELECT v FROM sqlite_master, meta WHERE sqlite_master.name = 'meta' AND meta.k = 'schema'").catch(() => undefined);
+    if (version?.v !== SCHEMA_VERSION) await index.reset();
+    else await db.exec(SCHEMA);
+    const position = await db.get<{ v: string }>("SELECT v FROM meta WHERE k = 'position'");
+    index.committed = position ? (JSON.parse(position.v) as LogPosition) : null;
+    index.lastAdded = index.committed;
+    for (const op of await db.all<{ id: string; n: number; state: OperationState; decision: string | null; reconciled: number; retryOf: string | null; serverName: string; accountName: string; toolName: string; convName: string | null }>(
+      `SELECT o.id, o.n, o.state, s.text serverName, a.text accountName, t.text toolName, c.text convName, o.decision, o.reconciled, o.retry_of retryOf FROM ops o
+       LEFT JOIN names s ON s.id = o.server LEFT JOIN names a ON a.id = o.account LEFT JOIN names t ON t.id = o.tool LEFT JOIN names c ON c.id = o.conv
+       WHERE o.state IN (${liveStates()})`,
+    )) {
+      index.live.set(op.id, { n: op.n, state: op.state, server: op.serverName, account: op.accountName, tool: op.toolName, conv: op.convName, decision: op.decision, reconciled: op.reconciled === 1, retryOf: op.retryOf });
+    }
+    return index;
+  }
+
+  /** The last record the index committed (recovery resumes after it); null when empty. */
+  get position(): LogPosition | null {
+    return this.committed;
+  }
+
+  /** Drops everything (the ledger will be read again from its first record). */
+  async reset(): Promise<void> {
+    this.pending = [];
+    this.live.clear();
+    this.names.clear();
+    this.committed = null;
+    this.lastAdded = null;
+    await this.db.exec('DROP TABLE IF EXISTS rows; DROP TABLE IF EXISTS ops; DROP TABLE IF EXISTS names; DROP TABLE IF EXISTS meta;');
+    await this.db.exec(SCHEMA);
+    await this.db.run("INSERT INTO meta(k, v) VALUES ('schema', ?)", [SCHEMA_VERSION]);
+  }
+
+  /**
+   * Adds a record (call in sequence order). Parsing happens here, synchronously; the write is
+   * batched and committed shortly after (or by `flush`).
+   */
+  add(record: StoredRecord, location: RecordLocation): void {
+    this.pending.push(classify(record, location));
+    this.lastAdded = { ...location, offset: location.offset + location.length, seq: record.seq, checksum: record.checksum };
+    if (this.pending.length >= BATCH) void this.flush().catch(() => undefined);
+    else if (!this.scheduled) {
+      this.scheduled = true;
+      setTimeout(() => {
+        this.scheduled = false;
+        void this.flush().catch(() => undefined);
+      }, COMMIT_DELAY_MS).unref();
+    }
+  }
+
+  /** Writes everything added so far; resolves when it is committed. */
+  flush(): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure);
+    if (this.pending.length === 0) return this.flushing;
+    const batch = this.pending;
+    const position = this.lastAdded;
+    this.pending = [];
+    this.flushing = this.flushing.then(() => this.write(batch, position));
+    this.flushing.catch((error: unknown) => {
+      this.failure = error;
+    });
+    return this.flushing;
+  }
+
+  /** Flushes and closes the database (refreshing the planner's statistics first). */
+  async close(): Promise<void> {
+    await this.flush().catch(() => undefined);
+    await this.db.exec('PRAGMA optimize;').catch(() => undefined);
+    await this.db.close();
+  }
+
+  // ---- queries (each sees everything added before it was called) ----------------------------
+
+  /** Audit rows matching `filter`, newest first, and how many match (capped at COUNT_CAP + 1). */
+  async rows(filter: AuditFilter, page: Page): Promise<{ rows: IndexedRow[]; total: number }> {
+    await this.flush();
+    const where = await this.rowFilter(filter);
+    if (where === null) return { rows: [], total: 0 };
+    const rows = await this.db.all<IndexedRow>(`SELECT seq, op, segment, offset, length FROM rows ${where.sql} ${where.order} LIMIT ? OFFSET ?`, [...where.params, page.limit, page.offset ?? 0]);
+    const counted = await this.db.get<{ c: number }>(`SELECT count(*) c FROM (SELECT 1 FROM rows ${where.sql} LIMIT ${COUNT_CAP + 1})`, where.params);
+    return { rows, total: counted?.c ?? 0 };
+  }
+
+  /** Every row in seq order from `afterSeq`, `limit` at a time (exports read through this). */
+  async rowsAfter(filter: AuditFilter, afterSeq: number, limit: number): Promise<IndexedRow[]> {
+    await this.flush();
+    const where = await this.rowFilter(filter, afterSeq);
+    if (where === null) return [];
+    return this.db.all<IndexedRow>(`SELECT seq, op, segment, offset, length FROM rows ${where.sql} ORDER BY seq LIMIT ?`, [...where.params, limit]);
+  }
+
+  /** Where the records of operations `ns` are (up to `maxSeq`), in seq order. */
+  async recordsOf(ns: readonly number[], maxSeq = Number.MAX_SAFE_INTEGER): Promise<IndexedRow[]> {
+    await this.flush();
+    if (ns.length === 0) return [];
+    return this.db.all<IndexedRow>(`SELECT seq, op, segment, offset, length FROM rows WHERE op IN (SELECT value FROM json_each(?)) AND seq <= ? ORDER BY seq`, [JSON.stringify(ns), maxSeq]);
+  }
+
+  /** Ids and retry links of operations `ns`. */
+  async operationIds(ns: readonly number[]): Promise<Array<{ n: number; id: string; retryOf: string | null }>> {
+    await this.flush();
+    if (ns.length === 0) return [];
+    return this.db.all(`SELECT n, id, retry_of retryOf FROM ops WHERE n IN (SELECT value FROM json_each(?))`, [JSON.stringify(ns)]);
+  }
+
+  /** The operation number (seq of its proposal) of an operation id, if indexed. */
+  async operationNumber(id: string): Promise<number | undefined> {
+    await this.flush();
+    return (await this.db.get<{ n: number }>('SELECT n FROM ops WHERE id = ?', [id]))?.n;
+  }
+
+  /** Operation numbers, newest first, by state and/or conversation. */
+  async operations(filter: { state?: string; conversationId?: string; unreconciled?: boolean; unfinished?: boolean }, page: Page): Promise<number[]> {
+    await this.flush();
+    const clauses: string[] = [];
+    const params: unknown[] = [];
+    if (filter.state !== undefined) {
+      clauses.push('state = ?');
+      params.push(filter.state);
+    }
+    if (filter.unfinished) clauses.push("state IN ('proposed','awaiting_approval','approved','executing')");
+    if (filter.unreconciled) clauses.push('reconciled = 0');
+    if (filter.conversationId !== undefined) {
+      const id = await this.nameId(filter.conversationId);
+      if (id === undefined) return [];
+      clauses.push('conv = ?');
+      params.push(id);
+    }
+    const where = clauses.length ? `WHERE ${clauses.join(' AND ')}` : '';
+    const rows = await this.db.all<{ n: number }>(`SELECT n FROM ops ${where} ORDER BY n DESC LIMIT ? OFFSET ?`, [...params, page.limit, page.offset ?? 0]);
+    return rows.map((r) => r.n);
+  }
+
+  /** How many operations are indexed. */
+  async operationCount(): Promise<number> {
+    await this.flush();
+    return (await this.db.get<{ c: number }>('SELECT count(*) c FROM ops'))?.c ?? 0;
+  }
+
+  /**
+   * Chain breaks found so far (at a start or by a verification), so the next start is in safe mode
+   * at once instead of after its own verification finds them again. A cache like the rest of the
+   * index: without it, the start-up scan and the verification find them in the segments.
+   */
+  async breaks(): Promise<LedgerChainBreak[]> {
+    const row = await this.db.get<{ v: string }>("SELECT v FROM meta WHERE k = 'breaks'");
+    return row ? (JSON.parse(row.v) as LedgerChainBreak[]) : [];
+  }
+
+  /** Remembers the breaks found so far (see `breaks`). */
+  async saveBreaks(breaks: readonly LedgerChainBreak[]): Promise<void> {
+    await this.flush();
+    await this.db.run("INSERT OR REPLACE INTO meta(k, v) VALUES ('breaks', ?)", [JSON.stringify(breaks)]);
+  }
+
+  /** The last recorded contract of every tool (few: one row per tool ever listed), oldest first. */
+  async pins(): Promise<Array<{ server: string; account: string; tool: string; hash: string | null; instructions: string | null }>> {
+    await this.flush();
+    return this.db.all('SELECT server, account, tool, hash, instructions FROM pins ORDER BY seq');
+  }
+
+  /** Rows of the given record types (few: acknowledgements), oldest first. */
+  async rowsOfType(type: string): Promise<IndexedRow[]> {
+    await this.flush();
+    const id = await this.nameId(type);
+    if (id === undefined) return [];
+    return this.db.all<IndexedRow>('SELECT seq, op, segment, offset, length FROM rows WHERE type = ? ORDER BY seq', [id]);
+  }
+
+  // ---- internals ---------------------------------------------------------------------------
+
+  /**
+   * The WHERE clause of a row query and the order that lets SQLite walk one index without a sort:
+   * by seq along the column index of the filter when there is one (time then only filters: the
+   * unary `+` keeps the planner off the time index), by time along the time index when time is
+   * the only filter.
+   */
+  private async rowFilter(filter: AuditFilter, afterSeq?: number): Promise<{ sql: string; params: unknown[]; order: string } | null> {
+    const clauses: string[] = [];
+    const params: unknown[] = [];
+    const byName = async (column: string, text: string | undefined): Promise<boolean> => {
+      if (text === undefined) return true;
+      const id = await this.nameId(text);
+      if (id === undefined) return false;
+      clauses.push(`${column} = ?`);
+      params.push(id);
+      return true;
+    };
+    if (!(await byName('server', filter.serverId)) || !(await byName('account', filter.accountId)) || !(await byName('tool', filter.toolName)) || !(await byName('conv', filter.conversationId))) return null;
+    if (filter.decision !== undefined) {
+      clauses.push('decision = ?');
+      params.push(filter.decision);
+    }
+    if (filter.operationId !== undefined) {
+      const n = (await this.db.get<{ n: number }>('SELECT n FROM ops WHERE id = ?', [filter.operationId]))?.n;
+      if (n === undefined) return null;
+      clauses.push('op = ?');
+      params.push(n);
+    }
+    const timeOnly = clauses.length === 0 && !filter.types && afterSeq === undefined;
+    const time = timeOnly ? 'time' : '+time';
+    if (filter.from !== undefined) {
+      clauses.push(`${time} >= ?`);
+      params.push(filter.from);
+    }
+    if (filter.to !== undefined) {
+      clauses.push(`${time} <= ?`);
+      params.push(filter.to);
+    }
+    const byTime = timeOnly && (filter.from !== undefined || filter.to !== undefined);
+    if (filter.types) {
+      const ids: number[] = [];
+      for (const t of filter.types) {
+        const id = await this.nameId(t);
+        if (id !== undefined) ids.push(id);
+      }
+      if (ids.length === 0) return null;
+      clauses.push('type IN (SELECT value FROM json_each(?))');
+      params.push(JSON.stringify(ids));
+    }
+    if (afterSeq !== undefined) {
+      clauses.push('seq > ?');
+      params.push(afterSeq);
+    }
+    return { sql: clauses.length ? `WHERE ${clauses.join(' AND ')}` : '', params, order: byTime ? 'ORDER BY time DESC, seq DESC' : 'ORDER BY seq DESC' };
+  }
+
+  private async nameId(text: string): Promise<number | undefined> {
+    const cached = this.names.get(text);
+    if (cached !== undefined) return cached;
+    const row = await this.db.get<{ id: number }>('SELECT id FROM names WHERE text = ?', [text]);
+    if (row) this.remember(text, row.id);
+    return row?.id;
+  }
+
+  private remember(text: string, id: number): void {
+    this.names.delete(text);
+    if (this.names.size >= NAME_CACHE) this.names.delete(this.names.keys().next().value as string);
+    this.names.set(text, id);
+  }
+
+  /** One transaction: names, operations and rows of `batch`, and the position after it. */
+  private async write(batch: Pending[], position: LogPosition | null): Promise<void> {
+    // Facts of operations this batch touches that are not in memory (finished ones, e.g. a late
+    // reconciliation) are read first; everything else is decided here, in order.
+    const missing = new Set<string>();
+    for (const p of batch) {
+      if ((p.kind === 'transition' || p.kind === 'reconciled' || p.kind === 'proposed') && !this.live.has(p.id)) missing.add(p.id);
+      if (p.kind === 'reconciled' && p.retry !== null && !this.live.has(p.retry)) missing.add(p.retry);
+    }
+    const known = new Map<string, OpFacts>();
+    if (missing.size > 0) {
+      const found = await this.db.all<{ id: string; n: number; state: OperationState; server: string; account: string; tool: string; conv: string | null; decision: string | null; reconciled: number; retryOf: string | null }>(
+        `SELECT o.id, o.n, o.state, s.text server, a.text account, t.text tool, c.text conv, o.decision, o.reconciled, o.retry_of retryOf FROM ops o
+         LEFT JOIN names s ON s.id = o.server LEFT JOIN names a ON a.id = o.account LEFT JOIN names t ON t.id = o.tool LEFT JOIN names c ON c.id = o.conv
+         WHERE o.id IN (SELECT value FROM json_each(?))`,
+        [JSON.stringify([...missing])],
+      );
+      for (const f of found) known.set(f.id, { ...f, reconciled: f.reconciled === 1 });
+    }
+    const factsOf = (id: string): OpFacts | undefined => this.live.get(id) ?? known.get(id);
+    const touched = new Map<string, OpFacts>();
+    const rows: unknown[][] = [];
+    const pins: unknown[][] = [];
+    const texts = new Set<string>();
+    const name = (t: string | null): string | null => {
+      if (t !== null) texts.add(t);
+      return t;
+    };
+    const pushRow = (p: Pending, op: OpFacts | null, server: string | null, account: string | null, tool: string | null, conv: string | null, decision: string | null) => {
+      rows.push([p.record.seq, p.record.time, name(p.record.type), op?.n ?? null, name(server), name(account), name(tool), name(conv), decision, p.location.segment, p.location.offset, p.location.length]);
+    };
+    for (const p of batch) {
+      switch (p.kind) {
+        case 'skip':
+          break;
+        case 'row':
+          pushRow(p, null, p.server, p.account, p.tool, p.conv, null);
+          if (p.pin) pins.push([p.server, p.account, p.tool, p.pin.hash, p.pin.instructions, p.record.seq]);
+          break;
+        case 'proposed': {
+          if (factsOf(p.id) || touched.has(p.id)) break; // a duplicate id is skipped, as the projections do
+          const f: OpFacts = { n: p.record.seq, state: 'proposed', server: p.server, account: p.account, tool: p.tool, conv: p.conv, decision: null, reconciled: false, retryOf: null };
+          this.live.set(p.id, f);
+          touched.set(p.id, f);
+          pushRow(p, f, f.server, f.account, f.tool, f.conv, null);
+          break;
+        }
+        case 'transition': {
+          const f = factsOf(p.id);
+          if (!f) break;
+          f.state = p.to;
+          if (p.decision !== null) f.decision = p.decision;
+          touched.set(p.id, f);
+          pushRow(p, f, f.server, f.account, f.tool, f.conv, f.decision);
+          break;
+        }
+        case 'reconciled': {
+          const f = factsOf(p.id);
+          if (!f || f.state !== 'outcome_unknown' || f.reconciled) break;
+          f.reconciled = true;
+          if (p.outcome !== 'retried') f.state = p.outcome as OperationState;
+          touched.set(p.id, f);
+          const retry = p.retry === null ? undefined : (touched.get(p.retry) ?? factsOf(p.retry));
+          if (retry && p.retry !== null) {
+            retry.retryOf = p.id;
+            touched.set(p.retry, retry);
+          }
+          pushRow(p, f, f.server, f.account, f.tool, f.conv, f.decision);
+          break;
+        }
+      }
+    }
+    // Name ids for this batch, held here for the whole write: the shared cache may evict any of
+    // them while the new ones are remembered.
+    const ids = new Map<string, number>();
+    const unknownNames: string[] = [];
+    for (const t of texts) {
+      const known = this.names.get(t);
+      if (known === undefined) unknownNames.push(t);
+      else ids.set(t, known);
+    }
+    await this.db.run('BEGIN');
+    try {
+      if (unknownNames.length > 0) {
+        const json = JSON.stringify(unknownNames);
+        await this.db.run('INSERT OR IGNORE INTO names(text) SELECT value FROM json_each(?)', [json]);
+        for (const r of await this.db.all<{ id: number; text: string }>('SELECT id, text FROM names WHERE text IN (SELECT value FROM json_each(?))', [json])) {
+          ids.set(r.text, r.id);
+          this.remember(r.text, r.id);
+        }
+      }
+      const id = (t: unknown): number | null => (typeof t === 'string' ? (ids.get(t) ?? null) : null);
+      const opRows = [...touched.entries()].map(([opId, f]) => [f.n, opId, f.state, id(f.server), id(f.account), id(f.tool), id(f.conv), f.decision, f.reconciled ? 1 : 0, f.retryOf]);
+      if (opRows.length > 0) {
+        await this.db.run(
+          `INSERT INTO ops(n, id, state, server, account, tool, conv, decision, reconciled, retry_of)
+           SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7, value->>8, value->>9 FROM json_each(?) WHERE true
+           ON CONFLICT(n) DO UPDATE SET state = excluded.state, decision = excluded.decision, reconciled = excluded.reconciled, retry_of = excluded.retry_of`,
+          [JSON.stringify(opRows)],
+        );
+      }
+      if (rows.length > 0) {
+        for (const r of rows) for (const i of [2, 4, 5, 6, 7]) r[i] = id(r[i]);
+        await this.db.run(
+          `INSERT OR REPLACE INTO rows(seq, time, type, op, server, account, tool, conv, decision, segment, offset, length)
+           SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7, value->>8, value->>9, value->>10, value->>11 FROM json_each(?)`,
+          [JSON.stringify(rows)],
+        );
+      }
+      if (pins.length > 0) {
+        await this.db.run(
+          `INSERT OR REPLACE INTO pins(server, account, tool, hash, instructions, seq)
+           SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5 FROM json_each(?)`,
+          [JSON.stringify(pins)],
+        );
+      }
+      if (position) await this.db.run("INSERT OR REPLACE INTO meta(k, v) VALUES ('position', ?)", [JSON.stringify(position)]);
+      await this.db.run('COMMIT');
+    } catch (error) {
+      await this.db.run('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
+    this.committed = position;
+    // Only unfinished operations stay in memory: memory does not grow with history.
+    for (const [opId, f] of touched) if (TERMINAL_STATES.has(f.state) && (f.state !== 'outcome_unknown' || f.reconciled)) this.live.delete(opId);
+    for (const [opId, f] of this.live) if (TERMINAL_STATES.has(f.state) && f.state !== 'outcome_unknown') this.live.delete(opId);
+  }
+}
+
+function liveStates(): string {
+  return "'proposed','awaiting_approval','approved','executing','outcome_unknown'";
+}
+
+/** What a record is, for the index: parsed once, the way the projections read it. */
+function classify(record: StoredRecord, location: RecordLocation): Pending {
+  if (record.type === CHECKPOINT_TYPE) return { kind: 'skip', record, location };
+  if (record.type === RECONCILED_TYPE) {
+    const parsed = OpReconciled.safeParse(record.payload);
+    if (!parsed.success) return { kind: 'skip', record, location };
+    return { kind: 'reconciled', record, location, id: parsed.data.operationId, outcome: parsed.data.outcome, retry: parsed.data.retryOperationId };
+  }
+  let event: ReturnType<typeof parseJournalEvent>;
+  try {
+    event = parseJournalEvent(record.type, record.payload);
+  } catch {
+    return { kind: 'skip', record, location };
+  }
+  if (!event) return { kind: 'row', record, location, server: null, account: null, tool: null, conv: null };
+  switch (event.type) {
+    case 'op.proposed': {
+      const p = event.payload;
+      return { kind: 'proposed', record, location, id: p.operationId, server: p.identity.serverId, account: p.identity.accountId, tool: p.identity.toolName, conv: p.origin.conversationId };
+    }
+    case 'op.transition':
+      return { kind: 'transition', record, location, id: event.payload.operationId, to: event.payload.to, decision: event.payload.decision?.decision ?? null };
+    case 'policy.changed': {
+      const s = event.payload.scope;
+      return { kind: 'row', record, location, server: s.serverId, account: s.accountId, tool: s.toolName, conv: s.conversationId };
+    }
+    case 'account.switched':
+      return { kind: 'row', record, location, server: event.payload.serverId, account: event.payload.to, tool: null, conv: event.payload.conversationId };
+    case 'server.endpoint-changed':
+      return { kind: 'row', record, location, server: event.payload.serverId, account: null, tool: null, conv: null };
+    case 'tool.contract-changed': {
+      const p = event.payload as typeof event.payload & { instructionsHash?: unknown };
+      const pin = { hash: p.newContractHash, instructions: typeof p.instructionsHash === 'string' ? p.instructionsHash : null };
+      return { kind: 'row', record, location, server: p.serverId, account: p.accountId, tool: p.toolName, conv: null, pin };
+    }
+  }
+}

@@ -1,0 +1,216 @@
+/**
+ * Log recovery: what opening a ledger folder does before anything is appended.
+ *
+ * It reads from where the caller's index already stands (`resumeAfter`, checked against the
+ * record found there) to the end, so a start costs what was written since the index last
+ * committed, not the whole history; without a usable position it reads every segment. Records
+ * before the position are verified by the full verification (verify.ts), which runs later.
+ *
+ * Recovery never guesses: it keeps valid records, truncates a torn tail (a write that never
+ * finished), and reports every problem. A bad record followed by valid ones is corruption or
+ * tampering: it is reported with its place, the segment is copied aside untouched, and the ledger
+ * opens in safe mode until a person acknowledges it. A `.tmp` segment is a rotation that crashed
+ * before its rename; the older segment is whole, so the temp file is removed.
+ */
+import { basename } from 'node:path';
+import type { LedgerChainBreak, LedgerTornTail } from '../../../shared/domain/ledger';
+import { CHECKPOINT_TYPE, GENESIS_HASH, decodeLine, scanSegment, sha256Hex, type ChainCursor, type StoredRecord } from './format';
+import { inDir, type LedgerFs } from './ledger-fs';
+import { TEMP_NAME, segmentName, segmentNumbers } from './segments';
+import type { WriterStart } from './writer';
+
+/** Where a record sits: its segment's number, its byte offset and its length (newline included). */
+export interface RecordLocation {
+  segment: number;
+  offset: number;
+  length: number;
+}
+
+/** A point in the log a reader already has everything up to: the last record it took. */
+export interface LogPosition extends RecordLocation {
+  seq: number;
+  checksum: string;
+}
+
+/** How recovery hands what it reads to its caller. */
+export interface RecoveryReader {
+  /** Where to start reading (after this record), if the caller already has everything before. */
+  resumeAfter?: LogPosition | null;
+  /** Called once, before any record, when recovery reads from the first segment instead. */
+  onFullScan?: () => void | Promise<void>;
+  /** Each valid record read, in sequence order. */
+  onRecord: (record: StoredRecord, location: RecordLocation) => void;
+  /** After each segment's records were handed over (lets the caller catch up: backpressure). */
+  onSegmentRead?: () => Promise<void>;
+}
+
+/** What recovery found, and where the writer continues. */
+export interface RecoveredLog {
+  /** The record recovery resumed after, or null when it read every segment. */
+  resumedAfter: LogPosition | null;
+  /** Why a given resume position was not used (it did not match the log), if it was not. */
+  resumeRejected: string | null;
+  segments: string[];
+  tornTail: LedgerTornTail | null;
+  /** Breaks found (acknowledgement is decided by the caller from the records). */
+  breaks: LedgerChainBreak[];
+  removedTempFiles: string[];
+  /** The last valid record's checksum (the next record's prevHash) and the next seq. */
+  lastHash: string;
+  nextSeq: number;
+  /** How many valid records were read (those after `resumedAfter`). */
+  records: number;
+  /** Position of the last valid record, or null for an empty log. */
+  last: LogPosition | null;
+  /** Record bytes in the last segment after its checkpoint (decides the next rotation). */
+  segmentBytes: number;
+  writer: WriterStart;
+}
+
+/**
+ * Reads every segment of `dir` to its last valid record, checking the chain, handing each valid
+ * record to `onRecord` in sequence order; repairs a torn tail and opens the segment to continue.
+ */
+export async function recoverLog(dir: string, fs: LedgerFs, reader: RecoveryReader): Promise<RecoveredLog> {
+  await fs.mkdirp(dir);
+  const names = await fs.readdir(dir);
+  const removedTempFiles: string[] = [];
+  for (const name of names.filter((n) => TEMP_NAME.test(n))) {
+    await fs.unlink(inDir(dir, name));
+    removedTempFiles.push(name);
+  }
+  const numbers = segmentNumbers(names);
+  let tornTail: LedgerTornTail | null = null;
+  const breaks: LedgerChainBreak[] = [];
+  let cursor: ChainCursor = numbers[0] === 1 ? { prevHash: GENESIS_HASH, nextSeq: 1 } : { prevHash: null, nextSeq: null };
+  let lastValidLength = 0;
+  let lastUnusedFrom = 0;
+  let lastBytesLength = 0;
+  let lastCheckpointLength = 0;
+  let records = 0;
+  let last: LogPosition | null = null;
+  let firstIndex = 0;
+  let firstBytes: Buffer | null = null;
+  let firstStart = 0;
+  let resumeRejected: string | null = null;
+  const resume = reader.resumeAfter ?? null;
+  if (resume) {
+    const found = await checkResume(dir, fs, numbers, resume);
+    if (typeof found === 'string') resumeRejected = found;
+    else {
+      firstIndex = numbers.indexOf(resume.segment);
+      firstBytes = found;
+      firstStart = resume.offset;
+      cursor = { prevHash: resume.checksum, nextSeq: resume.seq + 1 };
+      last = resume;
+    }
+  }
+  const resumedAfter = firstBytes ? resume : null;
+  if (!resumedAfter) await reader.onFullScan?.();
+  for (let i = firstIndex; i < numbers.length; i++) {
+    const n = numbers[i]!;
+    const name = segmentName(n);
+    const path = inDir(dir, name);
+    const start = i === firstIndex ? firstStart : 0;
+    const bytes = i === firstIndex && firstBytes ? firstBytes : await fs.readFile(path);
+    const scan = scanSegment(bytes, cursor, start);
+    const isLast = i === numbers.length - 1;
+    const tailOnly = isLast && scan.bad.length > 0 && scan.bad.every((b) => b.offset >= scan.validLength);
+    if (tailOnly) {
+      const first = scan.bad[0]!;
+      // droppedBytes counts what was rejected, not the unused zeros after it.
+      tornTail = { segment: name, offset: scan.validLength, droppedBytes: scan.unusedFrom - scan.validLength, problem: first.problem };
+    } else if (scan.bad.length > 0) {
+      const preservedCopy = await preserve(fs, dir, path, bytes);
+      for (const b of scan.bad) {
+        breaks.push({
+          id: `${name}@${b.offset}`,
+          segment: name,
+          offset: b.offset,
+          length: b.length,
+          problem: b.problem,
+          ...(b.seq !== undefined ? { seq: b.seq } : {}),
+          acknowledged: false,
+          preservedCopy,
+        });
+      }
+    }
+    for (const r of scan.records) reader.onRecord(r.record, { segment: n, offset: r.offset, length: r.length });
+    records += scan.records.length;
+    const end = scan.records[scan.records.length - 1];
+    if (end) last = { segment: n, offset: end.offset + end.length, length: end.length, seq: end.record.seq, checksum: end.record.checksum };
+    await reader.onSegmentRead?.();
+    cursor = scan.cursor;
+    lastValidLength = scan.validLength;
+    lastUnusedFrom = scan.unusedFrom;
+    lastBytesLength = bytes.length;
+    const first = scan.records[0];
+    lastCheckpointLength = first && first.offset === 0 && first.record.type === CHECKPOINT_TYPE ? first.length : 0;
+  }
+
+  const lastHash = last ? last.checksum : numbers.length > 0 && cursor.prevHash ? cursor.prevHash : GENESIS_HASH;
+  const nextSeq = last ? last.seq + 1 : 1;
+  let writer: WriterStart;
+  if (numbers.length === 0) {
+    const fd = await fs.open(inDir(dir, segmentName(1)), 'wx');
+    await fs.fsyncDir(dir);
+    writer = { dir, fd, segment: 1, position: 0, allocated: 0 };
+  } else {
+    const segment = numbers[numbers.length - 1]!;
+    const fd = await fs.open(inDir(dir, segmentName(segment)), 'r+');
+    writer = { dir, fd, segment, position: lastValidLength, allocated: lastBytesLength };
+    if (lastUnusedFrom > lastValidLength) {
+      // Drop the torn/corrupt tail (and the zeros after it) so new records continue the chain
+      // from the last valid one; the next append preallocates again.
+      await fs.ftruncate(fd, lastValidLength);
+      await fs.fsync(fd);
+      writer.allocated = lastValidLength;
+    }
+  }
+  return {
+    resumedAfter,
+    resumeRejected,
+    last,
+    segments: numbers.length > 0 ? numbers.map(segmentName) : [segmentName(1)],
+    tornTail,
+    breaks,
+    removedTempFiles,
+    lastHash,
+    nextSeq,
+    records,
+    segmentBytes: Math.max(0, writer.position - lastCheckpointLength),
+    writer,
+  };
+}
+
+/**
+ * The bytes of the segment `resume` points into, if the record it names is there exactly (same
+ * seq and checksum, ending at its offset); otherwise why not.
+ */
+async function checkResume(dir: string, fs: LedgerFs, numbers: number[], resume: LogPosition): Promise<Buffer | string> {
+  if (!numbers.includes(resume.segment)) return `segment ${segmentName(resume.segment)} is missing`;
+  const bytes = await fs.readFile(inDir(dir, segmentName(resume.segment)));
+  const from = resume.offset - resume.length;
+  if (from < 0 || resume.offset > bytes.length || bytes[resume.offset - 1] !== 0x0a) return `no record ends at ${segmentName(resume.segment)}@${resume.offset}`;
+  const decoded = decodeLine(bytes.subarray(from, resume.offset - 1));
+  if (!decoded.ok || decoded.record.seq !== resume.seq || decoded.record.checksum !== resume.checksum) {
+    return `the record at ${segmentName(resume.segment)}@${from} is not record ${resume.seq} as indexed`;
+  }
+  return bytes;
+}
+
+/** Copies a damaged segment aside, untouched, once per distinct content. */
+export async function preserve(fs: LedgerFs, dir: string, path: string, bytes: Buffer): Promise<string> {
+  const copy = `${path}.corrupt-${sha256Hex(bytes).slice(0, 16)}`;
+  if (!(await fs.exists(copy))) {
+    await fs.copyFile(path, copy);
+    const fd = await fs.open(copy, 'r+');
+    try {
+      await fs.fsync(fd);
+    } finally {
+      await fs.close(fd);
+    }
+    await fs.fsyncDir(dir);
+  }
+  return basename(copy);
+}

@@ -1,0 +1,85 @@
+/**
+ * Event-loop lag while tool calls are made durably (the core runs in Electron's main process,
+ * which also runs every window's input and IPC).
+ *
+ * 64 concurrent calls through the gate and the durable ledger to server-everything's `echo` over
+ * stdio, for `WARDEN_BENCH_LAG_MS` each: the event loop's delay p99 and max
+ * (`monitorEventLoopDelay`), and the calls per second. Once on the real disk, once with every
+ * sync taking 20 ms longer (injected through the ledger's file-system port, `slowSyncFs`): the
+ * calls then wait for their sync, the loop must not. Target: p99 < 5 ms in both.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { Gate } from '../../electron/core/gate/gate';
+import { nodeLedgerFs, slowSyncFs, type LedgerFs } from '../../electron/core/ledger/ledger-fs';
+import { LedgerService } from '../../electron/core/ledger/service';
+import { ConnectionManager } from '../../electron/core/mcp/connection-manager';
+import type { ServerDefinition } from '../../shared/domain/servers';
+import { PolicyState } from '../../shared/domain/policy';
+import type { BenchModule } from './harness';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const EVERYTHING = resolve(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+const RUN_MS = Number(process.env.WARDEN_BENCH_LAG_MS ?? 5000);
+const CONCURRENCY = 64;
+
+async function lagWith(dir: string, fs: LedgerFs): Promise<{ p99: number; max: number; callsPerSecond: number; fsyncs: number }> {
+  const def: ServerDefinition = { id: 'everything', name: 'Everything', transport: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'], env: [] };
+  const manager = new ConnectionManager({
+    directory: { server: (id) => (id === def.id ? def : undefined), accountLabel: () => 'Default' },
+    secrets: { get: async () => null, set: async () => {}, delete: async () => false },
+  });
+  const service = await LedgerService.open({ dir, fs, verifyInBackground: false });
+  const policy = PolicyState.parse({ user: [{ id: 'allow-all', scope: { kind: 'global' }, mode: 'allow' }] });
+  const gate = new Gate({ journal: service.ledger, history: service.history, executor: manager, registry: manager, policy: { current: () => policy }, scheduleExpiry: false });
+  try {
+    if ((await manager.connect('everything', 'default')).state !== 'connected') throw new Error('server-everything did not connect');
+    const request = { source: 'test' as const, serverId: 'everything', accountId: 'default', toolName: 'echo', arguments: { message: 'lag' } };
+    for (let i = 0; i < 50; i++) await gate.request(request); // warm-up
+    const histogram = monitorEventLoopDelay({ resolution: 1 });
+    const fsyncsBefore = service.ledger.stats.fsyncs;
+    let calls = 0;
+    const until = performance.now() + RUN_MS;
+    histogram.enable();
+    const worker = async (): Promise<void> => {
+      while (performance.now() < until) {
+        const op = await gate.request(request);
+        if (op.state !== 'succeeded') throw new Error(`call ended ${op.state}: ${op.reason}`);
+        calls++;
+      }
+    };
+    const started = performance.now();
+    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+    const elapsed = performance.now() - started;
+    histogram.disable();
+    return { p99: histogram.percentile(99) / 1e6, max: histogram.max / 1e6, callsPerSecond: calls / (elapsed / 1000), fsyncs: service.ledger.stats.fsyncs - fsyncsBefore };
+  } finally {
+    gate.close();
+    await manager.close();
+    await service.close();
+  }
+}
+
+const bench: BenchModule = {
+  title: `Event-loop lag with ${CONCURRENCY} concurrent durable stdio calls (${RUN_MS} ms per disk)`,
+  async run(report) {
+    const dir = mkdtempSync(join(tmpdir(), 'warden-bench-lag-'));
+    try {
+      for (const [label, fs] of [
+        ['real disk', nodeLedgerFs],
+        ['every sync 20 ms slower', slowSyncFs(20)],
+      ] as const) {
+        const r = await lagWith(join(dir, label.replace(/\W+/g, '-')), fs);
+        report({ name: `lag.event-loop delay p99, ${label}`, value: r.p99, unit: 'ms', target: '< 5 ms', met: r.p99 < 5 });
+        report({ name: `lag.event-loop delay max, ${label}`, value: r.max, unit: 'ms' });
+        report({ name: `lag.durable calls per second, ${label}`, value: r.callsPerSecond, unit: 'calls/s' });
+        report({ name: `lag.syncs, ${label}`, value: r.fsyncs, unit: 'syncs' });
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+};
+export default bench;
