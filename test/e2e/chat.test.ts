@@ -46,8 +46,23 @@ const shot = async (name: string) => {
 async function send(text: string) {
   await page.getByTestId('chat-input').fill(text);
   await page.getByTestId('chat-input').press('Enter');
+  // The composer clears only once the core accepted the message (it ignores Enter while busy).
+  await expect.poll(() => page.getByTestId('chat-input').inputValue(), { timeout: 30_000 }).toBe('');
 }
-const idle = () => page.locator('[data-testid="chat-state"][data-state="idle"]').waitFor({ state: 'attached', timeout: 30_000 });
+/**
+ * The reply is over: the conversation is idle and the person's message is not the last one. (Idle
+ * alone can be the state from before the message, read before the change event arrives.)
+ */
+const idle = () =>
+  page.waitForFunction(
+    () => {
+      const state = document.querySelector('[data-testid="chat-state"]')?.getAttribute('data-state');
+      const last = [...document.querySelectorAll('[data-testid="chat-messages"] .msg, [data-testid="chat-messages"] .msg-notice')].at(-1);
+      return state === 'idle' && (last === undefined || !last.classList.contains('msg-user'));
+    },
+    undefined,
+    { timeout: 30_000 },
+  );
 /** The last card of a tool (by name) in the open conversation. */
 const card = (tool: string) => page.locator(`[data-testid^="call-"][data-status]`).filter({ has: page.locator('.tool-card-name', { hasText: new RegExp(`^${tool}$`) }) }).last();
 

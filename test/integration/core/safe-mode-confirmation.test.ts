@@ -34,6 +34,8 @@ async function tamperedLedger(): Promise<LedgerService> {
   bytes[bytes.indexOf('"i":1') + 4] = '9'.charCodeAt(0);
   writeFileSync(seg, bytes);
   const service = await LedgerService.open({ dir: t.dir });
+  // Tampering in a sealed segment is found by the full verification that starts at open.
+  expect((await service.verification)?.safeMode).toBe(true);
   expect(service.ledger.safeMode).toBe(true);
   return service;
 }
