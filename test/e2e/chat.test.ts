@@ -53,16 +53,12 @@ async function send(text: string) {
  * The reply is over: the conversation is idle and the person's message is not the last one. (Idle
  * alone can be the state from before the message, read before the change event arrives.)
  */
-const idle = () =>
-  page.waitForFunction(
-    () => {
-      const state = document.querySelector('[data-testid="chat-state"]')?.getAttribute('data-state');
-      const last = [...document.querySelectorAll('[data-testid="chat-messages"] .msg, [data-testid="chat-messages"] .msg-notice')].at(-1);
-      return state === 'idle' && (last === undefined || !last.classList.contains('msg-user'));
-    },
-    undefined,
-    { timeout: 30_000 },
-  );
+const REPLY_OVER = `(() => {
+  const state = document.querySelector('[data-testid="chat-state"]')?.getAttribute('data-state');
+  const last = [...document.querySelectorAll('[data-testid="chat-messages"] .msg, [data-testid="chat-messages"] .msg-notice')].at(-1);
+  return state === 'idle' && (last === undefined || !last.classList.contains('msg-user'));
+})()`;
+const idle = () => expect.poll(() => page.evaluate(REPLY_OVER), { timeout: 30_000, interval: 50 }).toBe(true);
 /** The last card of a tool (by name) in the open conversation. */
 const card = (tool: string) => page.locator(`[data-testid^="call-"][data-status]`).filter({ has: page.locator('.tool-card-name', { hasText: new RegExp(`^${tool}$`) }) }).last();
 
