@@ -1,8 +1,9 @@
 /**
  * `npm run bench`: runs every `test/bench/*.bench.ts` (or those named on the command line),
- * prints each result and writes them all to bench-results.json.
+ * prints each result and writes them to bench-results.json. A run of some benches replaces only
+ * their entries, so the file always holds the latest measurement of every target.
  */
-import { readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { BenchModule, BenchResult } from './harness';
@@ -26,5 +27,7 @@ for (const file of files) {
   });
 }
 const out = resolve(here, '../../bench-results.json');
-writeFileSync(out, JSON.stringify(results, null, 2) + '\n');
-console.log(`\nwrote ${results.length} results to ${out}`);
+const fresh = new Set(results.map((r) => r.name));
+const kept = only.length > 0 && existsSync(out) ? (JSON.parse(readFileSync(out, 'utf8')) as BenchResult[]).filter((r) => !fresh.has(r.name)) : [];
+writeFileSync(out, JSON.stringify([...kept, ...results], null, 2) + '\n');
+console.log(`\nwrote ${results.length} results to ${out}${kept.length ? ` (kept ${kept.length} from earlier runs)` : ''}`);
