@@ -1,5 +1,5 @@
 /**
- * The operation state machine of DESIGN.md §2, shared so the renderer can show states and the
+ * The operation state machine (docs/ARCHITECTURE.md), shared so the renderer can show states and the
  * core can journal them with one vocabulary.
  */
 import { z } from 'zod';

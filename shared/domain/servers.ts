@@ -1,5 +1,5 @@
 /**
- * Server definitions and accounts (DESIGN.md §3 identities, §4 settings, issue 5 §1–§2).
+ * Server definitions and accounts.
  *
  * These schemas are what the settings file stores and what the connection layer reads. Secret
  * VALUES are never part of them: an env var or header is either a plain `value` or a

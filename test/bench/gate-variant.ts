@@ -14,8 +14,8 @@
  * - `plain`: the SDK client's callTool with no signal;
  * - `gate`: `Gate.request` with Always Allow, the in-memory journal, the SDK client as executor;
  * - `bare`: the same gate over a journal that stores nothing (the gate's own work only);
- * - `floor`: only the steps issue 3 requires of every allowed call, written out by hand with none
- *   of the gate's bookkeeping (see `floorCall`). No gate implementing the issue can do less, so
+ * - `floor`: only the steps the gate's guarantees require of every allowed call, written out by hand with none
+ *   of the gate's bookkeeping (see `floorCall`). No gate keeping those guarantees can do less, so
  *   its ratio to `direct` is the lowest ratio reachable here with the in-memory journal;
  * - `floor_nostore`: the floor with a journal that stores nothing (what no journal can undercut).
  */

@@ -1,5 +1,5 @@
 /**
- * MCP connection-layer benchmarks (issue 5 §Performance), all measured in one run:
+ * MCP connection-layer benchmarks, all measured in one run:
  *
  * 1. Connect + list tools for 20 stdio fixture servers at once: total time, and the ratio to the
  *    slowest single server connected alone. (The fixture is bundled once with esbuild so each

@@ -46,7 +46,7 @@ const NO_PROBLEMS: ReadonlyMap<string, string> = new Map();
  * Returns the policy's view of `args`: path fields resolved like the kernel, rule folders resolved,
  * and the fields whose place cannot be known.
  *
- * Why: keeps `decide` pure while still honouring "symlinks where the path exists" (DESIGN.md §3)
+ * Why: keeps `decide` pure while still honouring "symlinks where the path exists"
  * and never letting an unplaceable path make a call more allowed.
  */
 export function normalizeForPolicy(args: Readonly<Record<string, unknown>>, options: NormalizeOptions): NormalizedArguments {

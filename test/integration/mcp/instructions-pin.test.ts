@@ -1,5 +1,5 @@
 /**
- * Server `instructions` are pinned like a tool contract (DESIGN.md §3): they reach the model, so a
+ * Server `instructions` are pinned like a tool contract: they reach the model, so a
  * server that rewrites them after a person chose Always Allow has changed what was allowed. The
  * change is a ledger event, survives restarts (pins are read back from the journal), and drops
  * every Always Allow grant on that server back to ask.
