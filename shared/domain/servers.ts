@@ -198,7 +198,6 @@ export type BuiltinServerDefinition = z.infer<typeof BuiltinServerDefinition>;
 /** One configured MCP server, discriminated on `transport`. */
 export const ServerDefinition = z.discriminatedUnion('transport', [StdioServerDefinition, HttpServerDefinition, BuiltinServerDefinition]);
 export type ServerDefinition = z.infer<typeof ServerDefinition>;
-export type ServerTransport = ServerDefinition['transport'];
 
 /** A server definition as a person enters it: everything but the id, which Warden chooses. */
 export const ServerDraft = z.discriminatedUnion('transport', [

@@ -98,7 +98,7 @@ async function main(variant: Variant): Promise<void> {
     const history = journal instanceof MemoryJournal ? new MemoryHistory(() => journal.read()) : { find: async () => undefined, recordedOperations: async () => [] };
     const gate = new Gate({ journal, history, executor, registry, policy: { current: () => state }, clock: systemClock, scheduleExpiry: false });
     call = async () => {
-      const op = await gate.request({ source: 'test', conversationId: 'bench', serverId: 'bench', accountId: 'default', toolName: 'echo', arguments: args });
+      const op = await gate.request({ source: 'user', conversationId: 'bench', serverId: 'bench', accountId: 'default', toolName: 'echo', arguments: args });
       if (op.state !== 'succeeded') throw new Error(`gate call ended ${op.state}: ${op.reason}`);
     };
   } else {
