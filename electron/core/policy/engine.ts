@@ -103,7 +103,7 @@ const EMPTY_RULES: readonly unknown[] = Object.freeze([]);
  *
  * Why pure: the same inputs always give the same answer, so every rule here is unit- and
  * property-testable and the ledger can record exactly why a call ran. `request.arguments` must
- * already be normalized (see `normalizeArgumentsForPolicy`), which is where the file system is read.
+ * already be normalized (see `normalizeForPolicy`), which is where the file system is read.
  */
 export function decide(request: PolicyRequest, policyState: PolicyState, context: PolicyContext): PolicyDecision {
   const policy = compile(policyState);
