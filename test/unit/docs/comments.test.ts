@@ -20,8 +20,9 @@ const SCRIPT = /\.(ts|tsx|js|cjs|mjs)$/;
 const SHELL = /\.sh$/;
 
 /** What a comment must not say, and why a reader would be lost by it. */
-const HISTORY: ReadonlyArray<{ pattern: RegExp; why: string }> = [
-  { pattern: /\bissues?\s*#?\s*\d+/i, why: 'cites an issue number (say why instead)' },
+const HISTORY: ReadonlyArray<{ pattern: RegExp; why: string; quotedIsExample?: true }> = [
+  // Quoted text in a comment is an example of what the code shows (a preview "Close issue #42").
+  { pattern: /\bissues?\s*#?\s*\d+/i, why: 'cites an issue number (say why instead)', quotedIsExample: true },
   { pattern: /\b(?:review|reviewer|design|decision)s?\s+rounds?\b/i, why: 'tells the review history' },
   { pattern: /\b(?:in|from|since|after|before|of)\s+round[- ]?(?:1|2|3|one|two|three)\b/i, why: 'tells the review history' },
   { pattern: /\bwave\s+\d\b/i, why: 'tells the history of the work' },
@@ -93,8 +94,9 @@ export function historyIn(file: string, text: string): HistoryHit[] {
   const comments = SCRIPT.test(file) ? commentsOf(file, text) : shellComments(text);
   const hits: HistoryHit[] = [];
   for (const c of comments) {
-    for (const { pattern, why } of HISTORY) {
-      const m = pattern.exec(c.text);
+    const unquoted = c.text.replace(/"[^"]{0,300}"|“[^”]{0,300}”|`[^`]{0,300}`/g, '""');
+    for (const { pattern, why, quotedIsExample } of HISTORY) {
+      const m = pattern.exec(quotedIsExample ? unquoted : c.text);
       if (m) hits.push({ file, line: c.line, text: m[0], why });
     }
   }
@@ -124,6 +126,7 @@ describe('comments say why, not the history of the work', () => {
       "it('fixes issue #7', () => {});",
       'const design = "DESIGN.md";',
       '/* as DESIGN.md §2 says */',
+      '/** A preview reads "Close issue #42 in acme/mobile". */',
     ].join('\n');
     const hits = historyIn('x.test.ts', text);
     expect(hits.map((h) => [h.line, h.text])).toEqual([
