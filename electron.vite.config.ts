@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { defineConfig } from 'electron-vite';
 import { rendererConfig } from './scripts/renderer-vite-config';
 
-// electron-vite builds the three Electron targets from their own folders (DESIGN.md §1).
+// electron-vite builds the three Electron targets from their own folders (docs/ARCHITECTURE.md, "Processes and folders").
 export default defineConfig({
   main: {
     build: {

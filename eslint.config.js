@@ -1,4 +1,4 @@
-// Lint: typescript-eslint recommended rules plus the layer boundaries of DESIGN.md §1
+// Lint: typescript-eslint recommended rules plus the layer boundaries of docs/ARCHITECTURE.md
 // (the import-walking test in test/unit/boundaries.test.ts enforces the same rules).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';

@@ -1,6 +1,6 @@
 import { defineConfig } from 'vitest/config';
 
-// Three layers, one command (DESIGN.md §8). Integration and e2e tests talk to real processes,
+// Three layers, one command (docs/ARCHITECTURE.md, "How each layer is tested"). Integration and e2e tests talk to real processes,
 // a real keychain and a real browser, so they get longer timeouts and run files one at a time
 // where they share machine resources.
 export default defineConfig({

@@ -4,7 +4,7 @@
  * Domains declare their entries in `shared/contract/<domain>.ts`; this file is the one map that
  * everything is generated from: the main-process binder, the preload's `window.warden`, the
  * renderer's typed client and the browser test host. There is deliberately no "approve" channel:
- * approving happens only in a native dialog owned by main (DESIGN.md §7).
+ * approving happens only in a native dialog owned by main.
  */
 import type { z } from 'zod';
 import { channelPath, eventPath, type ChannelSpec, type EventSpec } from './contract-kit';

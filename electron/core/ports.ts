@@ -29,7 +29,7 @@ export interface JournalRecord extends JournalEntry {
 }
 
 /**
- * The durable event log the gate writes every decision and transition to (DESIGN.md §4).
+ * The durable event log the gate writes every decision and transition to (the ledger, electron/core/ledger).
  *
  * `append` stores entries in order, atomically as a group. With `durable: true` it resolves only
  * once the entries are on stable storage (fsync); concurrent durable appends may share one fsync.

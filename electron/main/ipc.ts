@@ -2,7 +2,7 @@
  * The IPC binder: registers exactly the contract's channels on `ipcMain`, each behind the sender
  * check, and runs every call through the core's `dispatch` (safeParse, handler, Result).
  *
- * Order per call (CONVENTIONS.md): sender check → request parse → handler → response check. A
+ * Order per call: sender check → request parse → handler → response check. A
  * forged sender, a sub-frame, a foreign origin, an unknown channel or an invalid payload never
  * reaches a handler.
  */

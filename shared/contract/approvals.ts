@@ -1,5 +1,5 @@
 /**
- * Contract entries for approvals. There is deliberately NO approve channel (DESIGN.md §7): the
+ * Contract entries for approvals. There is deliberately NO approve channel: the
  * renderer can ask main to show the trusted native approval dialog (`approvals:review`), or
  * reject/cancel. Only a person's choice in that dialog approves. A compromised renderer can deny,
  * never grant.

@@ -1,5 +1,5 @@
 /**
- * Contract entries for OAuth sign-in of remote servers (issue 5 §4, §8 "start login, logout").
+ * Contract entries for OAuth sign-in of remote servers.
  *
  * The renderer can start a sign-in, sign out and ask whether an account is signed in. It never
  * receives a token, a client secret or a verifier: status says only whether tokens exist, which

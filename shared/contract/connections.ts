@@ -1,5 +1,5 @@
 /**
- * Contract entries for MCP connections (issue 5 §3, §5, §8): connect/disconnect, status, the
+ * Contract entries for MCP connections: connect/disconnect, status, the
  * tools a connected (server, account) lists, its captured logs, and the events that keep the
  * renderer's cache current.
  *

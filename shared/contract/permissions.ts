@@ -1,5 +1,5 @@
 /**
- * Contract entries for permission management (DESIGN.md §3, §7): the effective matrix, setting
+ * Contract entries for permission management: the effective matrix, setting
  * and revoking rules with a scope, and the tools offered to a model. Loosening changes (a new
  * Always Allow, lifting a disable) are confirmed by the person in a native dialog owned by main;
  * tightening never needs confirmation. Every change is journaled (old, new, scope, time, source).

@@ -1,5 +1,5 @@
 /**
- * Contract entries for servers, accounts, secrets and import (issue 5 §1, §2, §7, §8).
+ * Contract entries for servers, accounts, secrets and import.
  *
  * Secret values travel only renderer → main, once, inside `secrets` / `value` fields of a
  * request, and go straight to the OS keychain. No response or event ever carries a secret value:

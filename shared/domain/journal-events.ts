@@ -1,8 +1,8 @@
 /**
  * Journal event schemas: the exact payloads the gate and permission management append to the
- * `Journal` port (DESIGN.md §4).
+ * `Journal` port.
  *
- * These are the contract between the gate (writer) and the ledger (issue 4: durable storage,
+ * These are the contract between the gate (writer) and the ledger (durable storage,
  * projections, recovery). Every payload is plain JSON. Field names are stable: the ledger's
  * projections (operations table, approval queue, audit view, per-operation history) are built
  * from them, so only ever ADD optional fields; never rename or remove one.

@@ -1,5 +1,5 @@
 /**
- * The operation state machine of DESIGN.md §2, shared so the renderer can show states and the
+ * The operation state machine (docs/ARCHITECTURE.md), shared so the renderer can show states and the
  * core can journal them with one vocabulary.
  */
 import { z } from 'zod';
@@ -34,8 +34,11 @@ export const TERMINAL_STATES: ReadonlySet<OperationState> = new Set([
   'outcome_unknown',
 ]);
 
-/** Where a tool call came from. The gate decides the same way whatever the source. */
-export const CallSource = z.enum(['model', 'user', 'gateway', 'test']);
+/**
+ * Where a tool call came from: a model in a chat, or a person (Run). The gate decides the same way
+ * whatever the source; it is recorded so a person can tell who asked.
+ */
+export const CallSource = z.enum(['model', 'user', 'gateway']);
 export type CallSource = z.infer<typeof CallSource>;
 
 /** Permission modes a person can set. Anything else is a configuration error, read as disabled. */

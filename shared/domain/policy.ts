@@ -1,5 +1,5 @@
 /**
- * Policy vocabulary (DESIGN.md §3): rules at each layer, argument constraints, the policy state
+ * Policy vocabulary: rules at each layer, argument constraints, the policy state
  * the pure `decide()` reads, and the decision it returns. Shared so the renderer can show rules
  * and the core can store, journal and evaluate them with one set of schemas.
  *

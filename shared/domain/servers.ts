@@ -1,5 +1,5 @@
 /**
- * Server definitions and accounts (DESIGN.md §3 identities, §4 settings, issue 5 §1–§2).
+ * Server definitions and accounts.
  *
  * These schemas are what the settings file stores and what the connection layer reads. Secret
  * VALUES are never part of them: an env var or header is either a plain `value` or a
@@ -198,7 +198,6 @@ export type BuiltinServerDefinition = z.infer<typeof BuiltinServerDefinition>;
 /** One configured MCP server, discriminated on `transport`. */
 export const ServerDefinition = z.discriminatedUnion('transport', [StdioServerDefinition, HttpServerDefinition, BuiltinServerDefinition]);
 export type ServerDefinition = z.infer<typeof ServerDefinition>;
-export type ServerTransport = ServerDefinition['transport'];
 
 /** A server definition as a person enters it: everything but the id, which Warden chooses. */
 export const ServerDraft = z.discriminatedUnion('transport', [

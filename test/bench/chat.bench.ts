@@ -10,8 +10,8 @@
  *    Target: median < 5 ms.
  *  - The provider round trip of the same run (request sent → reply stream ended), for scale.
  *
- * The provider is this file's own minimal loopback SSE server and client (the chat-models
- * fixtures were not on main when this was written): one HTTP POST per round on 127.0.0.1,
+ * The provider is this file's own minimal loopback SSE server and client, so the
+ * benchmark depends on no test fixture: one HTTP POST per round on 127.0.0.1,
  * answered as `text/event-stream` with a text chunk, one tool call and a finish event.
  */
 import { createServer, type Server } from 'node:http';

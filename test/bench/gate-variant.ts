@@ -14,8 +14,8 @@
  * - `plain`: the SDK client's callTool with no signal;
  * - `gate`: `Gate.request` with Always Allow, the in-memory journal, the SDK client as executor;
  * - `bare`: the same gate over a journal that stores nothing (the gate's own work only);
- * - `floor`: only the steps issue 3 requires of every allowed call, written out by hand with none
- *   of the gate's bookkeeping (see `floorCall`). No gate implementing the issue can do less, so
+ * - `floor`: only the steps the gate's guarantees require of every allowed call, written out by hand with none
+ *   of the gate's bookkeeping (see `floorCall`). No gate keeping those guarantees can do less, so
  *   its ratio to `direct` is the lowest ratio reachable here with the in-memory journal;
  * - `floor_nostore`: the floor with a journal that stores nothing (what no journal can undercut).
  */
@@ -98,7 +98,7 @@ async function main(variant: Variant): Promise<void> {
     const history = journal instanceof MemoryJournal ? new MemoryHistory(() => journal.read()) : { find: async () => undefined, recordedOperations: async () => [] };
     const gate = new Gate({ journal, history, executor, registry, policy: { current: () => state }, clock: systemClock, scheduleExpiry: false });
     call = async () => {
-      const op = await gate.request({ source: 'test', conversationId: 'bench', serverId: 'bench', accountId: 'default', toolName: 'echo', arguments: args });
+      const op = await gate.request({ source: 'user', conversationId: 'bench', serverId: 'bench', accountId: 'default', toolName: 'echo', arguments: args });
       if (op.state !== 'succeeded') throw new Error(`gate call ended ${op.state}: ${op.reason}`);
     };
   } else {

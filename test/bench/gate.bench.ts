@@ -1,5 +1,5 @@
 /**
- * Gate overhead on an allowed call (issue 3): the gate (validation, canonical JSON, fingerprint,
+ * Gate overhead on an allowed call: the gate (validation, canonical JSON, fingerprint,
  * policy, journal records, the operation record, copies for the caller) in front of an in-memory
  * MCP server, vs the SDK client calling the same kind of server directly. Target: ratio < 1.2.
  *
@@ -8,7 +8,7 @@
  * the direct call's median in the same round), and the median of those ratios is reported.
  * Alongside the gate: the gate without a journal (its own work only), the SDK call without a
  * signal (so the gate gets no credit for CallAbort being cheaper than Node's AbortSignal), and
- * the floor (only the work issue 3 requires, hand-written, no bookkeeping), which bounds from
+ * the floor (only the work the gate's guarantees require, hand-written, no bookkeeping), which bounds from
  * below what any gate could reach on this machine, with the in-memory journal and with a journal
  * that stores nothing.
  *

@@ -36,7 +36,7 @@ async function lagWith(dir: string, fs: LedgerFs): Promise<{ p99: number; max: n
   const gate = new Gate({ journal: service.ledger, history: service.history, executor: manager, registry: manager, policy: { current: () => policy }, scheduleExpiry: false });
   try {
     if ((await manager.connect('everything', 'default')).state !== 'connected') throw new Error('server-everything did not connect');
-    const request = { source: 'test' as const, serverId: 'everything', accountId: 'default', toolName: 'echo', arguments: { message: 'lag' } };
+    const request = { source: 'user' as const, serverId: 'everything', accountId: 'default', toolName: 'echo', arguments: { message: 'lag' } };
     for (let i = 0; i < 50; i++) await gate.request(request); // warm-up
     const histogram = monitorEventLoopDelay({ resolution: 1 });
     const fsyncsBefore = service.ledger.stats.fsyncs;

@@ -1,5 +1,5 @@
 /**
- * Ledger benchmarks (issue 4), all on the same disk in one run:
+ * Ledger benchmarks, all on the same disk in one run:
  * (a) raw `write` + `fsync` of one record-sized buffer per iteration — the physical limit;
  * (b) ledger appends, one durable append (one fsync) at a time;
  * (c) 64 concurrent operations appending durably, sharing fsyncs (group commit);

@@ -1,5 +1,5 @@
 /**
- * MCP connection-layer benchmarks (issue 5 §Performance), all measured in one run:
+ * MCP connection-layer benchmarks, all measured in one run:
  *
  * 1. Connect + list tools for 20 stdio fixture servers at once: total time, and the ratio to the
  *    slowest single server connected alone. (The fixture is bundled once with esbuild so each
@@ -110,7 +110,7 @@ async function callBench(dir: string): Promise<Record<string, number>> {
     // listed tools, which costs the same for the direct client as for Warden's connection.
     await direct.listTools();
     if ((await manager.connect('everything', 'default')).state !== 'connected') throw new Error('server-everything did not connect');
-    const request = { source: 'test' as const, serverId: 'everything', accountId: 'default', toolName: 'echo', arguments: { message: 'bench' } };
+    const request = { source: 'user' as const, serverId: 'everything', accountId: 'default', toolName: 'echo', arguments: { message: 'bench' } };
     const variants: Record<string, () => Promise<void>> = {
       direct: async () => {
         await direct.callTool({ name: 'echo', arguments: { message: 'bench' } });

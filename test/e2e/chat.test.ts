@@ -5,7 +5,8 @@
  * `dialog`), replaced by a prompter that records what it was shown and answers as each test says:
  * the renderer itself has no way to approve anything.
  *
- * Each sentence of "The offline demo is seed 004's lab" is a test below.
+ * Each sentence of the README's account of the offline demo (the prompt-injection lab) is a test
+ * below.
  */
 import { mkdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';

@@ -1,6 +1,6 @@
 /**
  * End to end: the built renderer in headless Chromium, talking over the test host to the REAL
- * core (DESIGN.md §8). Proves the shell renders and navigates, shows live status from the core,
+ * core (docs/ARCHITECTURE.md, "How each layer is tested"). Proves the shell renders and navigates, shows live status from the core,
  * round-trips contract calls, rejects invalid payloads, exposes exactly the contract on
  * window.warden, keeps the socket closed to anyone but its own page, and runs clean under the
  * strict CSP.

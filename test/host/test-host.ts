@@ -1,5 +1,5 @@
 /**
- * The browser test host (test code only, never shipped; DESIGN.md §8).
+ * The browser test host (test code only, never shipped).
  *
  * Runs the real core in plain Node and lets a normal browser page use it exactly as the Electron
  * renderer would: it serves the built renderer over HTTP on 127.0.0.1 with a stand-in preload

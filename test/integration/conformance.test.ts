@@ -1,5 +1,5 @@
 /**
- * MCP conformance (issue 5 tests): runs the client scenarios of @modelcontextprotocol/conformance
+ * MCP conformance: runs the client scenarios of @modelcontextprotocol/conformance
  * for protocol 2025-11-25 — the core scenarios and the auth suite — against Warden's adapter
  * (test/conformance/client.ts), and fails on any unexpected failure or warning.
  *

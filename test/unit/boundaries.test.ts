@@ -1,5 +1,5 @@
 /**
- * Layer boundaries of DESIGN.md §1, enforced by walking every import in the source tree.
+ * Layer boundaries (docs/ARCHITECTURE.md), enforced by walking every import in the source tree.
  *
  * Lint (eslint.config.js, no-restricted-imports) catches most of these while editing; this test is
  * the authority because it resolves relative paths to the folder they land in and also sees

@@ -7,7 +7,7 @@ import type { ChatCallStatus } from '../../../shared/contract/chat';
 import type { OperationSnapshot } from '../gate/gate';
 import { resultText, wrapUntrusted } from './untrusted';
 
-/** Texts the model receives (the seeds' wording). */
+/** Texts the model receives: one wording for each ending, so every provider hears the same facts. */
 export const MODEL_TEXT = {
   notPermitted: 'Error: this tool is not permitted.',
   declined: 'Error: the user declined this action.',

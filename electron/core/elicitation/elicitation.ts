@@ -1,5 +1,5 @@
 /**
- * Elicitation: a server asking the person a question (issue 5 §6, DESIGN.md §5).
+ * Elicitation: a server asking the person a question.
  *
  * It is shown as what it is — a question from a named server — through the `Elicitor` port, and
  * it is never tool approval: this module has no access to the gate, and nothing it returns is

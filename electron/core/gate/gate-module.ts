@@ -34,7 +34,7 @@ export interface GateModuleOptions {
   history: OperationHistory;
   clock: Clock;
   events?: CoreEvents;
-  /** The connection layer (issue 5). Default: no servers, every call denied as not listed. */
+  /** The connection layer. Default: no servers, every call denied as not listed. */
   registry?: ToolRegistry;
   executor?: ToolExecutor;
   /** The native approval dialog. Default: denies everything (fail closed). */

@@ -1,5 +1,5 @@
 /**
- * The gate (DESIGN.md §2): the single entry point for every tool call, from any source.
+ * The gate: the single entry point for every tool call, from any source.
  *
  * It owns the operation state machine and is the only caller of `ToolExecutor.call`. Guarantees,
  * each a named test: arguments deep-copied and frozen at request time; validated (ajv) and

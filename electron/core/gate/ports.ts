@@ -1,5 +1,5 @@
 /**
- * The gate's ports to the MCP connection layer (issue 5 implements them over real SDK clients).
+ * The gate's ports to the MCP connection layer (mcp/connection-manager.ts implements them over real SDK clients).
  *
  * The gate is the only code allowed to make a server's `tools/call` happen, and it does so only
  * through `ToolExecutor.call`. What a tool is (its schema, its contract hash, the endpoint hash of

@@ -1,5 +1,5 @@
 /**
- * Reads MCP server lists from other clients' config files (issue 5 §7):
+ * Reads MCP server lists from other clients' config files:
  * - Claude Desktop `claude_desktop_config.json`: `{ mcpServers: { name: { command, args, env } | { url, headers } } }`
  * - Cursor `mcp.json`: the same `mcpServers` shape (stdio or `url`)
  * - VS Code `mcp.json` (JSONC): `{ servers: { name: { type: 'stdio'|'http'|'sse', command, args, env, cwd, url, headers } }, inputs }`

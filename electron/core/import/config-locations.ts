@@ -1,5 +1,5 @@
 /**
- * Where Claude Desktop, VS Code and Cursor keep their MCP server lists, per OS (issue 5 §7).
+ * Where Claude Desktop, VS Code and Cursor keep their MCP server lists, per OS.
  * Pure: the platform, environment and home folder are injected, so every OS is testable here.
  */
 import { posix, win32 } from 'node:path';

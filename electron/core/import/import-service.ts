@@ -1,5 +1,5 @@
 /**
- * Import of server lists from Claude Desktop, VS Code and Cursor (issue 5 §7).
+ * Import of server lists from Claude Desktop, VS Code and Cursor.
  *
  * Two steps, so nothing is imported that the person has not seen: `preview` reads and parses the
  * file, lists secret-looking values (by name and reason, never by value) and shows the exact,

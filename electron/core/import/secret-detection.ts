@@ -1,5 +1,5 @@
 /**
- * Which imported env values and headers look like secrets (issue 5 §7).
+ * Which imported env values and headers look like secrets.
  *
  * Errs on the side of asking: a false positive costs one extra question in the import preview; a
  * false negative leaves a token in a plain settings file. Detection never decides on its own —

@@ -1,6 +1,6 @@
 /**
  * The durable ledger: an append-only, hash-chained event log in the user-data folder that
- * implements the `Journal` port (DESIGN.md §4).
+ * implements the `Journal` port.
  *
  * - `append(entries, { durable: true })` resolves only after the records are synced. Sequence
  *   numbers and the chain are assigned when `append` is called, so call order is record order;

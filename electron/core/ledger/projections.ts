@@ -1,5 +1,5 @@
 /**
- * Projections of the ledger (DESIGN.md §4): the operations table (by id, state, conversation),
+ * Projections of the ledger: the operations table (by id, state, conversation),
  * the pending-approval queue, the audit view and per-operation history, folded from records.
  *
  * A projection is a pure fold over records in sequence order: the same records always give the

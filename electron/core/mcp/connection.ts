@@ -140,7 +140,7 @@ export interface ConnectionDeps {
   secrets: SecretStore;
   log: LogRing;
   clientInfo: { name: string; version: string };
-  /** OAuth hook (issue 5 §4): the provider for an `auth.kind === 'oauth'` server's account. */
+  /** OAuth hook: the provider for an `auth.kind === 'oauth'` server's account. */
   authProviderFor?: (definition: ServerDefinition, accountId: string) => OAuthClientProvider | undefined;
   /**
    * The fetch HTTP transports of OAuth servers use when their provider brings none (Warden's
@@ -501,7 +501,7 @@ export class Connection {
 
   /**
    * A discovered tool with its pinned hash. The pinned `contractHash` covers the tool's own
-   * contract AND the server's instructions (DESIGN.md §3: instructions are pinned the same way):
+   * contract AND the server's instructions (instructions are pinned the same way):
    * instructions reach the model with every tool, so new instructions change what an Always Allow
    * grant allowed — every tool of the server then reports `instructions` as a changed field, the
    * change is journaled per tool, survives restarts through the journal, and grants drop to ask.

@@ -7,9 +7,8 @@
  */
 import type { Handlers } from '../dispatch';
 import type { CoreEvents } from '../events';
-import type { SecretStore } from '../ports';
 import { WardenError } from '../../../shared/result';
-import { ConnectionManager, type ConnectionSnapshot } from './connection-manager';
+import type { ConnectionManager, ConnectionSnapshot } from './connection-manager';
 import type { ConnectionStatus } from './connection';
 import { sanitizeForDisplay } from './sanitize';
 
@@ -108,19 +107,4 @@ export function bindConnectionEvents(manager: ConnectionManager, events: CoreEve
     ),
   ];
   return () => offs.forEach((off) => off());
-}
-
-/**
- * A manager with no servers, for a core started without a server directory (tests of other
- * domains, the offline demo). Every connect answers NOT_FOUND; nothing is ever spawned.
- */
-export function createUnconfiguredConnections(): ConnectionManager {
-  const refuse: SecretStore = {
-    get: async () => null,
-    set: async () => {
-      throw new WardenError('KEYCHAIN_UNAVAILABLE', 'no keychain is configured for this core');
-    },
-    delete: async () => false,
-  };
-  return new ConnectionManager({ directory: { server: () => undefined, accountLabel: () => undefined }, secrets: refuse });
 }

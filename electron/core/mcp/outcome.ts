@@ -1,5 +1,5 @@
 /**
- * How the end of a `tools/call` maps onto the operation states of DESIGN.md §2.
+ * How the end of a `tools/call` maps onto the operation states (shared/domain/operations.ts).
  *
  * The question is always "could the server have acted?". Once the request has been handed to
  * the transport, the server may have received it and done the work even if no answer comes back,

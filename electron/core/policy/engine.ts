@@ -1,5 +1,5 @@
 /**
- * The policy engine (DESIGN.md §3): a pure, deterministic `decide(request, policyState, context)`.
+ * The policy engine: a pure, deterministic `decide(request, policyState, context)`.
  *
  * No I/O, no clock, no randomness. Rules are compiled once per PolicyState object (memoized by
  * identity in a WeakMap — the state is immutable, so this changes no result) into indexes keyed
@@ -93,7 +93,7 @@ const ORG_RANK: Record<OrgMode, number> = { forbid: 0, ask: 1, allow: 2 };
 
 /**
  * Compiled indexes, keyed by the identity of the three rule arrays (not of the state object), so
- * a wrapper that spreads the state to add `safeMode` (the ledger's `withSafeMode`) still hits.
+ * a wrapper that spreads the state to add `safeMode` (the gate module's safe-mode view) still hits.
  */
 const cache = new WeakMap<readonly unknown[], WeakMap<readonly unknown[], WeakMap<readonly unknown[], CompiledPolicy>>>();
 const EMPTY_RULES: readonly unknown[] = Object.freeze([]);
@@ -103,7 +103,7 @@ const EMPTY_RULES: readonly unknown[] = Object.freeze([]);
  *
  * Why pure: the same inputs always give the same answer, so every rule here is unit- and
  * property-testable and the ledger can record exactly why a call ran. `request.arguments` must
- * already be normalized (see `normalizeArgumentsForPolicy`), which is where the file system is read.
+ * already be normalized (see `normalizeForPolicy`), which is where the file system is read.
  */
 export function decide(request: PolicyRequest, policyState: PolicyState, context: PolicyContext): PolicyDecision {
   const policy = compile(policyState);

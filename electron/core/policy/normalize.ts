@@ -46,7 +46,7 @@ const NO_PROBLEMS: ReadonlyMap<string, string> = new Map();
  * Returns the policy's view of `args`: path fields resolved like the kernel, rule folders resolved,
  * and the fields whose place cannot be known.
  *
- * Why: keeps `decide` pure while still honouring "symlinks where the path exists" (DESIGN.md §3)
+ * Why: keeps `decide` pure while still honouring "symlinks where the path exists"
  * and never letting an unplaceable path make a call more allowed.
  */
 export function normalizeForPolicy(args: Readonly<Record<string, unknown>>, options: NormalizeOptions): NormalizedArguments {
@@ -97,14 +97,6 @@ export function normalizeForPolicy(args: Readonly<Record<string, unknown>>, opti
   return { arguments: copy, unresolvedPaths: unresolved.size ? unresolved : NO_PROBLEMS, pathRoots: roots, refused };
 }
 
-/**
- * Returns a normalized copy of `args` for the policy: path-like strings symlink-resolved.
- * The view without the problems `normalizeForPolicy` reports; for callers that only need values.
- */
-export function normalizeArgumentsForPolicy(args: Readonly<Record<string, unknown>>, options: NormalizeOptions): Readonly<Record<string, unknown>> {
-  return normalizeForPolicy(args, options).arguments;
-}
-
 /** Where each rule folder really leads (a folder that cannot be resolved is judged as written). */
 function resolveRoots(options: NormalizeOptions): ReadonlyMap<string, string> {
   if (!options.fs || !options.pathRoots || options.pathRoots.length === 0) return NO_PROBLEMS;
@@ -131,15 +123,6 @@ function needsResolution(args: Readonly<Record<string, unknown>>, pathFields: re
 export interface PathRules {
   fields: readonly string[];
   roots: readonly string[];
-}
-
-/**
- * Every dotted field any `pathUnder` rule for this tool inspects.
- *
- * Why: those fields must be resolved even when their names do not look like paths.
- */
-export function pathFieldsFor(state: PolicyState, serverId: string, toolName: string): readonly string[] {
-  return pathRulesFor(state, serverId, toolName).fields;
 }
 
 /**

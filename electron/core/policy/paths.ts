@@ -212,21 +212,6 @@ function errorCode(error: unknown): string | undefined {
 }
 
 /**
- * Resolves symlinks in an absolute path where the path (or its longest existing ancestor) exists;
- * a path that cannot be resolved is returned as written.
- *
- * Why: a link `/project/docs/link → /etc` would otherwise let `/project/docs/link/passwd` pass a
- * "under /project/docs" rule. Kept for callers that need a string; the policy uses
- * `resolvePathLikeKernel`, which also reports loops and unknowns.
- */
-export function resolveSymlinks(p: string, semantics: PathSemantics, fs: PathFs): string {
-  const lib = semantics === 'win32' ? path.win32 : path.posix;
-  if (!lib.isAbsolute(p)) return p;
-  const r = resolvePathLikeKernel(p, semantics, fs);
-  return r.ok ? r.path : lib.resolve(p);
-}
-
-/**
  * The host's path semantics with real symlink resolution.
  *
  * Why the default: "symlinks where the path exists" is part of the path-rule guarantee; only tests

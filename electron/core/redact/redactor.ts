@@ -2,7 +2,7 @@
  * The redactor: knows every secret value Warden currently holds (keychain values, OAuth tokens,
  * API keys, secret env values) and scrubs them out of anything before it is written to disk.
  *
- * Secrets never enter the ledger (DESIGN.md §4). Whoever reads a secret from the keychain
+ * Secrets never enter the ledger. Whoever reads a secret from the keychain
  * registers it here; the ledger runs every payload through `scrub` before hashing and writing,
  * so a secret echoed by a server, pasted by a model into arguments, or carried in an error
  * message is replaced by a marker. Scrubbing is deep: values, substrings inside strings, and

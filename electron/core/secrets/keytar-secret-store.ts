@@ -6,7 +6,7 @@
  * WardenError('KEYCHAIN_UNAVAILABLE', why) and nothing is written anywhere else.
  *
  * Every secret value read or written is announced through `onSecretValue`, so the ledger's
- * redactor learns it before the value can reach any payload (DESIGN.md §4). A value that is a
+ * redactor learns it before the value can reach any payload. A value that is a
  * JSON document of OAuth material is announced field by field too (its tokens and client
  * secret), since a server echoes a bare token, never the document it was stored in.
  */

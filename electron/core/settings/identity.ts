@@ -1,5 +1,5 @@
 /**
- * Identities of servers and accounts (DESIGN.md §3): the endpoint hash and id generation.
+ * Identities of servers and accounts: the endpoint hash and id generation.
  *
  * The endpoint hash is a hash of what actually runs or is contacted. A changed endpoint is a
  * changed identity: Always Allow grants made under the old hash fall back to Ask. It is part of

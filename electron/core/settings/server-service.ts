@@ -1,5 +1,5 @@
 /**
- * Server and account management (issue 5 §1, §2): the behaviour behind the servers:*, accounts:*
+ * Server and account management: the behaviour behind the servers:*, accounts:*
  * and secrets:* channels.
  *
  * Two stores, one rule — nothing half-written. Settings (servers, accounts) go through the

@@ -13,7 +13,7 @@ export const SETTINGS_VERSION = 1;
 
 /** Preferences: known fields are validated; other keys are kept so newer features can add theirs. */
 export const Preferences = z.looseObject({
-  /** How long a pending approval waits before it expires (DESIGN.md §2; default 10 min). */
+  /** How long a pending approval waits before it expires (default 10 min). */
   approvalTimeoutMs: z.number().int().min(10_000).max(86_400_000).optional(),
   /** Default per-call timeout for servers that set none. */
   defaultCallTimeoutMs: TimeoutMs.optional(),

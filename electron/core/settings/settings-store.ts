@@ -1,5 +1,5 @@
 /**
- * The SettingsStore port: where the settings document lives on disk (DESIGN.md §4).
+ * The SettingsStore port: where the settings document lives on disk.
  *
  * Deliberately tiny and untyped: it reads and writes one JSON object. Validation, schema versions
  * and migrations are the repository's job (settings-repository.ts), so the same rules apply to

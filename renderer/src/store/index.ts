@@ -1,5 +1,5 @@
 /**
- * The renderer store: one zustand store built from slices (CONVENTIONS.md, "Renderer state").
+ * The renderer store: one zustand store built from slices, one per domain.
  *
  * Created once per window with the contract bridge injected, and handed to React through a
  * context, so tests can build a store over any `WardenApi` (e.g. one wired to a real core).

@@ -8,7 +8,7 @@
 import type { AppCommand } from '../../../shared/contract/app';
 import type { SliceCreator } from './types';
 
-/** Every view of the app frame, in navigation order (DESIGN.md §7). */
+/** Every view of the app frame, in navigation order. */
 export const VIEW_IDS = ['chat', 'servers', 'permissions', 'approvals', 'activity', 'recovery', 'models'] as const;
 export type ViewId = (typeof VIEW_IDS)[number];
 

@@ -1,5 +1,5 @@
 /**
- * The views of the app frame (DESIGN.md §7), each in its own file. Chat is the home.
+ * The views of the app frame, each in its own file. Chat is the home.
  */
 import type { JSX } from 'react';
 import { useAppStore } from '../store';

@@ -4,7 +4,7 @@
  * person confirms it in main's native dialog: a compromised renderer calling
  * `ledger:acknowledge-safe-mode` on its own changes nothing.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createCore, type WardenCore } from '../../../electron/core/app-core';
@@ -13,6 +13,7 @@ import { readLedger, segmentName } from '../../../electron/core/ledger/ledger';
 import { LedgerService } from '../../../electron/core/ledger/service';
 import type { ApprovalPreview } from '../../../electron/core/ports';
 import { tempDir } from '../../unit/ledger/helpers';
+import { ROOT, TSX_LOADER, waitUntil } from '../mcp/helpers';
 
 let core: WardenCore | undefined;
 const cleanups: Array<() => void> = [];
@@ -47,6 +48,44 @@ function start(service: LedgerService, answer: { value: 'approve' | 'deny' }) {
 }
 
 const run = (channel: string, request: unknown) => dispatch(core!.handlers, channel, request, () => {});
+
+describe('safe mode in the assembled core', () => {
+  it('holds a tool set to Always Allow at ask: a real call waits for approval and reaches the server only after safe mode is left', async () => {
+    const service = await tamperedLedger();
+    // The dialog stand-in confirms what a person would here: the Always Allow and leaving safe mode.
+    start(service, { value: 'approve' });
+    await core!.recovered;
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    const countFile = join(t.dir, 'calls.jsonl');
+    const received = () => (existsSync(countFile) ? readFileSync(countFile, 'utf8').trim().split('\n').filter(Boolean) : []);
+    const ok = async <T>(channel: string, request: unknown): Promise<T> => {
+      const r = await run(channel, request);
+      if (!r.ok) throw new Error(`${channel}: ${r.error.code} ${r.error.message}`);
+      return r.value as T;
+    };
+    const added = await ok<{ definition: { id: string }; accounts: Array<{ id: string }> }>('servers:add', {
+      definition: { name: 'Counting', transport: 'stdio', command: process.execPath, args: ['--import', TSX_LOADER, join(ROOT, 'test/fixtures/counting-server.ts')], env: [{ name: 'COUNT_FILE', value: countFile }] },
+    });
+    const serverId = added.definition.id;
+    const accountId = added.accounts[0]!.id;
+    await ok('connections:connect', { serverId, accountId });
+    await ok('permissions:set', { scope: 'tool', serverId, accountId, toolName: 'close_issue', mode: 'allow' });
+
+    const held = await ok<{ operationId: string; state: string; decision: { layer: string } | null }>('tools:run', { serverId, accountId, toolName: 'close_issue', arguments: { n: 1 } });
+    expect(held.state).toBe('awaiting_approval');
+    expect(held.decision?.layer).toBe('safe-mode');
+    expect(received()).toEqual([]);
+
+    await ok('ledger:acknowledge-safe-mode', { reason: 'compared with the preserved copy' });
+    const ran = await ok<{ operationId: string; state: string }>('tools:run', { serverId, accountId, toolName: 'close_issue', arguments: { n: 2 } });
+    expect(['executing', 'succeeded']).toContain(ran.state);
+    const lines = await waitUntil(() => (received().length === 1 ? received() : undefined), 20_000, 'the allowed call to reach the server');
+    expect(JSON.parse(lines[0]!)).toMatchObject({ tool: 'close_issue', args: { n: 2 } });
+    // The call held in safe mode was never sent: it still waits for a person.
+    expect((await ok<{ state: string }>('operations:get', { operationId: held.operationId })).state).toBe('awaiting_approval');
+  });
+});
 
 describe('leaving safe mode is a loosening and needs the native confirmation', () => {
   it('a renderer alone cannot leave safe mode: a refused dialog changes nothing and records nothing', async () => {

@@ -1,5 +1,5 @@
 /**
- * Guarantees the gate's fast path must keep (issue 3 performance work): a journal failure after
+ * Guarantees the gate's fast path must keep: a journal failure after
  * the call never turns into a second transition or a crash, and nothing a caller receives aliases
  * the gate's or the journal's stored state.
  */

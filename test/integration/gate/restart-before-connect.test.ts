@@ -1,6 +1,6 @@
 /**
  * After a restart, recovery runs before any server has connected again (connections come up
- * afterwards). A pending approval must survive that window — re-queued, as DESIGN.md §4 says —
+ * afterwards). A pending approval must survive that window — re-queued, as docs/ARCHITECTURE.md says —
  * and still be decided against the real, current tool when the person approves it.
  */
 import { afterEach, describe, expect, it } from 'vitest';

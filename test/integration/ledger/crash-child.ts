@@ -107,7 +107,7 @@ async function main(): Promise<void> {
       if (roll < 0.1 && known.length > 0) {
         // Idempotency: the same id again must return the recorded operation, never a second call.
         const id = known[Math.floor(random() * known.length)]!;
-        await gate.submit({ source: 'test', serverId: 'effects', accountId: 'work', toolName: 'perform', arguments: { operationId: id }, operationId: id });
+        await gate.submit({ source: 'user', serverId: 'effects', accountId: 'work', toolName: 'perform', arguments: { operationId: id }, operationId: id });
         continue;
       }
       if (roll < 0.16) {
@@ -129,7 +129,7 @@ async function main(): Promise<void> {
       const id = `r${run}-${i}`;
       known.push(id);
       if (roll < 0.3) {
-        const pending = await gate.submit({ source: 'test', conversationId: `conv-${run}`, serverId: 'effects', accountId: 'work', toolName: 'perform_reviewed', arguments: { operationId: id }, operationId: id });
+        const pending = await gate.submit({ source: 'user', conversationId: `conv-${run}`, serverId: 'effects', accountId: 'work', toolName: 'perform_reviewed', arguments: { operationId: id }, operationId: id });
         if (pending.state === 'awaiting_approval') {
           try {
             await gate.approve(id);
@@ -140,7 +140,7 @@ async function main(): Promise<void> {
         }
         await gate.settled(id);
       } else {
-        await gate.request({ source: 'test', conversationId: `conv-${run}`, serverId: 'effects', accountId: 'work', toolName: 'perform', arguments: { operationId: id }, operationId: id });
+        await gate.request({ source: 'user', conversationId: `conv-${run}`, serverId: 'effects', accountId: 'work', toolName: 'perform', arguments: { operationId: id }, operationId: id });
       }
     }
   };

@@ -1,5 +1,5 @@
 /**
- * The crash test (issue 4): a child process runs tool calls through the REAL gate on the durable
+ * The crash test: a child process runs tool calls through the REAL gate on the durable
  * ledger against a real stdio MCP server that records every side effect in its own fsync'd file.
  * The parent SIGKILLs the child's whole process group (child + server) at random moments — at
  * least 200 times — and after every kill runs recovery and checks:

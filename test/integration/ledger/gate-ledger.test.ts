@@ -86,7 +86,7 @@ async function start(dir: string, options: { redactor?: Redactor; reply?: (args:
 }
 
 const req = (operationId: string, extra: Record<string, unknown> = {}) => ({
-  source: 'test' as const,
+  source: 'user' as const,
   serverId: 'effects',
   accountId: 'work',
   toolName: 'perform',

@@ -101,7 +101,7 @@ describe('connections contract over the real core and keychain', () => {
     await call('permissions:set', { scope: 'tool', serverId, accountId, toolName: 'get_weather', mode: 'allow' });
 
     const gate = core!.gate.gate;
-    const before = await gate.request({ source: 'test', serverId, accountId, toolName: 'get_weather', arguments: { city: 'Oslo' } });
+    const before = await gate.request({ source: 'user', serverId, accountId, toolName: 'get_weather', arguments: { city: 'Oslo' } });
     expect(before.state).toBe('succeeded');
 
     // The server rewrites its tool's description (test control call, straight to the connection).
@@ -116,7 +116,7 @@ describe('connections contract over the real core and keychain', () => {
     expect(contractEvents.map((r) => r.payload.changedFields)).toEqual([[], ['description']]);
     expect(contractEvents[1]!.payload.oldContractHash).toBe(contractEvents[0]!.payload.newContractHash);
 
-    const afterChange = await gate.submit({ source: 'test', serverId, accountId, toolName: 'get_weather', arguments: { city: 'Oslo' } });
+    const afterChange = await gate.submit({ source: 'user', serverId, accountId, toolName: 'get_weather', arguments: { city: 'Oslo' } });
     expect(afterChange.state).toBe('awaiting_approval');
     const matrix = await call<{ rows: Array<{ toolName: string; pin: string; effective: string }> }>('permissions:matrix', {});
     expect(matrix.rows.find((r) => r.toolName === 'get_weather')).toMatchObject({ pin: 'contract-changed', effective: 'ask' });

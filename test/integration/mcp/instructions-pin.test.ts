@@ -1,5 +1,5 @@
 /**
- * Server `instructions` are pinned like a tool contract (DESIGN.md §3): they reach the model, so a
+ * Server `instructions` are pinned like a tool contract: they reach the model, so a
  * server that rewrites them after a person chose Always Allow has changed what was allowed. The
  * change is a ledger event, survives restarts (pins are read back from the journal), and drops
  * every Always Allow grant on that server back to ask.
@@ -39,7 +39,7 @@ describe('server instructions are pinned', () => {
     const accountId = added.accounts[0]!.id;
     await call('connections:connect', { serverId, accountId });
     await call('permissions:set', { scope: 'tool', serverId, accountId, toolName: 'get_weather', mode: 'allow' });
-    const allowed = await core.gate.gate.request({ source: 'test', serverId, accountId, toolName: 'get_weather', arguments: { city: 'Oslo' } });
+    const allowed = await core.gate.gate.request({ source: 'user', serverId, accountId, toolName: 'get_weather', arguments: { city: 'Oslo' } });
     expect(allowed.state).toBe('succeeded');
 
     // Same command, same tools; only the server's instructions change (as after an update).
@@ -48,7 +48,7 @@ describe('server instructions are pinned', () => {
 
     const events = journal.read().filter((r) => r.type === 'tool.contract-changed' && r.payload.toolName === 'get_weather');
     expect(events.at(-1)!.payload.changedFields).toEqual(['instructions']);
-    const after = await core.gate.gate.submit({ source: 'test', serverId, accountId, toolName: 'get_weather', arguments: { city: 'Oslo' } });
+    const after = await core.gate.gate.submit({ source: 'user', serverId, accountId, toolName: 'get_weather', arguments: { city: 'Oslo' } });
     expect(after.state).toBe('awaiting_approval');
     const matrix = await call<{ rows: Array<{ toolName: string; pin: string; effective: string }> }>('permissions:matrix', {});
     expect(matrix.rows.find((r) => r.toolName === 'get_weather')).toMatchObject({ pin: 'contract-changed', effective: 'ask' });

@@ -57,7 +57,7 @@ describe('server-everything', () => {
     expect(names).toEqual(expect.arrayContaining(['echo', 'get-sum']));
     const { gate, journal } = gateOver(made.manager);
     gates.push(gate);
-    const op = await gate.request({ source: 'test', serverId: 'everything', accountId: 'default', toolName: 'echo', arguments: { message: 'hello gate' } });
+    const op = await gate.request({ source: 'user', serverId: 'everything', accountId: 'default', toolName: 'echo', arguments: { message: 'hello gate' } });
     expect(op.state).toBe('succeeded');
     expect(JSON.stringify(op.result)).toContain('hello gate');
     expect(journal.read().some((r) => r.type === 'op.transition' && (r.payload as { to?: string }).to === 'executing')).toBe(true);
@@ -87,7 +87,7 @@ describe('server-everything', () => {
     expect(made.manager.listTools({ serverId: 'everything-http' }).map((t) => t.name)).toContain('echo');
     const { gate } = gateOver(made.manager);
     gates.push(gate);
-    const op = await gate.request({ source: 'test', serverId: 'everything-http', accountId: 'default', toolName: 'echo', arguments: { message: 'over http' } });
+    const op = await gate.request({ source: 'user', serverId: 'everything-http', accountId: 'default', toolName: 'echo', arguments: { message: 'over http' } });
     expect(op.state).toBe('succeeded');
     expect(JSON.stringify(op.result)).toContain('over http');
   });
@@ -106,10 +106,10 @@ describe('server-filesystem', () => {
     expect(made.manager.listTools({ serverId: 'files' }).map((t) => t.name)).toEqual(expect.arrayContaining(['read_text_file', 'write_file', 'list_directory']));
     const { gate } = gateOver(made.manager);
     gates.push(gate);
-    const read = await gate.request({ source: 'test', serverId: 'files', accountId: 'default', toolName: 'read_text_file', arguments: { path: join(dir, 'note.txt') } });
+    const read = await gate.request({ source: 'user', serverId: 'files', accountId: 'default', toolName: 'read_text_file', arguments: { path: join(dir, 'note.txt') } });
     expect(read.state).toBe('succeeded');
     expect(JSON.stringify(read.result)).toContain('contents written by the test');
-    const outside = await gate.request({ source: 'test', serverId: 'files', accountId: 'default', toolName: 'read_text_file', arguments: { path: '/etc/hostname' } });
+    const outside = await gate.request({ source: 'user', serverId: 'files', accountId: 'default', toolName: 'read_text_file', arguments: { path: '/etc/hostname' } });
     expect(outside.state).toBe('failed');
     expect(JSON.stringify(outside.result ?? outside.error)).toMatch(/denied|outside|not allowed/i);
   });

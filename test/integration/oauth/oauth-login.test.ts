@@ -1,5 +1,5 @@
 /**
- * OAuth 2.1 end to end (issue 5 §4) against a loopback authorization server + MCP resource server
+ * OAuth 2.1 end to end against a loopback authorization server + MCP resource server
  * built from the SDK's server-side auth helpers, with the REAL OS keychain (gnome-keyring in a
  * private D-Bus session): run with `scripts/with-keyring.sh npx vitest run test/integration/oauth`.
  *

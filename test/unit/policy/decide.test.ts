@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync, mkdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { decide, hostPaths, isPathUnder, normalizeArgumentsForPolicy, normalizePolicyPath, resolvePathLikeKernel } from '../../../electron/core/policy';
+import { decide, hostPaths, isPathUnder, normalizeForPolicy, normalizePolicyPath, resolvePathLikeKernel } from '../../../electron/core/policy';
 import type { PolicyContext, PolicyRequest, PolicyState, UserRule } from '../../../shared/domain/policy';
 
 const tool = { contractHash: 'c1', endpointHash: 'e1' };
@@ -193,13 +193,13 @@ describe('argument constraints', () => {
       symlinkSync(path.join(dir, 'secrets'), path.join(dir, 'docs', 'link'));
       const s = constrained([{ op: 'pathUnder', field: 'target', value: path.join(dir, 'docs') }]);
       const fs = hostPaths().fs;
-      const viaLink = normalizeArgumentsForPolicy({ target: path.join(dir, 'docs', 'link', 'key') }, { semantics: 'posix', fs, pathFields: ['target'] });
+      const viaLink = normalizeForPolicy({ target: path.join(dir, 'docs', 'link', 'key') }, { semantics: 'posix', fs, pathFields: ['target'] }).arguments;
       expect(viaLink.target).toBe(path.join(dir, 'secrets', 'key'));
       expect(allowed(s, viaLink)).toBe(false);
       // A file that does not exist yet inside the linked folder lands in secrets too.
-      const newFile = normalizeArgumentsForPolicy({ path: path.join(dir, 'docs', 'link', 'new.txt') }, { semantics: 'posix', fs });
+      const newFile = normalizeForPolicy({ path: path.join(dir, 'docs', 'link', 'new.txt') }, { semantics: 'posix', fs }).arguments;
       expect(newFile.path).toBe(path.join(dir, 'secrets', 'new.txt'));
-      const plain = normalizeArgumentsForPolicy({ target: path.join(dir, 'docs', 'ok.md') }, { semantics: 'posix', fs, pathFields: ['target'] });
+      const plain = normalizeForPolicy({ target: path.join(dir, 'docs', 'ok.md') }, { semantics: 'posix', fs, pathFields: ['target'] }).arguments;
       expect(allowed(s, plain)).toBe(true);
     } finally {
       rmSync(dir, { recursive: true, force: true });

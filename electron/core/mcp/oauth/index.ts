@@ -1,5 +1,5 @@
 /**
- * OAuth 2.1 for remote MCP servers (issue 5 §4): the SDK provider, the login service, the loopback
+ * OAuth 2.1 for remote MCP servers: the SDK provider, the login service, the loopback
  * redirect receiver and the https-or-loopback URL guard.
  */
 export { OAuthService, type OAuthServiceDeps, type OAuthServerLookup } from './oauth-service';

@@ -1,5 +1,5 @@
 /**
- * The loopback redirect receiver of a native-app OAuth login (RFC 8252 §7.3, issue 5 §4).
+ * The loopback redirect receiver of a native-app OAuth login (RFC 8252 §7.3).
  *
  * Listens on 127.0.0.1 with a port the OS picks, on one path (`/callback`), for exactly one
  * redirect. The `state` in the redirect must equal the cryptographically random value Warden put

@@ -1,5 +1,5 @@
 /**
- * Warden's `OAuthClientProvider` for the MCP SDK (issue 5 §4, DESIGN.md §5).
+ * Warden's `OAuthClientProvider` for the MCP SDK.
  *
  * The SDK's `auth()` does discovery (RFC 9728 protected-resource metadata, RFC 8414 / OIDC
  * authorization-server metadata), dynamic client registration, PKCE, the `resource` parameter and

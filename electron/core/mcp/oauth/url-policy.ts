@@ -1,5 +1,5 @@
 /**
- * Which URLs OAuth may touch (issue 5 §4): only https, or plain http to this machine (loopback).
+ * Which URLs OAuth may touch: only https, or plain http to this machine (loopback).
  *
  * Applies to every URL Warden opens in the browser (the authorization URL) and every URL it
  * fetches during discovery, registration, token exchange and refresh. A token, a client secret or

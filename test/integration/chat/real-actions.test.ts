@@ -1,5 +1,6 @@
 /**
- * Seed 001's cases ("checking real actions") through the real core, the chat loop and a spawned
+ * Checking real actions (what was intended, what was requested, what the destination observed,
+ * what the outcome was) through the real core, the chat loop and a spawned
  * "publish report" destination that keeps its own effect log. Each case says what the
  * destination did, what the ledger recorded, and what the model was told.
  */
@@ -48,7 +49,7 @@ async function ask(reply: typeof next): Promise<string> {
 }
 const publish = (args: Record<string, unknown>, tool = 'publish_report') => (r: Parameters<typeof offeredName>[0]) => ({ calls: [{ name: offeredName(r, tool)!, args }] });
 
-describe("seed 001: checking real actions", () => {
+describe('checking real actions: intent, request, observation, outcome', () => {
   it('a valid publication: approved, published once with exactly the approved content, and the model hears what the destination said', async () => {
     const id = await ask(publish({ workspace: 'demo-workspace', body: 'Quarterly test report: no customer data.' }));
     const waiting = await waitingApproval(t.core, id);
@@ -64,20 +65,20 @@ describe("seed 001: checking real actions", () => {
     const before = published().length;
     const gate = t.core.gate.gate;
     const args = { workspace: 'team-a', body: 'Approved draft' };
-    const op = await gate.submit({ source: 'model', conversationId: 'c-seed', ...server, toolName: 'publish_report', arguments: args, operationId: 'seed-001-change' });
+    const op = await gate.submit({ source: 'model', conversationId: 'c-seed', ...server, toolName: 'publish_report', arguments: args, operationId: 'real-actions-change' });
     expect(op.state).toBe('awaiting_approval');
     args.workspace = 'attacker-workspace';
     args.body = 'Modified after approval';
-    await gate.approve('seed-001-change');
-    await gate.settled('seed-001-change');
+    await gate.approve('real-actions-change');
+    await gate.settled('real-actions-change');
     // The same operation id with a different workspace gets the recorded operation back, not a second send.
-    const again = await gate.submit({ source: 'model', conversationId: 'c-seed', ...server, toolName: 'publish_report', arguments: { workspace: 'attacker-workspace', body: 'Modified after approval' }, operationId: 'seed-001-change' });
+    const again = await gate.submit({ source: 'model', conversationId: 'c-seed', ...server, toolName: 'publish_report', arguments: { workspace: 'attacker-workspace', body: 'Modified after approval' }, operationId: 'real-actions-change' });
     expect(again.arguments).toEqual({ workspace: 'team-a', body: 'Approved draft' });
     expect(published().slice(before)).toEqual([{ tool: 'publish_report', workspace: 'team-a', body: 'Approved draft' }]);
     // A model asking again with a changed workspace is a new operation that needs its own approval.
     const id = await ask(publish({ workspace: 'attacker-workspace', body: 'Approved draft' }));
     const waiting = await waitingApproval(t.core, id);
-    expect(callsOf(waiting)[0]!.operationId).not.toBe('seed-001-change');
+    expect(callsOf(waiting)[0]!.operationId).not.toBe('real-actions-change');
     t.dialogs.single = 'deny';
     await call(t.core, 'chat:review', { conversationId: id, messageId: waiting.messages.find((m) => m.toolCalls.length)!.id });
     await settled(t.core, id);
@@ -106,14 +107,14 @@ describe("seed 001: checking real actions", () => {
     await call(t.core, 'permissions:set', { scope: 'tool', ...server, toolName: 'publish_report', mode: 'allow' });
     const before = published().length;
     const gate = t.core.gate.gate;
-    const first = await gate.request({ source: 'model', ...server, toolName: 'publish_report', arguments: { workspace: 'once', body: 'b' }, operationId: 'seed-001-repeat' });
-    const second = await gate.request({ source: 'model', ...server, toolName: 'publish_report', arguments: { workspace: 'once', body: 'b' }, operationId: 'seed-001-repeat' });
+    const first = await gate.request({ source: 'model', ...server, toolName: 'publish_report', arguments: { workspace: 'once', body: 'b' }, operationId: 'real-actions-repeat' });
+    const second = await gate.request({ source: 'model', ...server, toolName: 'publish_report', arguments: { workspace: 'once', body: 'b' }, operationId: 'real-actions-repeat' });
     expect(first.state).toBe('succeeded');
     // The same operation, read back from the history: its recorded outcome, never a second call.
     // (Recorded times are the ledger's, which can be a millisecond after the live transition's.)
     const recorded = (op: typeof first) => ({ id: op.operationId, state: op.state, arguments: op.arguments, result: op.result, fingerprint: op.fingerprint, history: op.history.map(({ from, to, reason }) => ({ from, to, reason })) });
     expect(recorded(second)).toEqual(recorded(first));
-    expect(second.history).toEqual((await gate.get('seed-001-repeat'))!.history);
+    expect(second.history).toEqual((await gate.get('real-actions-repeat'))!.history);
     expect(published().slice(before)).toEqual([{ tool: 'publish_report', workspace: 'once', body: 'b' }]);
   });
 
