@@ -9,7 +9,7 @@ import type { AuthStatus } from '../../../shared/contract/auth';
 import type { ToolView } from '../../../shared/contract/connections';
 import type { AccountView, ServerView } from '../../../shared/domain/servers';
 import { getWardenApi, toShownError, unwrap, type ShownError } from '../api';
-import { ConnectionPill, ErrorNote, ServerClaim, ViewFrame } from '../components/common';
+import { ConnectionPill, ConnectionProblem, ErrorNote, ServerClaim, ViewFrame } from '../components/common';
 import { useAppStore } from '../store';
 import { connectionKey } from '../store/servers-slice';
 import { ImportPanel } from './import-panel';
@@ -213,6 +213,7 @@ function AccountPanel({ server, account }: { server: ServerView; account: Accoun
           ) : null}
         </span>
       </div>
+      <ConnectionProblem status={connection?.status} testId={`${prefix}-problem`} />
       {server.definition.transport === 'http' && server.definition.auth.kind === 'oauth' ? <OAuthControls serverId={serverId} accountId={account.id} /> : null}
       <SecretsEditor server={server} account={account} />
       <ErrorNote error={error} />
