@@ -158,6 +158,14 @@ export function ActivityView() {
           </button>
         </span>
       </div>
+      {filter.operationId ? (
+        <p className="callout filter-focus" data-testid="activity-focus">
+          Showing the records of one call only (operation <code>{filter.operationId}</code>).
+          <button type="button" className="button button-small" onClick={() => update({ operationId: undefined })}>
+            Show every call
+          </button>
+        </p>
+      ) : null}
       <ErrorNote error={error} testId="activity-error" />
       <ErrorNote error={exportError} />
       {exported ? (
