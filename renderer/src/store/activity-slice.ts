@@ -39,6 +39,8 @@ export interface ActivitySlice {
   dismissRecoveryBanner(): void;
   /** One operation as the ledger has it (state, reason, outcome), e.g. where a retry went. Throws ContractError. */
   loadOperationView(operationId: string): Promise<OperationView>;
+  /** One operation's history, with the arguments it was (or would be) sent with, secrets replaced. Throws ContractError. */
+  loadOperationHistory(operationId: string): Promise<OperationHistory>;
   /** Opens Activity on one operation: its records only, and its "why did this run?". */
   showOperationInActivity(operationId: string): Promise<void>;
 }
@@ -138,6 +140,7 @@ export const createActivitySlice: SliceCreator<ActivitySlice> = ({ api }) => (se
   async loadOperationView(operationId) {
     return (await unwrap(api().activity.history({ operationId }))).operation;
   },
+  loadOperationHistory: (operationId) => unwrap(api().activity.history({ operationId })),
   async showOperationInActivity(operationId) {
     set({ auditFilter: { operationId } });
     get().navigate('activity');

@@ -105,6 +105,33 @@ function RetryTrace({ retryOperationId, testId }: { retryOperationId: string; te
   );
 }
 
+/** What the call was sent with (secrets replaced), so the person knows what to look for at the server. */
+function SentArguments({ operationId }: { operationId: string }) {
+  const loadOperationHistory = useAppStore((s) => s.loadOperationHistory);
+  const [text, setText] = useState<string | null>(null);
+  useEffect(() => {
+    loadOperationHistory(operationId).then(
+      (h) => {
+        try {
+          setText(JSON.stringify(JSON.parse(h.arguments), null, 2));
+        } catch {
+          setText(h.arguments);
+        }
+      },
+      () => setText(null),
+    );
+  }, [operationId, loadOperationHistory]);
+  if (text === null) return null;
+  return (
+    <div className="field">
+      <span>Sent with these arguments</span>
+      <pre className="code-block" data-testid={`recovery-${operationId}-arguments`}>
+        {text}
+      </pre>
+    </div>
+  );
+}
+
 function RecoveryCard({ op }: { op: OperationView }) {
   const reconcile = useAppStore((s) => s.reconcile);
   const where = useWhere();
@@ -137,6 +164,7 @@ function RecoveryCard({ op }: { op: OperationView }) {
         Requested <Time at={op.requestedAt} />; last change <Time at={op.updatedAt} />. {op.reason}
       </p>
       <p>{op.reachedExecuting ? 'The request may have reached the server: check there before retrying.' : 'It never reached the server.'}</p>
+      <SentArguments operationId={op.operationId} />
       <div className="field">
         <label htmlFor={reasonId}>What happened, or why you retry (required; recorded in the audit log)</label>
         <input
