@@ -39,12 +39,12 @@ export interface Explanation {
 export const CONTRACT_ERROR_SENTENCES: Record<ErrorCode, string> = {
   FORBIDDEN_SENDER: "This window isn't allowed to talk to Warden's core. Restart Warden; if it keeps happening, reinstall it.",
   UNKNOWN_CHANNEL: "This window asked Warden's core for something it doesn't offer: the window and the core are different versions. Restart Warden.",
-  INVALID_REQUEST: "Some of what you entered isn't valid. Fix the fields marked below and try again.",
+  INVALID_REQUEST: "Some of what you entered isn't valid. Fix the fields marked in the form and try again.",
   INVALID_RESPONSE: "Warden's core answered with something this window can't read. Restart Warden; if it keeps happening, report it.",
   NOT_FOUND: "That no longer exists: it may have been removed, perhaps in another window. Refresh the view and try again.",
   CONFLICT: "That can't be done right now: something changed in the meantime or it's already done. Check the current state and try again.",
   DENIED: "Warden's rules don't allow this. See Permissions (and your organization's policy, if it has one).",
-  VALIDATION_FAILED: "The values given don't fit what's required. Fix the fields marked below and try again.",
+  VALIDATION_FAILED: "The values given don't fit what's required. Fix the fields marked in the form and try again.",
   KEYCHAIN_UNAVAILABLE:
     "Warden can't reach your system keychain, and it never stores secrets anywhere else. Unlock or start the keychain (on Linux, GNOME Keyring or KWallet), then try again.",
   NOT_CONNECTED: "The server isn't connected. Connect it in Servers, then try again.",
@@ -194,6 +194,14 @@ export type FieldNamer = (path: readonly (string | number)[]) => string | null;
 export function fieldSentence(issue: FieldIssue, name: FieldNamer): string {
   const label = name(issue.path) ?? (issue.path.length ? issue.path.join(' › ') : 'The request');
   return `${label}: ${plainIssue(issue.message)}`;
+}
+
+/** A field problem as a sentence of its own: capital first letter, final full stop. */
+export function asSentence(text: string): string {
+  const t = text.trim();
+  if (!t) return t;
+  const first = t[0]!.toUpperCase() + t.slice(1);
+  return /[.!?)”]$/.test(first) ? first : `${first}.`;
 }
 
 /**

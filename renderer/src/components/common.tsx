@@ -52,12 +52,23 @@ export function ConnectionPill({ status, testId }: { status: ConnectionStatusVie
   );
 }
 
+/**
+ * A sentence from errors.ts as the page shows it: `command` spans (a program, a name the person
+ * typed) set as code, the rest as plain text.
+ */
+export function Words({ text }: { text: string }) {
+  const parts = text.split('`');
+  // An unmatched backtick is just a character.
+  if (parts.length % 2 === 0) return <>{text}</>;
+  return <>{parts.map((part, i) => (i % 2 === 1 ? <code key={i}>{part}</code> : part))}</>;
+}
+
 /** Why a connection failed or needs a sign-in, in a sentence with the fix (errors.ts); nothing otherwise. */
 export function ConnectionProblem({ status, testId }: { status: ConnectionStatusView | undefined; testId?: string }) {
   if (!status || (status.state !== 'error' && status.state !== 'auth_required')) return null;
   return (
     <p className={status.state === 'error' ? 'connection-problem' : 'connection-problem connection-problem-auth'} role="status" data-testid={testId} data-kind={status.state === 'error' ? (status.failure?.kind ?? 'unknown') : 'auth'}>
-      {explainConnection(status)}
+      <Words text={explainConnection(status)} />
     </p>
   );
 }

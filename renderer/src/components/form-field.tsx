@@ -5,8 +5,21 @@
  * sending and from the core's `fields` after it refused a request, so a problem always sits next
  * to the field it is about, whoever found it.
  */
-import type { ReactNode } from 'react';
+import { useEffect, useRef, type ReactNode, type RefObject } from 'react';
 import type { ShownError } from '../api';
+import { asSentence } from '../errors';
+
+/**
+ * Moves the focus to the form's first field marked invalid each time `attempt` changes (a submit
+ * that found problems), so the person lands on what to fix and a screen reader reads its problem.
+ */
+export function useFocusFirstProblem<T extends HTMLElement>(attempt: number): RefObject<T | null> {
+  const ref = useRef<T | null>(null);
+  useEffect(() => {
+    if (attempt > 0) ref.current?.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus();
+  }, [attempt]);
+  return ref;
+}
 
 /** The id of a field's problem note: what `aria-describedby` points at. */
 export const problemId = (formId: string, key: string): string => `${formId}-problem-${key.replace(/[^a-zA-Z0-9_-]/g, '-')}`;
@@ -38,7 +51,7 @@ export function problemsFromError(error: ShownError | null, keyOf: (path: readon
   const out: Record<string, string> = {};
   for (const issue of error?.fields ?? []) {
     const key = keyOf(issue.path);
-    if (key !== null && out[key] === undefined) out[key] = plain(issue.message);
+    if (key !== null && out[key] === undefined) out[key] = asSentence(plain(issue.message));
   }
   return out;
 }

@@ -24,6 +24,8 @@ interface FieldProps {
   onChange: (draft: Draft) => void;
   /** Shown instead of the spec's label (list items: "Item 2"). */
   label?: string;
+  /** A list item: no required/optional mark (an item is there because the person added it). */
+  item?: boolean;
 }
 
 function defaultText(value: unknown): string {
@@ -58,7 +60,8 @@ function hintOf(spec: FieldSpec): string | null {
   return parts.length ? parts.join(' ') : null;
 }
 
-function Mark({ required }: { required: boolean }) {
+function Mark({ required, item }: { required: boolean; item?: boolean }) {
+  if (item) return null;
   return required ? <span className="required-mark"> (required)</span> : <span className="optional-mark"> (optional)</span>;
 }
 
@@ -121,7 +124,7 @@ export function SchemaField(props: FieldProps): ReactNode {
       <fieldset className="schema-group" data-testid={`run-group-${path}`} aria-describedby={control['aria-describedby']}>
         <legend>
           {label}
-          <Mark required={required} />
+          <Mark required={required} item={props.item} />
         </legend>
         <Hint formId={formId} path={path} text={hint} />
         <Problem formId={formId} path={path} problems={problems} />
@@ -142,14 +145,14 @@ export function SchemaField(props: FieldProps): ReactNode {
       <fieldset className="schema-group" data-testid={`run-group-${path}`} aria-describedby={control['aria-describedby']}>
         <legend>
           {label}
-          <Mark required={required} />
+          <Mark required={required} item={props.item} />
         </legend>
         <Hint formId={formId} path={path} text={hint} />
         <Problem formId={formId} path={path} problems={problems} />
         {draft.items.length === 0 ? <p className="muted small">No items yet.</p> : null}
         {draft.items.map((item, i) => (
           <div className="schema-array-item" key={i}>
-            <SchemaField formId={formId} spec={spec.items} draft={item} path={childPath(path, i)} required problems={problems} onChange={(d) => update(i, d)} label={`${spec.items.label} ${i + 1}`} />
+            <SchemaField formId={formId} spec={spec.items} draft={item} path={childPath(path, i)} required item problems={problems} onChange={(d) => update(i, d)} label={`${spec.items.label} ${i + 1}`} />
             <button type="button" className="button button-small" onClick={() => onChange({ kind: 'array', items: draft.items.filter((_, j) => j !== i) })} aria-label={`Remove ${spec.items.label.toLowerCase()} ${i + 1} of ${label}`}>
               Remove
             </button>
@@ -167,7 +170,7 @@ export function SchemaField(props: FieldProps): ReactNode {
   const labelEl = (
     <label htmlFor={control.id}>
       {label}
-      <Mark required={required} />
+      <Mark required={required} item={props.item} />
     </label>
   );
   let input: ReactNode;

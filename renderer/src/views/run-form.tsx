@@ -8,6 +8,7 @@ import { useMemo, useState, type FormEvent } from 'react';
 import type { ToolView } from '../../../shared/contract/connections';
 import { toShownError, type ShownError } from '../api';
 import { ErrorNote, ServerClaim, StatePill } from '../components/common';
+import { useFocusFirstProblem } from '../components/form-field';
 import { buildArguments, checkValue, draftFrom, emptyDraft, fieldsFor, labelAt, visibleText, type Draft, type FieldSpec, type Problems } from '../schema-form/model';
 import { ObjectFields } from '../schema-form/schema-form';
 import { useAppStore } from '../store';
@@ -49,6 +50,8 @@ export function RunForm({ tool, onClose }: { tool: ToolView; onClose: () => void
   const [jsonIssues, setJsonIssues] = useState<string[]>([]);
   const [error, setError] = useState<ShownError | null>(null);
   const [operationId, setOperationId] = useState<string | null>(null);
+  const [attempt, setAttempt] = useState(0);
+  const formRef = useFocusFirstProblem<HTMLFormElement>(attempt);
   const operation = useAppStore((s) => (operationId ? (s.operations.find((o) => o.operationId === operationId) ?? null) : null));
 
   const changeDraft = (next: Draft) => {
@@ -102,12 +105,18 @@ export function RunForm({ tool, onClose }: { tool: ToolView; onClose: () => void
     if (asJson || !spec || !draft) {
       const checked = jsonProblems(spec, jsonText);
       setJsonIssues(checked.problems);
-      if (checked.value === null || checked.problems.length) return;
+      if (checked.value === null || checked.problems.length) {
+        setAttempt((n) => n + 1);
+        return;
+      }
       args = checked.value;
     } else {
       const built = buildArguments(spec, draft);
       setProblems(built.problems);
-      if (Object.keys(built.problems).length) return;
+      if (Object.keys(built.problems).length) {
+        setAttempt((n) => n + 1);
+        return;
+      }
       args = built.args;
     }
     try {
@@ -121,7 +130,7 @@ export function RunForm({ tool, onClose }: { tool: ToolView; onClose: () => void
   const problemCount = Object.keys(problems).length;
   const title = tool.title ? visibleText(tool.title, 200) : null;
   return (
-    <form className="card form run-form" onSubmit={submit} data-testid="run-form" aria-labelledby={`${formId}-title`} noValidate>
+    <form ref={formRef} className="card form run-form" onSubmit={submit} data-testid="run-form" aria-labelledby={`${formId}-title`} noValidate>
       <h3 id={`${formId}-title`}>
         Run {title ?? <code>{tool.name}</code>}
         {title ? (

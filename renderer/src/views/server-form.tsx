@@ -18,7 +18,7 @@ import {
 } from '../../../shared/domain/servers';
 import { toShownError, type ShownError } from '../api';
 import { ErrorNote } from '../components/common';
-import { describedBy, FieldProblem, FormField, problemsFromError } from '../components/form-field';
+import { describedBy, FieldProblem, FormField, problemsFromError, useFocusFirstProblem } from '../components/form-field';
 import { plainIssue } from '../errors';
 import { useAppStore } from '../store';
 import { parseArgs } from './view-helpers';
@@ -226,6 +226,8 @@ export function ServerForm({ server, onDone }: { server: ServerView | null; onDo
   const [error, setError] = useState<ShownError | null>(null);
   const [missing, setMissing] = useState<Record<string, string>>({});
   const [busy, setBusy] = useState(false);
+  const [attempt, setAttempt] = useState(0);
+  const formRef = useFocusFirstProblem<HTMLFormElement>(attempt);
   const patch = (p: Partial<FormState>) => {
     setForm({ ...form, ...p });
     setConfirming(false);
@@ -247,6 +249,7 @@ export function ServerForm({ server, onDone }: { server: ServerView | null; onDo
     } catch (e) {
       setError(toShownError(e));
       setConfirming(false);
+      setAttempt((n) => n + 1);
     } finally {
       setBusy(false);
     }
@@ -259,6 +262,7 @@ export function ServerForm({ server, onDone }: { server: ServerView | null; onDo
     setMissing(empty);
     if (Object.keys(empty).length > 0) {
       setConfirming(false);
+      setAttempt((n) => n + 1);
       return;
     }
     if (form.transport === 'stdio' && !confirming) {
@@ -269,7 +273,7 @@ export function ServerForm({ server, onDone }: { server: ServerView | null; onDo
   };
 
   return (
-    <form className="card form" onSubmit={submit} data-testid="server-form">
+    <form ref={formRef} className="card form" onSubmit={submit} data-testid="server-form">
       <h2>{server ? `Edit ${server.definition.name}` : 'Add a server'}</h2>
       <FormField formId={FORM} field="name" label="Name" problems={problems}>
         {(props) => <input className="input" data-testid="server-form-name" value={form.name} onChange={(e) => patch({ name: e.target.value })} {...props} />}
