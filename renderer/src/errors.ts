@@ -27,6 +27,8 @@ export interface ShownError {
   fields?: readonly FieldIssue[];
   /** Default: a contract error. */
   source?: ErrorSource;
+  /** For a network failure (a model provider that could not be reached): which kind, as the core found it. */
+  failure?: ConnectFailure;
 }
 
 /** An error in words: the sentence with the fix, and the core's own message as the detail (or null). */
@@ -180,6 +182,8 @@ export function explainError(error: ShownError): Explanation {
   else if (has(CONTRACT_ERROR_SENTENCES, error.code)) sentence = CONTRACT_ERROR_SENTENCES[error.code];
   else if (has(OPERATION_ERROR_SENTENCES, error.code)) sentence = OPERATION_ERROR_SENTENCES[error.code];
   else sentence = CONTRACT_ERROR_SENTENCES.INTERNAL;
+  // Which kind of network failure says more than "could not reach": the name, the port, the certificate.
+  if (error.failure) sentence = explainConnectFailure(error.failure);
   const covered = (error.fields?.length ?? 0) > 0 || error.code === 'CANCELLED' || error.message.trim() === '';
   return { sentence, detail: covered ? null : error.message };
 }

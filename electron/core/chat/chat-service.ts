@@ -594,7 +594,9 @@ export function describeModelError(error: unknown): string {
 
 /** A ModelError as the notice's problem data; null for anything else. */
 function modelProblemOf(error: unknown): ChatMessage['problem'] {
-  return error instanceof ModelError ? { code: error.code, message: sanitizeForDisplay(error.message).slice(0, 300), status: error.status } : null;
+  return error instanceof ModelError
+    ? { code: error.code, message: sanitizeForDisplay(error.message).slice(0, 300), status: error.status, ...(error.failure ? { failure: error.failure } : {}) }
+    : null;
 }
 
 function oneLine(text: string, max: number, collapse = true): string {

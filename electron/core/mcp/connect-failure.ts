@@ -8,8 +8,9 @@
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { SseError } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { ConnectFailure, TlsProblem } from '../../../shared/domain/connect-failure';
+import type { ConnectFailure } from '../../../shared/domain/connect-failure';
 import type { ServerDefinition } from '../../../shared/domain/servers';
+import { errorChain, hostAndPort, networkFailureOf } from '../net/network-failure';
 import { sanitizeForDisplay } from './sanitize';
 
 /** Thrown when the connect (start, handshake and first listing) takes longer than allowed. */
@@ -50,70 +51,12 @@ export interface FailureContext {
   malformedStdout?: string;
 }
 
-const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_NONAME', 'EAI_FAIL', 'EAI_NODATA']);
-const NETWORK_CODES = new Set([
-  'ECONNRESET',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EHOSTDOWN',
-  'ENETDOWN',
-  'ETIMEDOUT',
-  'EPIPE',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_CLOSED',
-]);
-const TLS_PROBLEMS: Record<string, TlsProblem> = {
-  DEPTH_ZERO_SELF_SIGNED_CERT: 'self-signed',
-  SELF_SIGNED_CERT_IN_CHAIN: 'self-signed',
-  CERT_HAS_EXPIRED: 'expired',
-  CERT_NOT_YET_VALID: 'not-yet-valid',
-  ERR_TLS_CERT_ALTNAME_INVALID: 'wrong-host',
-  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'untrusted',
-  UNABLE_TO_GET_ISSUER_CERT: 'untrusted',
-  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: 'untrusted',
-  CERT_UNTRUSTED: 'untrusted',
-  CERT_REVOKED: 'untrusted',
-  CERT_SIGNATURE_FAILURE: 'untrusted',
-};
-
 /** The longest server-supplied text a failure carries (a stderr line, a detail). */
 const MAX_TEXT = 300;
 
 function clip(text: string): string {
   const clean = sanitizeForDisplay(text).trim();
   return clean.length > MAX_TEXT ? `${clean.slice(0, MAX_TEXT)}…` : clean;
-}
-
-/** Every error in `error`'s cause chain (and AggregateError members), outermost first. */
-function causes(error: unknown): Array<Record<string, unknown>> {
-  const out: Array<Record<string, unknown>> = [];
-  const visit = (e: unknown, depth: number) => {
-    if (!e || typeof e !== 'object' || depth > 6 || out.includes(e as Record<string, unknown>)) return;
-    out.push(e as Record<string, unknown>);
-    const errors = (e as { errors?: unknown }).errors;
-    if (Array.isArray(errors)) for (const inner of errors.slice(0, 4)) visit(inner, depth + 1);
-    visit((e as { cause?: unknown }).cause, depth + 1);
-  };
-  visit(error, 0);
-  return out;
-}
-
-/** The first string `code` in the cause chain that `accept` takes. */
-function findCode(error: unknown, accept: (code: string) => boolean): { code: string; at: Record<string, unknown> } | undefined {
-  for (const e of causes(error)) if (typeof e.code === 'string' && accept(e.code)) return { code: e.code, at: e };
-  return undefined;
-}
-
-function hostOf(def: ServerDefinition): { host: string; port: number | null } {
-  if (def.transport !== 'http') return { host: '', port: null };
-  try {
-    const u = new URL(def.url);
-    const port = u.port ? Number(u.port) : u.protocol === 'https:' ? 443 : 80;
-    return { host: u.hostname.replace(/^\[|\]$/g, ''), port };
-  } catch {
-    return { host: def.url, port: null };
-  }
 }
 
 /** The program a stdio definition starts (sanitized: it is shown). */
@@ -152,17 +95,13 @@ export function classifyConnectFailure(error: unknown, ctx: FailureContext): Con
   }
 
   if (def.transport === 'http') {
-    const { host, port } = hostOf(def);
-    const dns = findCode(error, (c) => DNS_CODES.has(c));
-    if (dns) return { kind: 'dns', host: clip(host) };
-    if (findCode(error, (c) => c === 'ECONNREFUSED')) return { kind: 'refused', host: clip(host), port };
-    const tls = findCode(error, (c) => c in TLS_PROBLEMS || c.startsWith('ERR_TLS_') || c.startsWith('ERR_SSL_') || /CERT/.test(c));
-    if (tls) return { kind: 'tls', host: clip(host), problem: TLS_PROBLEMS[tls.code] ?? 'other', code: clip(tls.code) };
+    const network = networkFailureOf(error, def.url);
+    // An HTTP answer says more than a socket code that came with it (a reset after a 500).
     const status = httpStatusOf(error);
-    if (status !== undefined) return { kind: 'http-status', host: clip(host), status };
-    const network = findCode(error, (c) => NETWORK_CODES.has(c));
-    if (network) return { kind: 'network', host: clip(host), code: network.code };
-    if (error instanceof UnauthorizedError) return { kind: 'http-status', host: clip(host), status: 401 };
+    if (network && network.kind !== 'network') return network;
+    if (status !== undefined) return { kind: 'http-status', host: clip(hostAndPort(def.url).host), status };
+    if (network) return network;
+    if (error instanceof UnauthorizedError) return { kind: 'http-status', host: clip(hostAndPort(def.url).host), status: 401 };
   }
 
   const text = error instanceof Error ? error.message : String(error);
@@ -178,7 +117,7 @@ export function classifyConnectFailure(error: unknown, ctx: FailureContext): Con
 
 /** The HTTP status an SDK transport error carries (StreamableHTTPError / SseError), if it is one. */
 function httpStatusOf(error: unknown): number | undefined {
-  for (const e of causes(error)) {
+  for (const e of errorChain(error)) {
     if ((e instanceof StreamableHTTPError || e instanceof SseError) && typeof e.code === 'number' && e.code >= 100 && e.code <= 599) return e.code;
   }
   return undefined;

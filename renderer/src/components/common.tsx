@@ -17,7 +17,9 @@ export function ErrorNote({ error, testId, fieldName }: { error: ShownError | nu
   const { sentence, detail } = explainError(error);
   return (
     <div className="error-note" role="alert" data-testid={testId} data-code={error.code}>
-      <p className="error-sentence">{sentence}</p>
+      <p className="error-sentence">
+        <Words text={sentence} />
+      </p>
       {error.fields?.length ? (
         <ul className="error-fields">
           {error.fields.map((f, i) => (

@@ -99,7 +99,7 @@ function Message({ message }: { message: ChatMessage }) {
   }
   if (message.role === 'notice') {
     if (message.problem) {
-      const { sentence, detail } = explainError({ code: message.problem.code, message: message.problem.message, source: 'model' });
+      const { sentence, detail } = explainError({ code: message.problem.code, message: message.problem.message, source: 'model', ...(message.problem.failure ? { failure: message.problem.failure } : {}) });
       return (
         <div className={`msg-notice msg-notice-${message.tone}`} role="alert" data-testid="chat-notice" data-code={message.problem.code}>
           <p>

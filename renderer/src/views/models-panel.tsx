@@ -12,7 +12,7 @@ import { useEffect, useState, type FormEvent } from 'react';
 import type { ModelInfoView } from '../../../shared/contract/models';
 import type { ProviderKind, ProviderView } from '../../../shared/domain/model-providers';
 import { toShownError, type ShownError } from '../api';
-import { ErrorNote } from '../components/common';
+import { ErrorNote, Words } from '../components/common';
 import { describedBy, FieldProblem, FormField, problemsFromError } from '../components/form-field';
 import { explainError, plainIssue } from '../errors';
 import { useAppStore } from '../store';
@@ -247,7 +247,7 @@ function DefaultModel({ provider }: { provider: ProviderView }) {
       setProblem(null);
       const listed = await listProviderModels(id);
       if (listed.problem) {
-        setProblem({ code: listed.problem.code, message: listed.problem.message, source: 'model' });
+        setProblem({ code: listed.problem.code, message: listed.problem.message, source: 'model', ...(listed.problem.failure ? { failure: listed.problem.failure } : {}) });
         return;
       }
       setModels(listed.models);
@@ -342,7 +342,12 @@ function TestConnection({ provider }: { provider: ProviderView }) {
       </button>
       {result ? (
         <p className={result.ok ? 'ok-note' : 'error-note'} role="status" data-testid={`models-${id}-test-result`} data-ok={result.ok ? 'true' : 'false'}>
-          {result.problem ? <strong>{explainError({ code: result.problem.code, message: '', source: 'model' }).sentence}</strong> : null} {result.message}{' '}
+          {result.problem ? (
+            <strong>
+              <Words text={explainError({ code: result.problem.code, message: '', source: 'model', ...(result.problem.failure ? { failure: result.problem.failure } : {}) }).sentence} />
+            </strong>
+          ) : null}{' '}
+          {result.message}{' '}
           <span className="muted small">({result.latencyMs} ms)</span>
         </p>
       ) : null}

@@ -87,6 +87,12 @@ describe('every error code maps to a sentence with the fix', () => {
     }
   });
 
+  it('a model provider that could not be reached is explained by the kind of failure, with the same sentences as a server', () => {
+    const failure = { kind: 'refused' as const, host: '127.0.0.1', port: 11434 };
+    expect(explainError({ code: 'NETWORK', message: 'Could not reach 127.0.0.1:11434 (ECONNREFUSED)', source: 'model', failure }).sentence).toBe(explainConnectFailure(failure));
+    expect(explainError({ code: 'NETWORK', message: 'x', source: 'model' }).sentence).toBe(MODEL_PROBLEM_SENTENCES.NETWORK);
+  });
+
   it('an unknown code still reads as a sentence, never a bare code', () => {
     const e = explainError({ code: 'SOMETHING_NEW', message: 'details' });
     expect(e.sentence).toBe(CONTRACT_ERROR_SENTENCES.INTERNAL);
