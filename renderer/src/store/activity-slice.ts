@@ -118,7 +118,7 @@ export const createActivitySlice: SliceCreator<ActivitySlice> = ({ api }) => (se
   recoveryBannerDismissed: false,
   async refreshRecovery() {
     try {
-      const [{ operations, lastRecovery }, unknown] = await Promise.all([
+      const [{ operations, lastRecovery }, { operations: unknown }] = await Promise.all([
         unwrap(api().recovery.list({})),
         unwrap(api().activity.operations({ state: 'outcome_unknown' })),
       ]);
