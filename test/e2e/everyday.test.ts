@@ -12,6 +12,7 @@
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -51,6 +52,26 @@ async function addServer(definition: ServerDraft): Promise<{ serverId: string; a
   const serverId = view.definition.id;
   const accountId = view.accounts[0]!.id;
   return { serverId, accountId, prefix: `account-${serverId}-${accountId}` };
+}
+
+/** A loopback port nothing listens on (a server was there a moment ago). */
+async function closedPort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+  const port = (probe.address() as AddressInfo).port;
+  await new Promise((r) => probe.close(r));
+  return port;
+}
+
+/** A loopback HTTPS server whose certificate nobody vouches for (self-signed). */
+async function selfSigned(): Promise<string> {
+  const tls = path.join(root, 'test/fixtures/tls');
+  const server = createHttpsServer({ cert: readFileSync(path.join(tls, 'self-signed-cert.pem')), key: readFileSync(path.join(tls, 'self-signed-key.pem')) }, (_req, res) =>
+    res.end('{}'),
+  );
+  httpServers.push(server as unknown as Server);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return `https://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
 }
 
 /** A loopback HTTP server answering every request with `status`. */
@@ -141,12 +162,20 @@ describe('errors people understand, and running a tool by hand', () => {
     });
     const unauthorized = await addServer({ name: 'Team wiki', transport: 'http', url: await answering(401), headers: [], auth: { kind: 'none' } });
     const broken = await addServer({ name: 'Build service', transport: 'http', url: await answering(500), headers: [], auth: { kind: 'none' } });
+    const port = await closedPort();
+    const refused = await addServer({ name: 'Local notes', transport: 'http', url: `http://127.0.0.1:${port}/mcp`, headers: [], auth: { kind: 'none' } });
+    const untrusted = await addServer({ name: 'Self-signed', transport: 'http', url: await selfSigned(), headers: [], auth: { kind: 'none' } });
+    // RFC 6761: a name under .invalid never resolves.
+    const unresolved = await addServer({ name: 'Typo', transport: 'http', url: 'https://warden-test.invalid/mcp', headers: [], auth: { kind: 'none' } });
     await page.getByTestId('nav-servers').click();
     const expectations: Array<[string, RegExp]> = [
       [missing.prefix, /^Warden couldn't start uvx-warden-not-installed: it isn't on your PATH\. Install it or give the full path\.$/],
       [exits.prefix, /^\/.*node started but stopped right away: it exited with code 1\. Its last message was “Error: GITHUB_PERSONAL_ACCESS_TOKEN is not set”\. Check the server's arguments and environment variables/],
       [unauthorized.prefix, /^127\.0\.0\.1 refused Warden's credentials \(HTTP 401, unauthorized\)\. Check the token or header/],
       [broken.prefix, /^127\.0\.0\.1 failed on its side \(HTTP 500, server error\)\. Try again later/],
+      [refused.prefix, new RegExp(`^Nothing is answering at 127\\.0\\.0\\.1:${port}: the connection was refused\\. Start the server, or check the address and port\\.$`)],
+      [untrusted.prefix, /^Warden didn't connect to 127\.0\.0\.1: its certificate is self-signed, so Warden cannot tell it is the real server\. Use the server's proper https address, or ask whoever runs it to fix its certificate\.$/],
+      [unresolved.prefix, /^Warden couldn't find warden-test\.invalid: the name doesn't resolve\. Check the address for typos, and your network connection\.$/],
     ];
     for (const [prefix, sentence] of expectations) {
       await page.getByTestId(`${prefix}-connect`).click();
@@ -157,8 +186,13 @@ describe('errors people understand, and running a tool by hand', () => {
     }
     expect(await page.getByTestId(`${missing.prefix}-problem`).getAttribute('data-kind')).toBe('command-not-found');
     expect(await page.getByTestId(`${exits.prefix}-problem`).getAttribute('data-kind')).toBe('process-exited');
+    // Told apart by the core, not guessed from a message: each kind is carried as data.
+    expect(await page.getByTestId(`${refused.prefix}-problem`).getAttribute('data-kind')).toBe('refused');
+    expect(await page.getByTestId(`${untrusted.prefix}-problem`).getAttribute('data-kind')).toBe('tls');
+    expect(await page.getByTestId(`${unresolved.prefix}-problem`).getAttribute('data-kind')).toBe('dns');
     a11y.push(...(await screens(page, 'everyday-connection-failures', `server-${missing.serverId}`)));
-    for (const s of [missing, exits, unauthorized, broken]) await core!.handlers['servers:remove']({ serverId: s.serverId });
+    a11y.push(...(await screens(page, 'everyday-connection-failures-network', `server-${refused.serverId}`)));
+    for (const s of [missing, exits, unauthorized, broken, refused, untrusted, unresolved]) await core!.handlers['servers:remove']({ serverId: s.serverId });
   });
 
   it('a tool runs from a form generated from its schema: required marks, help text, and what is missing under each field', async () => {

@@ -87,9 +87,7 @@ function RetryTrace({ retryOperationId, testId }: { retryOperationId: string; te
         <strong>Retried as a new call.</strong> {state ? <StatePill state={state} testId={`${testId}-state`} /> : <span className="muted">Looking it up…</span>}
       </p>
       {state ? <p data-testid={`${testId}-sentence`}>{stateSentence(state, reason)}</p> : null}
-      <p className="muted small">
-        New operation <code>{retryOperationId}</code>: it was decided afresh by your current rules, like any call.
-      </p>
+      <p className="muted small">It was decided afresh by your current rules, like any call; Activity has its whole record.</p>
       <div className="inline-actions">
         <button type="button" className="button button-small" data-testid={`${testId}-activity`} onClick={() => void showOperationInActivity(retryOperationId)}>
           Open it in Activity

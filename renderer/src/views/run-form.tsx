@@ -39,6 +39,7 @@ export function RunForm({ tool, onClose }: { tool: ToolView; onClose: () => void
   const runTool = useAppStore((s) => s.runTool);
   const navigate = useAppStore((s) => s.navigate);
   const cancel = useAppStore((s) => s.cancel);
+  const showOperationInActivity = useAppStore((s) => s.showOperationInActivity);
   const spec = useMemo(() => fieldsFor(tool.inputSchema) as ObjectSpec | null, [tool.inputSchema]);
   const formId = `run-${tool.serverId}-${tool.accountId}-${tool.name}`.replace(/[^a-zA-Z0-9_-]/g, '-');
   const [draft, setDraft] = useState<ObjectDraft | null>(() => (spec ? (emptyDraft(spec) as ObjectDraft) : null));
@@ -201,7 +202,10 @@ export function RunForm({ tool, onClose }: { tool: ToolView; onClose: () => void
       {operation ? (
         <div className="run-result" data-testid="run-form-result" aria-live="polite">
           <div>
-            <StatePill state={operation.state} testId="run-form-state" /> <span className="muted small">Operation {operation.operationId}</span>
+            <StatePill state={operation.state} testId="run-form-state" />{' '}
+            <button type="button" className="button button-small" data-testid="run-form-activity" onClick={() => void showOperationInActivity(operation.operationId)}>
+              Open it in Activity
+            </button>
           </div>
           <p className="muted">{operation.reason}</p>
           {operation.state === 'awaiting_approval' ? (
