@@ -275,6 +275,29 @@ describe('errors people understand, and running a tool by hand', () => {
     a11y.push(...(await screens(page, 'everyday-run-form-result', 'run-form-result')));
   });
 
+  it('an empty account name is not sent: the inline form says what is missing next to its field, and keeps it open', async () => {
+    const tracker = core!.servers.definitions().find((d) => d.name === 'Tracker')!;
+    const accounts = async () => (await core!.handlers['accounts:list']({ serverId: tracker.id })).accounts.map((a) => a.label);
+    const before = await accounts();
+    await page.getByTestId(`server-${tracker.id}`).getByRole('button', { name: 'Add account…' }).click();
+    const formId = `server-${tracker.id}-new-account`;
+    await page.getByTestId(`${formId}-submit`).click();
+    const problem = page.getByTestId(`${formId}-problem-value`);
+    await problem.waitFor();
+    expect(await problem.innerText()).toBe('Enter a name for the new account, such as Work or Personal.');
+    const input = page.getByTestId(`${formId}-input`);
+    expect(await input.getAttribute('aria-invalid')).toBe('true');
+    expect(await input.getAttribute('aria-describedby')).toBe(`${formId}-problem-value`);
+    expect(await page.evaluate('document.activeElement?.getAttribute("data-testid")')).toBe(`${formId}-input`);
+    expect(await accounts()).toEqual(before);
+    a11y.push(...(await screens(page, 'everyday-account-missing', formId)));
+
+    await input.fill('Personal');
+    expect(await problem.count()).toBe(0);
+    await page.getByTestId(`${formId}-submit`).click();
+    await expect.poll(accounts, { timeout: 15_000 }).toEqual([...before, 'Personal']);
+  });
+
   it('shows no serious accessibility problems, page errors or CSP violations', async () => {
     expect(a11y).toEqual([]);
     expect(errors.pageErrors).toEqual([]);

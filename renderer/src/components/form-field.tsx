@@ -5,7 +5,7 @@
  * sending and from the core's `fields` after it refused a request, so a problem always sits next
  * to the field it is about, whoever found it.
  */
-import { useEffect, useRef, type ReactNode, type RefObject } from 'react';
+import { useEffect, useRef, useState, type ReactNode, type RefObject } from 'react';
 import type { ShownError } from '../api';
 import { asSentence } from '../errors';
 
@@ -98,5 +98,82 @@ export function FormField({
       ) : null}
       <FieldProblem formId={formId} field={field} problems={problems} />
     </div>
+  );
+}
+
+/**
+ * A one-field inline form (an account's name, a secret's value): an empty entry is not sent; it
+ * says what is missing under the field and keeps the form open with what was typed.
+ */
+export function InlineEntry({
+  formId,
+  label,
+  initial = '',
+  placeholder,
+  secret = false,
+  missing,
+  submitLabel,
+  onSubmit,
+  onCancel,
+}: {
+  formId: string;
+  /** The field's label, shown before it ("Name of the new account"). */
+  label: string;
+  initial?: string;
+  placeholder?: string;
+  secret?: boolean;
+  /** What to say when the field is empty. */
+  missing: string;
+  submitLabel: string;
+  onSubmit: (value: string) => void;
+  onCancel: () => void;
+}) {
+  const [value, setValue] = useState(initial);
+  const [problems, setProblems] = useState<Record<string, string>>({});
+  const input = useRef<HTMLInputElement | null>(null);
+  return (
+    <form
+      className="inline-entry"
+      data-testid={formId}
+      noValidate
+      onSubmit={(e) => {
+        e.preventDefault();
+        const entered = secret ? value : value.trim();
+        if (entered === '') {
+          setProblems({ value: missing });
+          input.current?.focus();
+          return;
+        }
+        onSubmit(entered);
+      }}
+    >
+      <span className="inline-actions">
+        <label htmlFor={`${formId}-input`} className="inline-entry-label">
+          {label}
+        </label>
+        <input
+          ref={input}
+          id={`${formId}-input`}
+          className="input"
+          type={secret ? 'password' : 'text'}
+          autoComplete="off"
+          placeholder={placeholder}
+          value={value}
+          data-testid={`${formId}-input`}
+          onChange={(e) => {
+            setValue(e.target.value);
+            setProblems({});
+          }}
+          {...describedBy(formId, 'value', problems)}
+        />
+        <button type="submit" className="button button-small" data-testid={`${formId}-submit`}>
+          {submitLabel}
+        </button>
+        <button type="button" className="button button-small" onClick={onCancel}>
+          Cancel
+        </button>
+      </span>
+      <FieldProblem formId={formId} field="value" problems={problems} />
+    </form>
   );
 }
