@@ -222,3 +222,48 @@ export function plainIssue(message: string): string {
   if (big) return `use at most ${big[1]} characters`;
   return message;
 }
+
+/**
+ * The gate's refusal of a tool's arguments (`arguments.assignee.login: must NOT have fewer than 2
+ * characters`) as the field it is about (a JSON pointer, `/assignee/login`) and what to do, in
+ * words; null when the message is not of that shape.
+ *
+ * Why here: the Run form checks what it can before sending, but the gate validates against the
+ * tool's whole schema; what it refuses must still land next to its field, not as a raw path.
+ */
+export function argumentsProblem(message: string): { path: string; words: string } | null {
+  const m = /^arguments((?:\.[^:\s]+)*): (.+)$/s.exec(message.trim());
+  if (!m) return null;
+  const path = (m[1] ?? '')
+    .split('.')
+    .slice(1)
+    .map((step) => `/${step.replace(/~/g, '~0').replace(/\//g, '~1')}`)
+    .join('');
+  return { path, words: schemaWords(m[2]!.trim()) };
+}
+
+/** A JSON Schema validator's message (Ajv's wording) as an instruction a person can follow. */
+function schemaWords(message: string): string {
+  let m: RegExpExecArray | null;
+  if (message === 'required') return 'This is required.';
+  if (message === 'not allowed by the tool schema') return "The tool doesn't accept this field: remove it.";
+  if ((m = /^must be <= (\S+)$/.exec(message))) return `Enter ${m[1]} or less.`;
+  if ((m = /^must be >= (\S+)$/.exec(message))) return `Enter ${m[1]} or more.`;
+  if ((m = /^must be < (\S+)$/.exec(message))) return `Enter less than ${m[1]}.`;
+  if ((m = /^must be > (\S+)$/.exec(message))) return `Enter more than ${m[1]}.`;
+  if ((m = /^must be multiple of (\S+)$/.exec(message))) return `Enter a multiple of ${m[1]}.`;
+  if ((m = /^must NOT have fewer than (\d+) characters?$/.exec(message))) return `Enter at least ${m[1]} characters.`;
+  if ((m = /^must NOT have more than (\d+) characters?$/.exec(message))) return `Use at most ${m[1]} characters.`;
+  if ((m = /^must NOT have fewer than (\d+) items?$/.exec(message))) return `Add at least ${m[1]} ${m[1] === '1' ? 'item' : 'items'}.`;
+  if ((m = /^must NOT have more than (\d+) items?$/.exec(message))) return `Use at most ${m[1]} ${m[1] === '1' ? 'item' : 'items'}.`;
+  if (message === 'must be equal to one of the allowed values') return 'Choose one of the allowed values.';
+  if (message === 'must be equal to constant') return 'This must be the one value the tool allows.';
+  if (/^must match pattern /.test(message)) return "This isn't in the form the tool expects: see the field's description.";
+  if ((m = /^must match format "(.+)"$/.exec(message))) return `Enter a valid ${m[1]}.`;
+  if (/^must NOT have duplicate items/.test(message)) return 'Each item must be different.';
+  if ((m = /^must be (string|number|integer|boolean|array|object|null)(,.*)?$/.exec(message))) {
+    const kinds: Record<string, string> = { string: 'text', number: 'a number', integer: 'a whole number', boolean: 'yes or no', array: 'a list', object: 'a group of values', null: 'nothing (null)' };
+    return `Expected ${kinds[m[1]!]}.`;
+  }
+  return asSentence(message);
+}

@@ -275,6 +275,24 @@ describe('errors people understand, and running a tool by hand', () => {
     a11y.push(...(await screens(page, 'everyday-run-form-result', 'run-form-result')));
   });
 
+  it('what only the gate checks (a pattern) is refused before anything is sent, and named next to its field in words', async () => {
+    const before = received().length;
+    await page.getByTestId('run-field-/repo').fill('acme mobile');
+    await page.getByTestId('run-form-submit').click();
+    await page.locator('[data-testid="run-form-state"][data-state="validation_failed"]').waitFor({ timeout: 30_000 });
+    const problem = page.getByTestId('run-problem-/repo');
+    await problem.waitFor();
+    expect(await problem.innerText()).toBe("This isn't in the form the tool expects: see the field's description.");
+    const note = await page.getByTestId('run-form-operation-error').innerText();
+    expect(note).toContain("Repo: This isn't in the form the tool expects");
+    expect(note).not.toContain('arguments.repo');
+    expect(received()).toHaveLength(before);
+    a11y.push(...(await screens(page, 'everyday-run-form-refused', 'run-form-result')));
+    // Changing the field clears what the gate said about it.
+    await page.getByTestId('run-field-/repo').fill('acme/mobile');
+    expect(await problem.count()).toBe(0);
+  });
+
   it('an empty account name is not sent: the inline form says what is missing next to its field, and keeps it open', async () => {
     const tracker = core!.servers.definitions().find((d) => d.name === 'Tracker')!;
     const accounts = async () => (await core!.handlers['accounts:list']({ serverId: tracker.id })).accounts.map((a) => a.label);

@@ -4,11 +4,12 @@
  * (tools:run, source 'user'); the gate decides exactly as for a model. If the policy says Ask, the
  * call waits in Approvals, where only main's native dialog can approve it.
  */
-import { useMemo, useState, type FormEvent } from 'react';
+import { useEffect, useMemo, useState, type FormEvent } from 'react';
 import type { ToolView } from '../../../shared/contract/connections';
 import { toShownError, type ShownError } from '../api';
 import { ErrorNote, ServerClaim, StatePill } from '../components/common';
 import { useFocusFirstProblem } from '../components/form-field';
+import { argumentsProblem, type ShownError as OperationError } from '../errors';
 import { buildArguments, checkValue, draftFrom, emptyDraft, fieldsFor, labelAt, visibleText, type Draft, type FieldSpec, type Problems } from '../schema-form/model';
 import { ObjectFields } from '../schema-form/schema-form';
 import { useAppStore } from '../store';
@@ -54,6 +55,22 @@ export function RunForm({ tool, onClose }: { tool: ToolView; onClose: () => void
   const [attempt, setAttempt] = useState(0);
   const formRef = useFocusFirstProblem<HTMLFormElement>(attempt);
   const operation = useAppStore((s) => (operationId ? (s.operations.find((o) => o.operationId === operationId) ?? null) : null));
+
+  // What the gate refused in the arguments (it validates against the whole schema): next to its
+  // field while the form is showing, and in words under the result either way.
+  const refused = operation?.error?.code === 'VALIDATION_FAILED' ? argumentsProblem(operation.error.message) : null;
+  useEffect(() => {
+    if (refused && refused.path !== '' && !asJson) setProblems((p) => ({ ...p, [refused.path]: refused.words }));
+    // Once per refused operation (keyed by its id and field): later edits clear it like any problem.
+  }, [operation?.operationId, refused?.path]);
+  const operationError: OperationError | null = operation?.error
+    ? {
+        ...operation.error,
+        source: 'operation',
+        ...(refused ? { fields: [{ path: refused.path.split('/').slice(1), message: refused.words }] } : {}),
+      }
+    : null;
+  const nameField = (path: readonly (string | number)[]) => (spec ? labelAt(spec, path.map((p) => `/${String(p)}`).join('')) : null);
 
   const changeDraft = (next: Draft) => {
     setDraft(next as ObjectDraft);
@@ -207,7 +224,7 @@ export function RunForm({ tool, onClose }: { tool: ToolView; onClose: () => void
               Open it in Activity
             </button>
           </div>
-          <p className="muted">{operation.reason}</p>
+          {refused ? null : <p className="muted">{operation.reason}</p>}
           {operation.state === 'awaiting_approval' ? (
             <p>
               Waiting for your approval.{' '}
@@ -233,7 +250,7 @@ export function RunForm({ tool, onClose }: { tool: ToolView; onClose: () => void
               </pre>
             </div>
           ) : null}
-          <ErrorNote error={operation.error ? { ...operation.error, source: 'operation' } : null} testId="run-form-operation-error" />
+          <ErrorNote error={operationError} testId="run-form-operation-error" fieldName={nameField} />
         </div>
       ) : null}
     </form>

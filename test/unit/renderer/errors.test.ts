@@ -13,6 +13,7 @@ import { ModelProblem } from '../../../shared/contract/models';
 import { ConnectFailure, type ConnectFailureKind } from '../../../shared/domain/connect-failure';
 import { ErrorCode } from '../../../shared/result';
 import {
+  argumentsProblem,
   CONNECT_FAILURE_SENTENCES,
   CONTRACT_ERROR_SENTENCES,
   MODEL_PROBLEM_SENTENCES,
@@ -107,6 +108,29 @@ describe('every error code maps to a sentence with the fix', () => {
     expect(fieldSentence({ path: ['definition', 'name'], message: 'Invalid input: expected string, received undefined' }, name)).toBe('definition › name: this is required');
     expect(plainIssue('Invalid input: expected number, received string')).toBe('expected a number');
     expect(plainIssue('Too small: expected string to have >=1 characters')).toBe('this is required');
+  });
+});
+
+describe("the gate's refusal of a tool's arguments names the field and says what to do", () => {
+  it('each JSON Schema keyword the gate reports reads as an instruction, at the field it is about', () => {
+    const cases: Array<[string, { path: string; words: string }]> = [
+      ['arguments.priority: must be <= 5', { path: '/priority', words: 'Enter 5 or less.' }],
+      ['arguments.amount: must be > 0', { path: '/amount', words: 'Enter more than 0.' }],
+      ['arguments.assignee.login: must NOT have fewer than 2 characters', { path: '/assignee/login', words: 'Enter at least 2 characters.' }],
+      ['arguments.labels: must NOT have more than 3 items', { path: '/labels', words: 'Use at most 3 items.' }],
+      ['arguments.labels.0: must be equal to one of the allowed values', { path: '/labels/0', words: 'Choose one of the allowed values.' }],
+      ['arguments.repo: must match pattern "^[a-z]+/[a-z]+$"', { path: '/repo', words: "This isn't in the form the tool expects: see the field's description." }],
+      ['arguments.title: required', { path: '/title', words: 'This is required.' }],
+      ['arguments.color: not allowed by the tool schema', { path: '/color', words: "The tool doesn't accept this field: remove it." }],
+      ['arguments.draft: must be boolean', { path: '/draft', words: 'Expected yes or no.' }],
+      ['arguments: must be object', { path: '', words: 'Expected a group of values.' }],
+      ['arguments.when: must match format "date-time"', { path: '/when', words: 'Enter a valid date-time.' }],
+    ];
+    for (const [message, expected] of cases) expect(argumentsProblem(message), message).toEqual(expected);
+  });
+
+  it('a message of another shape is left to the error note', () => {
+    expect(argumentsProblem("the tool's inputSchema is not a valid JSON Schema (x)")).toBeNull();
   });
 });
 
