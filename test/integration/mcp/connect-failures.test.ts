@@ -176,7 +176,7 @@ describe('a server that dies after it connected', () => {
     const accountId = (await call<{ accounts: Array<{ id: string }> }>('accounts:list', { serverId })).accounts[0]!.id;
     // The crash tool makes the process exit; the call itself ends outcome_unknown (not our concern here).
     await call('permissions:set', { scope: 'tool', serverId, accountId, toolName: 'crash', mode: 'allow' });
-    await core!.gate.gate.submit({ source: 'test', conversationId: null, serverId, accountId, toolName: 'crash', arguments: {} }).catch(() => undefined);
+    await core!.gate.gate.submit({ source: 'user', conversationId: null, serverId, accountId, toolName: 'crash', arguments: {} }).catch(() => undefined);
     const after = await waitUntil(async () => {
       const { connections } = await call<{ connections: ConnectionView[] }>('connections:status', { serverId });
       const s = connections[0]?.status;
