@@ -28,8 +28,17 @@ export const ErrorCode = z.enum([
 ]);
 export type ErrorCode = z.infer<typeof ErrorCode>;
 
+/**
+ * One field a request got wrong: where (`['definition', 'url']`) and what is wrong with it.
+ *
+ * Why as data: a form puts each problem next to the field it belongs to and names the field in
+ * words, which it cannot do reliably from a message's text.
+ */
+export const FieldIssue = z.object({ path: z.array(z.union([z.string(), z.number()])), message: z.string() });
+export type FieldIssue = z.infer<typeof FieldIssue>;
+
 /** A domain error as it crosses a process boundary. */
-export const WireError = z.object({ code: ErrorCode, message: z.string() });
+export const WireError = z.object({ code: ErrorCode, message: z.string(), fields: z.array(FieldIssue).optional() });
 export type WireError = z.infer<typeof WireError>;
 
 /** `{ ok: true, value } | { ok: false, error }`. */
@@ -43,13 +52,15 @@ export class WardenError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
+    /** The fields the request got wrong, when the error is about input. */
+    readonly fields?: readonly FieldIssue[],
   ) {
     super(message);
     this.name = 'WardenError';
   }
 }
 
-/** Builds a failed result. */
-export function fail(code: ErrorCode, message: string): { ok: false; error: WireError } {
-  return { ok: false, error: { code, message } };
+/** Builds a failed result; `fields` (when given and not empty) say which inputs were wrong. */
+export function fail(code: ErrorCode, message: string, fields?: readonly FieldIssue[]): { ok: false; error: WireError } {
+  return { ok: false, error: { code, message, ...(fields && fields.length ? { fields: [...fields] } : {}) } };
 }

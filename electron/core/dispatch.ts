@@ -4,7 +4,7 @@
  * received the call (main's IPC binder, or the test host's token check).
  */
 import { channels, isChannelName, type ChannelName, type RequestOf, type ResponseOf } from '../../shared/ipc';
-import { fail, WardenError, type Result } from '../../shared/result';
+import { fail, WardenError, type FieldIssue, type Result } from '../../shared/result';
 
 /** One handler per contract channel. */
 export type Handlers = {
@@ -33,14 +33,14 @@ export async function dispatch(
   const spec = channels[channel];
   const parsed = spec.request.safeParse(rawRequest);
   if (!parsed.success) {
-    return fail('INVALID_REQUEST', `${channel}: ${describeIssues(parsed.error.issues)}`);
+    return fail('INVALID_REQUEST', `${channel}: ${describeIssues(parsed.error.issues)}`, fieldIssues(parsed.error.issues));
   }
   let value: unknown;
   try {
     const handler = handlers[channel] as (req: unknown) => unknown;
     value = await handler(parsed.data);
   } catch (error) {
-    if (error instanceof WardenError) return fail(error.code, error.message);
+    if (error instanceof WardenError) return fail(error.code, error.message, error.fields);
     logError(`handler ${channel} failed`, error);
     return fail('INTERNAL', `${channel}: unexpected error: ${error instanceof Error ? error.message : String(error)}`);
   }
@@ -50,6 +50,18 @@ export async function dispatch(
     return fail('INVALID_RESPONSE', `${channel}: the core produced an invalid response`);
   }
   return { ok: true, value: checked.data };
+}
+
+/**
+ * The failing fields as data (at most 20), so a form can put each message next to its field.
+ *
+ * Why not only the text: "definition.url: …" is for logs; a person reads "URL" next to the box.
+ */
+export function fieldIssues(issues: ReadonlyArray<{ path: PropertyKey[]; message: string }>): FieldIssue[] {
+  return issues.slice(0, 20).map((i) => ({
+    path: i.path.map((p) => (typeof p === 'number' ? p : String(p))),
+    message: i.message,
+  }));
 }
 
 /** `servers.0.command: expected string` style text naming each failing field. */

@@ -7,6 +7,7 @@ import { Nav } from './components/nav';
 import { NavigationNotice } from './components/navigation-notice';
 import { useAppStore } from './store';
 import { CurrentView } from './views/views';
+import { RecoveryBanner } from './views/recovery-view';
 
 /**
  * Root component: subscribes to core status for the window's lifetime and lays out the frame.
@@ -46,6 +47,7 @@ export function App() {
         <SafeModeBanner />
         <CoreErrorBanner />
         <NavigationNotice />
+        <RecoveryBanner />
         <CurrentView />
       </main>
       <StatusPanel />

@@ -9,13 +9,17 @@
  * would pull all of zod into the renderer bundle.)
  */
 import type { WardenApi } from '../../shared/ipc';
-import type { ErrorCode, Result } from '../../shared/result';
+import type { ErrorCode, FieldIssue, Result } from '../../shared/result';
+import type { ShownError } from './errors';
 
-/** A failed contract call as seen by the renderer: the stable error code and its message. */
+export type { ShownError } from './errors';
+
+/** A failed contract call as seen by the renderer: the stable error code, its message and any failing fields. */
 export class ContractError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
+    readonly fields?: readonly FieldIssue[],
   ) {
     super(message);
     this.name = 'ContractError';
@@ -66,22 +70,16 @@ export async function unwrap<T>(call: Promise<Result<T>>): Promise<T> {
     throw new ContractError('INVALID_RESPONSE', 'The contract bridge returned something that is not a Result.');
   }
   if (result.ok) return result.value;
-  throw new ContractError(result.error.code, result.error.message);
-}
-
-/** An error as the UI shows it: the stable code plus a human message. */
-export interface ShownError {
-  code: string;
-  message: string;
+  throw new ContractError(result.error.code, result.error.message, result.error.fields);
 }
 
 /**
- * Converts anything thrown into `{ code, message }` for display.
+ * Converts anything thrown into `{ code, message, fields }` for display (errors.ts says it in words).
  *
  * Why: views show every failure with its code; unexpected throws (bugs) are labelled INTERNAL
  * rather than hidden.
  */
 export function toShownError(error: unknown): ShownError {
-  if (error instanceof ContractError) return { code: error.code, message: error.message };
+  if (error instanceof ContractError) return { code: error.code, message: error.message, ...(error.fields?.length ? { fields: error.fields } : {}) };
   return { code: 'INTERNAL', message: error instanceof Error ? error.message : String(error) };
 }

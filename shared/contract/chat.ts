@@ -10,6 +10,7 @@
 import { z } from 'zod';
 import { defineChannels, defineEvents } from '../contract-kit';
 import { Decision } from '../domain/operations';
+import { ModelProblem } from './models';
 
 const Id = z.string().min(1).max(200);
 const ConversationRequest = z.object({ conversationId: Id }).strict();
@@ -104,6 +105,8 @@ export const ChatMessage = z.object({
   note: z.string().nullable(),
   /** For a notice: whether it reports a problem. */
   tone: z.enum(['info', 'warning', 'error']).default('info'),
+  /** For a notice about a failed model request: the provider's problem as data (the UI says it in words). */
+  problem: ModelProblem.nullable().default(null),
 });
 export type ChatMessage = z.infer<typeof ChatMessage>;
 

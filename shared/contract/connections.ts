@@ -11,6 +11,7 @@
 import { z } from 'zod';
 import { defineChannels, defineEvents } from '../contract-kit';
 import { EntityId } from '../domain/servers';
+import { ConnectFailure } from '../domain/connect-failure';
 
 /** State of one (server, account) connection. */
 export const ConnectionStatusView = z.discriminatedUnion('state', [
@@ -28,6 +29,8 @@ export const ConnectionStatusView = z.discriminatedUnion('state', [
     .object({
       state: z.literal('error'),
       reason: z.string(),
+      /** What kind of failure it was, as data the UI turns into a sentence with the fix. */
+      failure: ConnectFailure.optional(),
       /** Set while an automatic reconnect is scheduled. */
       retryInMs: z.number().int().nonnegative().optional(),
       attempt: z.number().int().positive().optional(),

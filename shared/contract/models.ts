@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { defineChannels, defineEvents } from '../contract-kit';
 import { ApiKeyInput, ModelId, ProviderBaseUrl, ProviderKind, ProviderView } from '../domain/model-providers';
 import { DisplayName, EntityId } from '../domain/servers';
+import { ConnectFailure } from '../domain/connect-failure';
 
 const Empty = z.object({}).strict();
 /** A configured provider's id, or a built-in one (`demo`). */
@@ -36,6 +37,8 @@ export const ModelProblem = z
     ]),
     message: z.string(),
     status: z.number().int().nullable(),
+    /** For NETWORK: which kind of failure (DNS, refused, TLS, dropped), as the core found it. */
+    failure: ConnectFailure.optional(),
   })
   .strict();
 export type ModelProblem = z.infer<typeof ModelProblem>;

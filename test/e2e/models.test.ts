@@ -161,7 +161,7 @@ describe('the Models panel in a real browser against the real core and loopback 
     await shot('provider', `models-${anthropicId}`);
   });
 
-  it('a bad base URL is refused with a plain error naming the field', async () => {
+  it('a bad base URL is refused with a plain error naming the field, next to the field', async () => {
     await page.getByTestId('models-add').click();
     await page.getByTestId('models-add-preset').selectOption('custom');
     await page.getByTestId('models-add-label').fill('Remote vLLM');
@@ -169,7 +169,11 @@ describe('the Models panel in a real browser against the real core and loopback 
     await page.getByTestId('models-add-save').click();
     const error = page.getByTestId('models-add-error');
     await error.waitFor({ timeout: 15_000 });
-    expect(await error.innerText()).toMatch(/baseUrl: plain http is only allowed on this machine .*use https for models\.example\.com/);
+    // The field is named in words, and the problem sits next to the field it is about.
+    expect(await error.innerText()).toMatch(/Base URL: plain http is only allowed on this machine .*use https for models\.example\.com/);
+    const problem = page.getByTestId('models-add-problem-baseUrl');
+    expect(await problem.innerText()).toMatch(/^Plain http is only allowed on this machine .*use https for models\.example\.com/);
+    expect(await page.getByTestId('models-add-base-url').getAttribute('aria-describedby')).toBe('models-add-problem-baseUrl');
     await shot('bad-url', 'models-add-form');
     await page.getByTestId('models-add-form').getByRole('button', { name: 'Cancel' }).click();
     expect(await providerIds()).toHaveLength(1);
@@ -219,7 +223,9 @@ describe('the Models panel in a real browser against the real core and loopback 
     const result = page.locator(`[data-testid="models-${anthropicId}-test-result"][data-ok="false"]`);
     await result.waitFor({ timeout: 30_000 });
     // The hostile fixture echoes the credential it got in its 401: Warden scrubs it.
-    expect(await result.innerText()).toMatch(/UNAUTHORIZED .*refused the API key \(HTTP 401\).*\[REDACTED\].*Enter a valid key/);
+    // The sentence with the fix (renderer/src/errors.ts), then the provider's own words; never the code.
+    expect(await result.innerText()).toMatch(/^The provider refused the API key\. Enter a valid key for this provider in Models\.\s[\s\S]*refused the API key \(HTTP 401\).*\[REDACTED\]/);
+    expect(await result.innerText()).not.toContain('UNAUTHORIZED');
     expect(await page.content()).not.toContain(WRONG_KEY);
     expect(framesToPage.join('\n')).not.toContain(WRONG_KEY);
     await shot('wrong-key', `models-${anthropicId}-test-result`);

@@ -173,7 +173,9 @@ describe('the views in a real browser against the real core and a real stdio ser
 
     await page.getByTestId('nav-servers').click();
     await page.getByTestId('tool-run-close_issue').click();
-    await page.getByTestId('run-form-arguments').fill('{"n": 42, "text": "first"}');
+    // The form generated from the tool's schema: one field per argument.
+    await page.getByTestId('run-field-/n').fill('42');
+    await page.getByTestId('run-field-/text').fill('first');
     await page.getByTestId('run-form-submit').click();
     await page.locator('[data-testid="run-form-state"][data-state="awaiting_approval"]').waitFor({ timeout: 30_000 });
 
@@ -202,7 +204,8 @@ describe('the views in a real browser against the real core and a real stdio ser
     await page.getByTestId('nav-servers').click();
     const runForm = page.getByTestId('run-form');
     if ((await runForm.count()) === 0) await page.getByTestId('tool-run-close_issue').click();
-    await page.getByTestId('run-form-arguments').fill('{"n": 7, "text": "second"}');
+    await page.getByTestId('run-field-/n').fill('7');
+    await page.getByTestId('run-field-/text').fill('second');
     await page.getByTestId('run-form-submit').click();
     await page.locator('[data-testid="run-form-state"][data-state="succeeded"]').waitFor({ timeout: 30_000 });
     expect(await page.getByTestId('run-form-output').innerText()).toBe('close_issue done');
@@ -239,6 +242,8 @@ describe('the views in a real browser against the real core and a real stdio ser
   it('Review… asks main to show its dialog with the trusted preview; only the dialog’s answer (here: approve) sends the call', async () => {
     await page.getByTestId('nav-servers').click();
     await page.getByTestId('tool-run-read_file').click();
+    // The raw JSON view (advanced) sends exactly what is typed there.
+    await page.getByTestId('run-form-json-toggle').last().check();
     await page.getByTestId('run-form-arguments').last().fill('{"path": "/tmp/reviewed.txt"}');
     await page.getByTestId('run-form-submit').last().click();
     await page.locator('[data-testid="run-form-state"][data-state="awaiting_approval"]').waitFor({ timeout: 30_000 });
@@ -269,7 +274,11 @@ describe('the views in a real browser against the real core and a real stdio ser
     expect(text).toContain('GITHUB_PERSONAL_ACCESS_TOKEN');
     expect(text).not.toContain('ghp_FAKE');
     const importButton = panel.getByRole('button', { name: /^Import \d+ server/ });
-    expect(await importButton.isDisabled()).toBe(true);
+    // Importing before every secret-looking value has a decision says which ones, next to each, and imports nothing.
+    await importButton.click();
+    await panel.locator('.field-problem').first().waitFor();
+    expect(await panel.locator('.field-problem').first().innerText()).toMatch(/^Choose what to do with GITHUB_PERSONAL_ACCESS_TOKEN/);
+    expect(core!.servers.definitions()).toHaveLength(1);
     const choices = panel.getByLabel(/^what to do with /);
     for (let i = 0; i < (await choices.count()); i++) await choices.nth(i).selectOption('keychain');
     await shot('import');

@@ -338,7 +338,7 @@ export class ChatService {
         message.streaming = false;
         message.note = null;
         this.emitMessage(c, message);
-        if (!turn.stopped) this.notice(c, describeModelError(error), 'error');
+        if (!turn.stopped) this.notice(c, describeModelError(error), 'error', modelProblemOf(error));
         break;
       }
       message.streaming = false;
@@ -527,11 +527,11 @@ export class ChatService {
   // ---- messages and events -----------------------------------------------------------------
 
   private newMessage(role: ChatMessage['role'], text: string): ChatMessage {
-    return { id: `m-${randomUUID()}`, role, text, createdAt: this.deps.clock.now(), round: null, toolCalls: [], usage: null, streaming: false, providerId: null, model: null, note: null, tone: 'info' };
+    return { id: `m-${randomUUID()}`, role, text, createdAt: this.deps.clock.now(), round: null, toolCalls: [], usage: null, streaming: false, providerId: null, model: null, note: null, tone: 'info', problem: null };
   }
 
-  private notice(c: Conversation, text: string, tone: ChatMessage['tone']): void {
-    const message = { ...this.newMessage('notice', text), tone };
+  private notice(c: Conversation, text: string, tone: ChatMessage['tone'], problem: ChatMessage['problem'] = null): void {
+    const message = { ...this.newMessage('notice', text), tone, problem };
     c.messages.push(message);
     this.emitMessage(c, message);
   }
@@ -582,22 +582,21 @@ export function toModelMessages(messages: readonly ChatMessage[]): ModelMessage[
   return out;
 }
 
-/** A model failure in words a person can act on. */
+/**
+ * A failed model request as a notice's text: the adapter's own message (it names the host and the
+ * status). The sentence with the fix is the renderer's (renderer/src/errors.ts), from the
+ * notice's `problem`; this text is what stays readable anywhere the problem is not shown.
+ */
 export function describeModelError(error: unknown): string {
   if (!(error instanceof ModelError)) return `The model request failed: ${error instanceof Error ? error.message : String(error)}`;
-  const fix: Record<string, string> = {
-    UNAUTHORIZED: 'The provider refused the API key (401). Check the key in the provider settings.',
-    FORBIDDEN: 'The provider does not let this key use this model (403).',
-    MODEL_NOT_FOUND: 'The provider has no such model (404). Choose another model above.',
-    RATE_LIMITED: 'The provider is rate limiting requests (429) and Warden ran out of retries. Try again in a minute.',
-    PROVIDER_ERROR: 'The provider had an error.',
-    BAD_REQUEST: 'The provider refused the request.',
-    TIMEOUT: 'The provider did not answer in time.',
-    STREAM_CUT: 'The reply stream ended before the reply was complete.',
-    NETWORK: 'The provider could not be reached.',
-    CANCELLED: 'The reply was stopped.',
-  };
-  return `${fix[error.code] ?? 'The model request failed.'} (${sanitizeForDisplay(error.message).slice(0, 300)})`;
+  return sanitizeForDisplay(error.message).slice(0, 300);
+}
+
+/** A ModelError as the notice's problem data; null for anything else. */
+function modelProblemOf(error: unknown): ChatMessage['problem'] {
+  return error instanceof ModelError
+    ? { code: error.code, message: sanitizeForDisplay(error.message).slice(0, 300), status: error.status, ...(error.failure ? { failure: error.failure } : {}) }
+    : null;
 }
 
 function oneLine(text: string, max: number, collapse = true): string {

@@ -34,6 +34,8 @@ import { ELICITATION_CAPABILITIES, registerElicitation, type Elicitor } from '..
 import { LogRing } from './log-ring';
 import { SignInNeeded } from './oauth/network-scope';
 import { guardedFetchOf } from './oauth/provider';
+import type { ConnectFailure } from '../../../shared/domain/connect-failure';
+import { classifyConnectFailure, ConnectTimeoutError, MissingSecretError } from './connect-failure';
 import { CallNotSentError, ToolCallFailedError, ToolCallOutcomeUnknownError } from './outcome';
 import { LOGGED, ProcessTransport } from './process-transport';
 import { sanitizeForDisplay } from './sanitize';
@@ -43,7 +45,7 @@ import { LinearJsonSchemaValidator } from '../validation/schemas';
 export type ConnectionStatus =
   | { state: 'connecting'; attempt: number }
   | { state: 'connected'; transport: 'stdio' | 'streamable-http' | 'sse' | 'in-process'; serverName?: string; serverVersion?: string }
-  | { state: 'error'; reason: string; retryInMs?: number; attempt?: number }
+  | { state: 'error'; reason: string; failure?: ConnectFailure; retryInMs?: number; attempt?: number }
   | { state: 'auth_required'; reason: string }
   | { state: 'disconnected' };
 
@@ -181,6 +183,8 @@ export class Connection {
   private discovery: Promise<void> = Promise.resolve();
   private healthCheck: Promise<void> | undefined;
   private relistQueued = false;
+  /** The stdio process of the latest connect attempt: how it ended explains a failed connect after the transport is gone. */
+  private lastProcess: ProcessTransport | undefined;
   /** Bumped whenever the transport closes, so a call can tell "connection died" from a server error. */
   private closeCount = 0;
   /** progressToken of a call in flight → its progress listener (a function, or a tag for `deps.onCallProgress`). */
@@ -244,6 +248,7 @@ export class Connection {
 
   private startConnect(attempt: number, trigger: ToolsChange['trigger']): Promise<void> {
     const generation = ++this.generation;
+    this.lastProcess = undefined;
     this.setStatus({ state: 'connecting', attempt });
     const run = this.openAndDiscover(generation, trigger).finally(() => {
       if (this.connecting === run) this.connecting = undefined;
@@ -262,7 +267,7 @@ export class Connection {
           if (abandoned) void late.client.close().catch(() => {});
         })
         .catch(() => {});
-      const { client, transport, kind } = await withTimeout(opening, this.deps.connectTimeoutMs, 'connect timed out').catch((error: unknown) => {
+      const { client, transport, kind } = await withTimeout(opening, this.deps.connectTimeoutMs, () => new ConnectTimeoutError(this.deps.connectTimeoutMs)).catch((error: unknown) => {
         abandoned = true;
         throw error;
       });
@@ -285,15 +290,17 @@ export class Connection {
       });
     } catch (error) {
       if (generation !== this.generation) throw error;
+      // Read before teardown: how the server's process ended is what explains most failures.
+      const failure = this.failureOf(error, true);
       await this.teardown();
       const reason = describeConnectError(error, definition);
       log.note(`connect failed: ${reason}`);
       if (error instanceof UnauthorizedError || (error instanceof AuthRequired)) {
         this.setStatus({ state: 'auth_required', reason });
       } else if (trigger === 'reconnect') {
-        this.scheduleReconnect(reason);
+        this.scheduleReconnect(reason, failure);
       } else {
-        this.setStatus({ state: 'error', reason });
+        this.setStatus({ state: 'error', reason, failure });
       }
       throw new Error(reason);
     }
@@ -312,6 +319,7 @@ export class Connection {
       const env: Record<string, string> = {};
       for (const v of def.env) env[v.name] = v.secret ? await this.secret(envSecretName(v.name)) : v.value!;
       const transport = new ProcessTransport({ command: def.command, args: def.args, cwd: def.cwd, env, log: this.deps.log });
+      this.lastProcess = transport;
       const client = await this.attach(transport, generation);
       return { client, transport, kind: 'stdio' };
     }
@@ -345,7 +353,7 @@ export class Connection {
   private async secret(name: string): Promise<string> {
     const key = secretKey(this.deps.definition.id, this.deps.accountId, name);
     const value = await this.deps.secrets.get(key);
-    if (value === null) throw new MissingSecret(`secret "${name}" is not set for account ${this.deps.accountId}`);
+    if (value === null) throw new MissingSecretError(name, `secret "${name}" is not set for account ${this.deps.accountId}`);
     this.deps.log.addSecret(value);
     return value;
   }
@@ -538,24 +546,39 @@ export class Connection {
     if (generation !== this.generation) return;
     const exit = this.transport instanceof ProcessTransport ? this.transport.exitDescription : undefined;
     const reason = `connection closed${exit ? ` (process ${exit})` : ''}`;
+    const failure = exit ? this.failureOf(new Error(reason), false) : undefined;
     this.deps.log.note(reason);
     this.client = undefined;
     this.transport = undefined;
     this.toolsByName = new Map();
     if (this.statusValue.state !== 'connected') return; // a connect in progress reports its own failure
     this.reconnectAttempt = 0;
-    this.scheduleReconnect(reason);
+    this.scheduleReconnect(reason, failure);
   }
 
-  private scheduleReconnect(reason: string): void {
+  /**
+   * What kind of failure `error` is (see connect-failure.ts), with what the stdio transport saw:
+   * how its process ended, its last stderr line and any stdout line that was not MCP.
+   */
+  private failureOf(error: unknown, atStart: boolean): ConnectFailure {
+    const transport = this.transport instanceof ProcessTransport ? this.transport : this.lastProcess;
+    return classifyConnectFailure(error, {
+      definition: this.deps.definition,
+      atStart,
+      ...(transport?.exit ? { exit: { exitCode: transport.exit.code, signal: transport.exit.signal, lastStderr: transport.lastStderrLine ?? null } } : {}),
+      ...(transport?.firstMalformedLine !== undefined ? { malformedStdout: transport.firstMalformedLine } : {}),
+    });
+  }
+
+  private scheduleReconnect(reason: string, failure?: ConnectFailure): void {
     const { baseDelayMs, maxDelayMs, maxAttempts } = this.deps.reconnect;
     if (this.reconnectAttempt >= maxAttempts) {
-      this.setStatus({ state: 'error', reason: `${reason}; gave up after ${maxAttempts} reconnect attempts` });
+      this.setStatus({ state: 'error', reason: `${reason}; gave up after ${maxAttempts} reconnect attempts`, ...(failure ? { failure } : {}) });
       return;
     }
     const attempt = ++this.reconnectAttempt;
     const delay = Math.min(maxDelayMs, baseDelayMs * 2 ** (attempt - 1));
-    this.setStatus({ state: 'error', reason, retryInMs: delay, attempt });
+    this.setStatus({ state: 'error', reason, ...(failure ? { failure } : {}), retryInMs: delay, attempt });
     this.deps.log.note(`reconnecting in ${delay} ms (attempt ${attempt} of ${maxAttempts})`);
     const generation = this.generation;
     this.reconnectTimer = setTimeout(() => {
@@ -699,7 +722,6 @@ function isConnectionRefused(error: unknown): boolean {
   return false;
 }
 
-class MissingSecret extends Error {}
 class AuthRequired extends Error {}
 
 /** Statuses that mean "this is an old HTTP+SSE server" per the SDK's compatibility guidance. */
@@ -708,7 +730,7 @@ function isLegacyAnswer(code: number | undefined): boolean {
 }
 
 function describeConnectError(error: unknown, def: ServerDefinition): string {
-  if (error instanceof MissingSecret || error instanceof AuthRequired) return error.message;
+  if (error instanceof MissingSecretError || error instanceof AuthRequired) return error.message;
   if (error instanceof SignInNeeded) return error.message;
   if (error instanceof UnauthorizedError) return 'the server requires authorization; sign in to connect';
   const text = errorText(error);
@@ -720,13 +742,13 @@ function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-async function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+async function withTimeout<T>(promise: Promise<T>, ms: number, message: string | (() => Error)): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
     return await Promise.race([
       promise,
       new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`${message} after ${ms} ms`)), ms);
+        timer = setTimeout(() => reject(typeof message === 'function' ? message() : new Error(`${message} after ${ms} ms`)), ms);
       }),
     ]);
   } finally {

@@ -10,6 +10,7 @@
  * unchanged.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { stat } from 'node:fs/promises';
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
@@ -22,6 +23,22 @@ export const LOGGED = Symbol('warden.logged');
 function logged<E extends Error>(error: E): E {
   (error as E & { [LOGGED]?: true })[LOGGED] = true;
   return error;
+}
+
+/**
+ * Rejected by `start` when the process could not be started at all. `spawnCode` is the errno
+ * (`ENOENT`, `EACCES`); `cwdMissing` is true when ENOENT was about the working folder, not the
+ * command (Node reports both as ENOENT).
+ */
+export class ProcessStartError extends Error {
+  constructor(
+    message: string,
+    readonly spawnCode: string | undefined,
+    readonly cwdMissing: boolean,
+  ) {
+    super(message);
+    this.name = 'ProcessStartError';
+  }
 }
 
 /** Rejected by `send` when no process is running: the message certainly did not leave. */
@@ -64,6 +81,14 @@ export class ProcessTransport implements Transport {
   private closing: Promise<void> | undefined;
   /** How the process ended (`code 3`, `signal SIGKILL`), once it has. */
   exitDescription: string | undefined;
+  /** The exit code and signal, once the process has ended. */
+  exit: { code: number | null; signal: string | null } | undefined;
+  /** The last non-empty line the process wrote to stderr (raw; sanitize before display). */
+  lastStderrLine: string | undefined;
+  /** The first stdout line that was not JSON-RPC (raw, at most 300 characters). */
+  firstMalformedLine: string | undefined;
+  /** The unfinished end of the stderr stream, to find its last line. */
+  private stderrTail = '';
 
   constructor(private readonly options: ProcessTransportOptions) {}
 
@@ -89,17 +114,23 @@ export class ProcessTransport implements Transport {
           windowsHide: true,
         });
       } catch (error) {
-        reject(new Error(`Could not start ${command}: ${errorText(error)}`));
+        reject(new ProcessStartError(`Could not start ${command}: ${errorText(error)}`, (error as NodeJS.ErrnoException).code, false));
         return;
       }
       this.child = child;
       let started = false;
       this.exited = new Promise((done) => child.once('exit', () => done()));
       child.once('error', (error: NodeJS.ErrnoException) => {
-        const why = error.code === 'ENOENT' ? `command not found: ${command}` : errorText(error);
-        log.note(`could not start: ${why}`);
-        if (!started) reject(new Error(`Could not start ${command}: ${why}`));
-        else this.onerror?.(logged(error));
+        if (started) {
+          this.onerror?.(logged(error));
+          return;
+        }
+        // Node reports a missing working folder as ENOENT too; only the folder can tell them apart.
+        void (error.code === 'ENOENT' && cwd !== undefined ? folderMissing(cwd) : Promise.resolve(false)).then((cwdMissing) => {
+          const why = cwdMissing ? `working folder not found: ${cwd}` : error.code === 'ENOENT' ? `command not found: ${command}` : errorText(error);
+          log.note(`could not start: ${why}`);
+          reject(new ProcessStartError(`Could not start ${command}: ${why}`, error.code, cwdMissing));
+        });
       });
       child.once('spawn', () => {
         started = true;
@@ -109,9 +140,13 @@ export class ProcessTransport implements Transport {
       child.stdout!.setEncoding('utf8');
       child.stdout!.on('data', (chunk: string) => this.onStdout(chunk));
       child.stderr!.setEncoding('utf8');
-      child.stderr!.on('data', (chunk: string) => log.appendChunk(chunk));
+      child.stderr!.on('data', (chunk: string) => {
+        log.appendChunk(chunk);
+        this.noteStderr(chunk);
+      });
       child.stdin!.on('error', (error) => log.note(`stdin error: ${errorText(error)}`));
       child.once('exit', (code, signal) => {
+        this.exit = { code, signal };
         this.exitDescription = signal ? `signal ${signal}` : `code ${code}`;
         log.flush();
         log.note(`process exited (${this.exitDescription})`);
@@ -148,6 +183,20 @@ export class ProcessTransport implements Transport {
     }
   }
 
+  /** Keeps the last non-empty stderr line (what a server that fails at start usually says why in). */
+  private noteStderr(chunk: string): void {
+    const text = (this.stderrTail + chunk).slice(-4096);
+    const lines = text.split(/\r?\n/);
+    this.stderrTail = lines.pop() ?? '';
+    for (let i = lines.length - 1; i >= 0; i--) {
+      if (lines[i]!.trim() !== '') {
+        this.lastStderrLine = lines[i]!.trim().slice(0, 300);
+        break;
+      }
+    }
+    if (this.stderrTail.trim() !== '') this.lastStderrLine = this.stderrTail.trim().slice(0, 300);
+  }
+
   private onLine(line: string): void {
     let message: JSONRPCMessage;
     try {
@@ -155,6 +204,7 @@ export class ProcessTransport implements Transport {
     } catch (cause) {
       // A blank (whitespace-only) line is not a message and not an error either.
       if (line.trim() === '') return;
+      this.firstMalformedLine ??= line.slice(0, 300);
       const error = new Error(`malformed JSON-RPC from server: ${line.slice(0, 200)}${line.length > 200 ? '…' : ''}`);
       this.options.log.note(`protocol error: ${error.message} (${errorText(cause).split('\n')[0]})`);
       this.options.onMalformed?.(line, error);
@@ -247,6 +297,16 @@ export function killTree(pid: number, signal: NodeJS.Signals): void {
     process.kill(-pid, signal);
   } catch {
     // ESRCH: the group is already empty.
+  }
+}
+
+/** True when `cwd` does not exist (checked only after a spawn failed, off the event loop). */
+async function folderMissing(cwd: string): Promise<boolean> {
+  try {
+    await stat(cwd);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT';
   }
 }
 

@@ -20,6 +20,8 @@
  * - `fetch` is wrapped: requests may go only to the provider's own origin and redirects are never
  *   followed, so the key cannot be carried to another host.
  */
+import type { ConnectFailure } from '../../../shared/domain/connect-failure';
+import { networkFailureOf } from '../net/network-failure';
 import { sanitizeForDisplay } from '../mcp/sanitize';
 import { ModelError, type ModelErrorCode, type ModelRequest, type ModelStreamEvent } from './provider';
 
@@ -213,8 +215,8 @@ const RETRIABLE_STATUS = new Set([408, 409, 425, 429, 500, 502, 503, 504, 529]);
  */
 export function classifyFailure(raw: unknown, classes: SdkErrorClasses, ctx: FailureContext): ClassifiedFailure {
   const { host, apiKey } = ctx.options;
-  const done = (code: ModelErrorCode, message: string, status: number | null = null, retriable = false, after: number | null = null): ClassifiedFailure => ({
-    error: new ModelError(code, message, status),
+  const done = (code: ModelErrorCode, message: string, status: number | null = null, retriable = false, after: number | null = null, failure: ConnectFailure | null = null): ClassifiedFailure => ({
+    error: new ModelError(code, message, status, failure),
     retriable,
     retryAfterMs: after,
   });
@@ -227,7 +229,7 @@ export function classifyFailure(raw: unknown, classes: SdkErrorClasses, ctx: Fai
   // The SDKs wrap what fetch threw (our origin and redirect refusals) as a connection error.
   const cause = (error as { cause?: unknown } | null)?.cause;
   if (error instanceof classes.APIConnectionError && cause instanceof ModelError) error = cause;
-  if (error instanceof ModelError) return { error: new ModelError(error.code, scrubKey(error.message, apiKey), error.status), retriable: false, retryAfterMs: null };
+  if (error instanceof ModelError) return { error: new ModelError(error.code, scrubKey(error.message, apiKey), error.status, error.failure), retriable: false, retryAfterMs: null };
 
   if (error instanceof classes.APIConnectionTimeoutError) {
     return done('TIMEOUT', `${host} did not answer within ${Math.round(ctx.options.connectTimeoutMs / 1000)} s. Check that the server is running and reachable.`);
@@ -236,7 +238,7 @@ export function classifyFailure(raw: unknown, classes: SdkErrorClasses, ctx: Fai
   if (error instanceof classes.APIConnectionError) {
     const why = describeCause(cause ?? error, apiKey);
     if (ctx.responseStarted) return done('STREAM_CUT', `The connection to ${host} ended before the reply was complete (${why}).`);
-    return done('NETWORK', `Could not reach ${host} (${why}). Check the base URL and that the server is running.`);
+    return done('NETWORK', `Could not reach ${host} (${why}). Check the base URL and that the server is running.`, null, false, null, networkFailureOf(cause ?? error, ctx.options.baseUrl) ?? null);
   }
   if (error instanceof classes.APIError) {
     const status = typeof error.status === 'number' ? error.status : null;
@@ -265,7 +267,7 @@ export function classifyFailure(raw: unknown, classes: SdkErrorClasses, ctx: Fai
   if (error instanceof SyntaxError) return done('PROVIDER_ERROR', `${host} sent a stream event that is not valid JSON (${providerText(error.message, apiKey, 120)}).`);
   const why = describeCause(error, apiKey);
   if (ctx.responseStarted) return done('STREAM_CUT', `The connection to ${host} ended before the reply was complete (${why}).`);
-  return done('NETWORK', `Could not reach ${host} (${why}).`);
+  return done('NETWORK', `Could not reach ${host} (${why}).`, null, false, null, networkFailureOf(error, ctx.options.baseUrl) ?? null);
 }
 
 /** A short reason from a network error and its causes (`ECONNREFUSED`, `terminated`, `other side closed`). */

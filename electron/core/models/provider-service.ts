@@ -409,7 +409,7 @@ function cleanModels(models: ReadonlyArray<{ id: string; label: string }>): Mode
 
 /** A ModelError as a problem value; a WardenError (e.g. KEYCHAIN_UNAVAILABLE) is rethrown as the contract error it is. */
 function toProblem(error: unknown): ModelProblem {
-  if (error instanceof ModelError) return { code: error.code, message: error.message, status: error.status };
+  if (error instanceof ModelError) return { code: error.code, message: error.message, status: error.status, ...(error.failure ? { failure: error.failure } : {}) };
   if (error instanceof WardenError) throw error;
   return { code: 'PROVIDER_ERROR', message: error instanceof Error ? error.message : String(error), status: null };
 }

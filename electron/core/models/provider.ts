@@ -8,6 +8,8 @@
  * call and never decides a permission; it only streams what the model said.
  */
 
+import type { ConnectFailure } from '../../../shared/domain/connect-failure';
+
 /** A tool as offered to the model: a provider-legal name from the loop's lookup table. */
 export interface ModelToolSpec {
   /** `^[a-zA-Z0-9_-]{1,64}$`, unique within one request; never parsed back into server/tool. */
@@ -102,6 +104,8 @@ export class ModelError extends Error {
     message: string,
     /** The HTTP status, when there was one. */
     readonly status: number | null = null,
+    /** For NETWORK: which kind (the name does not resolve, nothing listens, TLS, a dropped connection), when known. */
+    readonly failure: ConnectFailure | null = null,
   ) {
     super(message);
     this.name = 'ModelError';

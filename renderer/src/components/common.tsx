@@ -5,18 +5,34 @@
 import type { ReactNode } from 'react';
 import type { ConnectionStatusView } from '../../../shared/contract/connections';
 import type { ShownError } from '../api';
+import { explainConnection, explainError, fieldSentence, type FieldNamer } from '../errors';
 
-/** A contract failure with its stable code, or nothing. */
-export function ErrorNote({ error, testId }: { error: ShownError | null; testId?: string }) {
+/**
+ * A failure in words (errors.ts): the sentence with the fix, each wrong field named in words,
+ * and the core's own message as a detail. The code stays in `data-code` for tests and support;
+ * a person reads words, not codes.
+ */
+export function ErrorNote({ error, testId, fieldName }: { error: ShownError | null; testId?: string; fieldName?: FieldNamer }) {
   if (!error) return null;
+  const { sentence, detail } = explainError(error);
   return (
-    <p className="error-note" role="alert" data-testid={testId}>
-      <code>{error.code}</code> {error.message}
-    </p>
+    <div className="error-note" role="alert" data-testid={testId} data-code={error.code}>
+      <p className="error-sentence">
+        <Words text={sentence} />
+      </p>
+      {error.fields?.length ? (
+        <ul className="error-fields">
+          {error.fields.map((f, i) => (
+            <li key={i}>{fieldSentence(f, fieldName ?? (() => null))}</li>
+          ))}
+        </ul>
+      ) : null}
+      {detail ? <p className="error-detail">{detail}</p> : null}
+    </div>
   );
 }
 
-/** A connection state as a coloured pill; errors and auth-required carry their reason. */
+/** A connection state as a short coloured pill; `ConnectionProblem` says what went wrong in full. */
 export function ConnectionPill({ status, testId }: { status: ConnectionStatusView | undefined; testId?: string }) {
   const s = status ?? { state: 'disconnected' as const };
   const text =
@@ -25,14 +41,37 @@ export function ConnectionPill({ status, testId }: { status: ConnectionStatusVie
       : s.state === 'connecting'
         ? `Connecting…${s.attempt > 1 ? ` (attempt ${s.attempt})` : ''}`
         : s.state === 'error'
-          ? `Error: ${s.reason}${s.retryInMs !== undefined ? ` (retrying in ${Math.round(s.retryInMs / 1000)} s)` : ''}`
+          ? s.retryInMs !== undefined
+            ? `Retrying in ${Math.max(1, Math.round(s.retryInMs / 1000))} s`
+            : 'Couldn’t connect'
           : s.state === 'auth_required'
-            ? `Sign-in required: ${s.reason}`
+            ? 'Sign-in required'
             : 'Disconnected';
   return (
     <span className={`pill pill-${s.state}`} data-testid={testId} data-state={s.state}>
       {text}
     </span>
+  );
+}
+
+/**
+ * A sentence from errors.ts as the page shows it: `command` spans (a program, a name the person
+ * typed) set as code, the rest as plain text.
+ */
+export function Words({ text }: { text: string }) {
+  const parts = text.split('`');
+  // An unmatched backtick is just a character.
+  if (parts.length % 2 === 0) return <>{text}</>;
+  return <>{parts.map((part, i) => (i % 2 === 1 ? <code key={i}>{part}</code> : part))}</>;
+}
+
+/** Why a connection failed or needs a sign-in, in a sentence with the fix (errors.ts); nothing otherwise. */
+export function ConnectionProblem({ status, testId }: { status: ConnectionStatusView | undefined; testId?: string }) {
+  if (!status || (status.state !== 'error' && status.state !== 'auth_required')) return null;
+  return (
+    <p className={status.state === 'error' ? 'connection-problem' : 'connection-problem connection-problem-auth'} role="status" data-testid={testId} data-kind={status.state === 'error' ? (status.failure?.kind ?? 'unknown') : 'auth'}>
+      <Words text={explainConnection(status)} />
+    </p>
   );
 }
 

@@ -19,6 +19,7 @@ export function Nav() {
   const view = useAppStore((s) => s.view);
   const navigate = useAppStore((s) => s.navigate);
   const pending = useAppStore((s) => s.status?.pendingApprovals ?? 0);
+  const unknown = useAppStore((s) => s.recoveryOperations.length);
   return (
     <nav className="nav" aria-label="Views">
       <ul>
@@ -35,6 +36,11 @@ export function Nav() {
               {id === 'approvals' && pending > 0 ? (
                 <span className="badge" data-testid="nav-approvals-badge" aria-label={`${pending} pending`}>
                   {pending}
+                </span>
+              ) : null}
+              {id === 'recovery' && unknown > 0 ? (
+                <span className="badge badge-warn" data-testid="nav-recovery-badge" aria-label={`${unknown} with unknown outcome`}>
+                  {unknown}
                 </span>
               ) : null}
             </button>

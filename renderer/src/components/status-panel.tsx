@@ -3,6 +3,7 @@
  * contract-error banner. Every value shown comes from `core:status` or `core:status-changed`.
  */
 import type { ReactNode } from 'react';
+import { explainError } from '../errors';
 import { useAppStore } from '../store';
 
 function Field({ label, testId, children }: { label: string; testId: string; children: ReactNode }) {
@@ -77,8 +78,11 @@ export function CoreErrorBanner() {
   return (
     <div className="banner banner-error" role="alert" data-testid="core-error">
       <span>
-        <strong>Could not reach the core</strong> <code data-testid="core-error-code">{error.code}</code>{' '}
-        <span data-testid="core-error-message">{error.message}</span>
+        <strong>Warden's core did not answer as expected.</strong> {explainError(error).sentence}{' '}
+        <details className="banner-details">
+          <summary>Details</summary>
+          <code data-testid="core-error-code">{error.code}</code> <span data-testid="core-error-message">{error.message}</span>
+        </details>
       </span>
       <button type="button" className="button" onClick={() => void refresh()}>
         Retry

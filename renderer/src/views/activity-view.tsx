@@ -101,6 +101,10 @@ export function ActivityView() {
   }, [refreshAudit]);
   const accounts = useMemo(() => servers.flatMap((s) => s.accounts.map((a) => ({ id: a.id, label: `${s.definition.name} / ${a.label}` }))), [servers]);
 
+  // The call Activity is focused on, named from its history once that is open.
+  const focusedHistory = useAppStore((s) => s.history);
+  const focused = filter.operationId && focusedHistory?.operation.operationId === filter.operationId ? focusedHistory.operation : null;
+
   const update = (patch: Partial<AuditFilter>) => {
     const next: AuditFilter = { ...filter, ...patch };
     for (const k of Object.keys(next) as Array<keyof AuditFilter>) if (next[k] === undefined || next[k] === '') delete next[k];
@@ -158,6 +162,23 @@ export function ActivityView() {
           </button>
         </span>
       </div>
+      {filter.operationId ? (
+        <p className="callout filter-focus" data-testid="activity-focus">
+          {/* One span: the callout is a flex row, and the sentence must read as one line of text. */}
+          <span>
+            Showing the records of one call only
+            {focused ? (
+              <>
+                : <code>{focused.toolName}</code> on {servers.find((s) => s.definition.id === focused.serverId)?.definition.name ?? 'a server that is no longer configured'}
+              </>
+            ) : null}
+            .
+          </span>
+          <button type="button" className="button button-small" onClick={() => update({ operationId: undefined })}>
+            Show every call
+          </button>
+        </p>
+      ) : null}
       <ErrorNote error={error} testId="activity-error" />
       <ErrorNote error={exportError} />
       {exported ? (

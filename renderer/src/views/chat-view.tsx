@@ -9,6 +9,7 @@
 import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import type { ChatMessage, ChatToolCall, ChatTool } from '../../../shared/contract/chat';
 import { DecisionPill, ErrorNote } from '../components/common';
+import { explainError } from '../errors';
 import { Markdown } from '../components/markdown';
 import { useAppStore } from '../store';
 
@@ -97,6 +98,17 @@ function Message({ message }: { message: ChatMessage }) {
     );
   }
   if (message.role === 'notice') {
+    if (message.problem) {
+      const { sentence, detail } = explainError({ code: message.problem.code, message: message.problem.message, source: 'model', ...(message.problem.failure ? { failure: message.problem.failure } : {}) });
+      return (
+        <div className={`msg-notice msg-notice-${message.tone}`} role="alert" data-testid="chat-notice" data-code={message.problem.code}>
+          <p>
+            <strong>{sentence}</strong>
+          </p>
+          {detail ? <p className="small">{detail}</p> : null}
+        </div>
+      );
+    }
     return (
       <p className={`msg-notice msg-notice-${message.tone}`} role={message.tone === 'error' ? 'alert' : 'status'} data-testid="chat-notice">
         {message.text}

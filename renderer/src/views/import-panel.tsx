@@ -9,6 +9,7 @@ import { useState } from 'react';
 import type { ImportPreview, ImportSource, SecretDecision } from '../../../shared/contract/servers';
 import { toShownError, type ShownError } from '../api';
 import { ErrorNote } from '../components/common';
+import { describedBy, FieldProblem } from '../components/form-field';
 import { useAppStore } from '../store';
 
 const SOURCES: Array<{ id: ImportSource; label: string }> = [
@@ -29,6 +30,8 @@ export function ImportPanel({ onDone }: { onDone: () => void }) {
   const [decisions, setDecisions] = useState<Record<string, SecretDecision['action'] | undefined>>({});
   const [error, setError] = useState<ShownError | null>(null);
   const [done, setDone] = useState<string | null>(null);
+  /** What the person still has to choose, by field, shown once they try to import without it. */
+  const [missing, setMissing] = useState<Record<string, string>>({});
 
   const load = async () => {
     setError(null);
@@ -51,6 +54,11 @@ export function ImportPanel({ onDone }: { onDone: () => void }) {
   const doImport = async () => {
     if (!preview) return;
     setError(null);
+    const empty: Record<string, string> = {};
+    if (chosen.size === 0) empty.entries = 'Choose at least one server to import.';
+    for (const s of undecided) empty[`secret.${s.valueId}`] = `Choose what to do with ${s.name}: move it to the keychain, keep it, or leave it out.`;
+    setMissing(empty);
+    if (Object.keys(empty).length > 0) return;
     try {
       const list: SecretDecision[] = chosenEntries.flatMap((e) => e.detectedSecrets.map((s) => ({ valueId: s.valueId, action: decisions[s.valueId]! })));
       const servers = await importServers(preview.previewId, [...chosen], list);
@@ -103,6 +111,7 @@ export function ImportPanel({ onDone }: { onDone: () => void }) {
                     else next.delete(entry.entryId);
                     setChosen(next);
                   }}
+                  {...describedBy('import', 'entries', missing)}
                 />{' '}
                 <strong>{entry.sourceName}</strong>
               </label>
@@ -131,23 +140,34 @@ export function ImportPanel({ onDone }: { onDone: () => void }) {
                   <select
                     className="input"
                     value={decisions[s.valueId] ?? ''}
-                    onChange={(e) => setDecisions({ ...decisions, [s.valueId]: (e.target.value || undefined) as SecretDecision['action'] | undefined })}
+                    onChange={(e) => {
+                      setDecisions({ ...decisions, [s.valueId]: (e.target.value || undefined) as SecretDecision['action'] | undefined });
+                      const { [`secret.${s.valueId}`]: _done, ...rest } = missing;
+                      setMissing(rest);
+                    }}
                     aria-label={`what to do with ${s.name}`}
+                    {...describedBy('import', `secret.${s.valueId}`, missing)}
                   >
                     <option value="">Choose…</option>
                     <option value="keychain">Move to the OS keychain</option>
                     <option value="plain">Keep in plain settings (you confirm it in Warden's dialog)</option>
                     <option value="omit">Leave it out</option>
                   </select>
+                  <FieldProblem formId="import" field={`secret.${s.valueId}`} problems={missing} />
                 </div>
               ))}
             </div>
           ))}
+          <FieldProblem formId="import" field="entries" problems={missing} />
           <div className="form-actions">
-            <button type="button" className="button button-primary" disabled={chosen.size === 0 || undecided.length > 0} onClick={() => void doImport()}>
+            <button type="button" className="button button-primary" onClick={() => void doImport()}>
               Import {chosen.size} server{chosen.size === 1 ? '' : 's'}
             </button>
-            {undecided.length > 0 ? <span className="muted">Decide what to do with every secret-looking value first.</span> : null}
+            {undecided.length > 0 ? (
+              <span className="muted" data-testid="import-undecided">
+                {undecided.length === 1 ? 'One secret-looking value still needs' : `${undecided.length} secret-looking values still need`} your choice.
+              </span>
+            ) : null}
           </div>
         </div>
       ) : null}

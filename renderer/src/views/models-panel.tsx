@@ -12,7 +12,9 @@ import { useEffect, useState, type FormEvent } from 'react';
 import type { ModelInfoView } from '../../../shared/contract/models';
 import type { ProviderKind, ProviderView } from '../../../shared/domain/model-providers';
 import { toShownError, type ShownError } from '../api';
-import { ErrorNote } from '../components/common';
+import { ErrorNote, Words } from '../components/common';
+import { describedBy, FieldProblem, FormField, problemsFromError } from '../components/form-field';
+import { explainError, plainIssue } from '../errors';
 import { useAppStore } from '../store';
 import type { ProviderTestResult } from '../store/models-slice';
 
@@ -68,6 +70,10 @@ function useAction(): [ShownError | null, (work: () => Promise<unknown>) => Prom
   return [error, run, busy];
 }
 
+/** The add form's fields as the core names them in a refused request, and in words. */
+const ADD_FIELDS: Record<string, string> = { label: 'Name', baseUrl: 'Base URL', apiKey: 'API key' };
+const ADD_FORM = 'models-add';
+
 /** The add-provider form. The key is sent with the add request and then forgotten. */
 function AddProviderForm({ onDone }: { onDone: () => void }) {
   const addProvider = useAppStore((s) => s.addProvider);
@@ -76,17 +82,27 @@ function AddProviderForm({ onDone }: { onDone: () => void }) {
   const [label, setLabel] = useState(preset.name);
   const [baseUrl, setBaseUrl] = useState(preset.baseUrl);
   const [apiKey, setApiKey] = useState('');
+  const [missing, setMissing] = useState<Record<string, string>>({});
   const [error, run, busy] = useAction();
+  // What the core refused, next to the field it is about; what is missing, found before sending.
+  const fieldKey = (path: readonly (string | number)[]) => (typeof path[0] === 'string' && path[0] in ADD_FIELDS ? path[0] : null);
+  const problems = { ...problemsFromError(error, fieldKey, plainIssue), ...missing };
 
   const choose = (id: string) => {
     const next = PRESETS.find((p) => p.id === id)!;
     setPresetId(id);
     setLabel(next.id === 'custom' ? '' : next.name);
     setBaseUrl(next.baseUrl);
+    setMissing({});
   };
   const submit = (event: FormEvent) => {
     event.preventDefault();
     const key = apiKey;
+    const empty: Record<string, string> = {};
+    if (!label.trim()) empty.label = 'Enter a name: it is how this provider appears in the model picker.';
+    if (!baseUrl.trim()) empty.baseUrl = 'Enter the address of the server, such as https://api.example.com/v1.';
+    setMissing(empty);
+    if (Object.keys(empty).length) return;
     void run(async () => {
       await addProvider({ kind: preset.kind, label, baseUrl, ...(key.trim() ? { apiKey: key } : {}) });
       setApiKey('');
@@ -110,19 +126,18 @@ function AddProviderForm({ onDone }: { onDone: () => void }) {
           Speaks the {KIND_LABELS[preset.kind]}. {preset.keyHint}
         </span>
       </label>
-      <label className="field">
-        <span>Name (shown in the model picker)</span>
-        <input className="input" data-testid="models-add-label" value={label} onChange={(e) => setLabel(e.target.value)} />
-      </label>
-      <label className="field">
-        <span>Base URL (https, or http only on this computer)</span>
-        <input className="input mono" data-testid="models-add-base-url" value={baseUrl} placeholder="https://…/v1" onChange={(e) => setBaseUrl(e.target.value)} />
-      </label>
-      <label className="field">
-        <span>API key (goes straight to the OS keychain; it is only ever sent to {hostOf(baseUrl) || 'this host'})</span>
-        <input className="input" type="password" autoComplete="off" spellCheck={false} data-testid="models-add-key" value={apiKey} placeholder="Leave empty if the server needs none" onChange={(e) => setApiKey(e.target.value)} />
-      </label>
-      <ErrorNote error={error} testId="models-add-error" />
+      <FormField formId={ADD_FORM} field="label" label="Name (shown in the model picker)" problems={problems}>
+        {(props) => <input className="input" data-testid="models-add-label" value={label} onChange={(e) => setLabel(e.target.value)} {...props} />}
+      </FormField>
+      <FormField formId={ADD_FORM} field="baseUrl" label="Base URL (https, or http only on this computer)" problems={problems}>
+        {(props) => <input className="input mono" data-testid="models-add-base-url" value={baseUrl} placeholder="https://…/v1" onChange={(e) => setBaseUrl(e.target.value)} {...props} />}
+      </FormField>
+      <FormField formId={ADD_FORM} field="apiKey" label={`API key (goes straight to the OS keychain; it is only ever sent to ${hostOf(baseUrl) || 'this host'})`} problems={problems}>
+        {(props) => (
+          <input className="input" type="password" autoComplete="off" spellCheck={false} data-testid="models-add-key" value={apiKey} placeholder="Leave empty if the server needs none" onChange={(e) => setApiKey(e.target.value)} {...props} />
+        )}
+      </FormField>
+      <ErrorNote error={error} testId="models-add-error" fieldName={(path) => ADD_FIELDS[String(path[0])] ?? null} />
       <div className="form-actions">
         <button type="submit" className="button button-primary" disabled={busy} data-testid="models-add-save">
           Add provider
@@ -141,9 +156,11 @@ function KeyControls({ provider }: { provider: ProviderView }) {
   const clearProviderKey = useAppStore((s) => s.clearProviderKey);
   const [editing, setEditing] = useState(false);
   const [value, setValue] = useState('');
+  const [missing, setMissing] = useState<Record<string, string>>({});
   const [error, run, busy] = useAction();
   const id = provider.providerId;
   const host = provider.baseUrl ? hostOf(provider.baseUrl) : '';
+  const formId = `models-${id}-key-form`;
   return (
     <div className="model-key">
       <span className="model-key-state" data-testid={`models-${id}-key`} data-has-key={provider.hasKey ? 'true' : 'false'}>
@@ -162,6 +179,11 @@ function KeyControls({ provider }: { provider: ProviderView }) {
           onSubmit={(e) => {
             e.preventDefault();
             const key = value;
+            if (key.trim() === '') {
+              setMissing({ key: `Paste the API key for ${host || provider.label} first.` });
+              return;
+            }
+            setMissing({});
             setValue('');
             void run(async () => {
               await setProviderKey(id, key);
@@ -178,13 +200,15 @@ function KeyControls({ provider }: { provider: ProviderView }) {
             data-testid={`models-${id}-key-input`}
             value={value}
             onChange={(e) => setValue(e.target.value)}
+            {...describedBy(formId, 'key', missing)}
           />
-          <button type="submit" className="button button-small button-primary" disabled={value === '' || busy} data-testid={`models-${id}-key-save`}>
+          <button type="submit" className="button button-small button-primary" disabled={busy} data-testid={`models-${id}-key-save`}>
             Save key
           </button>
-          <button type="button" className="button button-small" onClick={() => (setValue(''), setEditing(false))}>
+          <button type="button" className="button button-small" onClick={() => (setValue(''), setMissing({}), setEditing(false))}>
             Cancel
           </button>
+          <FieldProblem formId={formId} field="key" problems={missing} />
         </form>
       ) : (
         <span className="inline-actions">
@@ -211,8 +235,10 @@ function DefaultModel({ provider }: { provider: ProviderView }) {
   const [note, setNote] = useState<string | null>(null);
   const [problem, setProblem] = useState<ShownError | null>(null);
   const [typed, setTyped] = useState(provider.defaultModel ?? '');
+  const [missing, setMissing] = useState<Record<string, string>>({});
   const [error, run, busy] = useAction();
   const id = provider.providerId;
+  const formId = `models-${id}-model-form`;
 
   useEffect(() => setTyped(provider.defaultModel ?? ''), [provider.defaultModel]);
 
@@ -221,7 +247,7 @@ function DefaultModel({ provider }: { provider: ProviderView }) {
       setProblem(null);
       const listed = await listProviderModels(id);
       if (listed.problem) {
-        setProblem({ code: listed.problem.code, message: listed.problem.message });
+        setProblem({ code: listed.problem.code, message: listed.problem.message, source: 'model', ...(listed.problem.failure ? { failure: listed.problem.failure } : {}) });
         return;
       }
       setModels(listed.models);
@@ -258,6 +284,11 @@ function DefaultModel({ provider }: { provider: ProviderView }) {
               className="inline-actions"
               onSubmit={(e) => {
                 e.preventDefault();
+                if (typed.trim() === '') {
+                  setMissing({ model: 'Type the id of a model this provider offers, such as llama3.1:8b.' });
+                  return;
+                }
+                setMissing({});
                 void save(typed);
               }}
             >
@@ -268,10 +299,12 @@ function DefaultModel({ provider }: { provider: ProviderView }) {
                 placeholder="model id, e.g. llama3.1:8b"
                 value={typed}
                 onChange={(e) => setTyped(e.target.value)}
+                {...describedBy(formId, 'model', missing)}
               />
               <button type="submit" className="button button-small" disabled={busy}>
                 Use this model
               </button>
+              <FieldProblem formId={formId} field="model" problems={missing} />
             </form>
           )}
           <button type="button" className="button button-small" data-testid={`models-${id}-load-models`} disabled={busy} onClick={() => void load()}>
@@ -309,7 +342,13 @@ function TestConnection({ provider }: { provider: ProviderView }) {
       </button>
       {result ? (
         <p className={result.ok ? 'ok-note' : 'error-note'} role="status" data-testid={`models-${id}-test-result`} data-ok={result.ok ? 'true' : 'false'}>
-          {result.problem ? <code>{result.problem.code}</code> : null} {result.message} <span className="muted small">({result.latencyMs} ms)</span>
+          {result.problem ? (
+            <strong>
+              <Words text={explainError({ code: result.problem.code, message: '', source: 'model', ...(result.problem.failure ? { failure: result.problem.failure } : {}) }).sentence} />
+            </strong>
+          ) : null}{' '}
+          {result.message}{' '}
+          <span className="muted small">({result.latencyMs} ms)</span>
         </p>
       ) : null}
       <ErrorNote error={error} />
@@ -322,8 +361,12 @@ function EditProvider({ provider, onDone }: { provider: ProviderView; onDone: (k
   const updateProvider = useAppStore((s) => s.updateProvider);
   const [label, setLabel] = useState(provider.label);
   const [baseUrl, setBaseUrl] = useState(provider.baseUrl ?? '');
+  const [missing, setMissing] = useState<Record<string, string>>({});
   const [error, run, busy] = useAction();
   const id = provider.providerId;
+  const formId = `models-${id}-edit`;
+  const fieldKey = (path: readonly (string | number)[]) => (path[0] === 'label' || path[0] === 'baseUrl' ? path[0] : null);
+  const problems = { ...problemsFromError(error, fieldKey, plainIssue), ...missing };
   let hostChanges = false;
   try {
     hostChanges = provider.hasKey && new URL(baseUrl).origin !== new URL(provider.baseUrl ?? '').origin;
@@ -336,26 +379,29 @@ function EditProvider({ provider, onDone }: { provider: ProviderView; onDone: (k
       data-testid={`models-${id}-edit-form`}
       onSubmit={(e) => {
         e.preventDefault();
+        const empty: Record<string, string> = {};
+        if (!label.trim()) empty.label = 'Enter a name: it is how this provider appears in the model picker.';
+        if (!baseUrl.trim()) empty.baseUrl = 'Enter the address of the server, such as https://api.example.com/v1.';
+        setMissing(empty);
+        if (Object.keys(empty).length) return;
         void run(async () => {
           const { keyRemoved } = await updateProvider({ providerId: id, label, ...(baseUrl !== provider.baseUrl ? { baseUrl } : {}) });
           onDone(keyRemoved);
         });
       }}
     >
-      <label className="field">
-        <span>Name</span>
-        <input className="input" data-testid={`models-${id}-edit-label`} value={label} onChange={(e) => setLabel(e.target.value)} />
-      </label>
-      <label className="field">
-        <span>Base URL</span>
-        <input className="input mono" data-testid={`models-${id}-edit-base-url`} value={baseUrl} onChange={(e) => setBaseUrl(e.target.value)} />
-      </label>
+      <FormField formId={formId} field="label" label="Name" problems={problems}>
+        {(props) => <input className="input" data-testid={`models-${id}-edit-label`} value={label} onChange={(e) => setLabel(e.target.value)} {...props} />}
+      </FormField>
+      <FormField formId={formId} field="baseUrl" label="Base URL" problems={problems}>
+        {(props) => <input className="input mono" data-testid={`models-${id}-edit-base-url`} value={baseUrl} onChange={(e) => setBaseUrl(e.target.value)} {...props} />}
+      </FormField>
       {hostChanges ? (
         <p className="callout" data-testid={`models-${id}-edit-key-warning`}>
           The key saved for {hostOf(provider.baseUrl ?? '')} will be removed: a key is only ever sent to the host it was entered for. Enter the key for {hostOf(baseUrl)} after saving.
         </p>
       ) : null}
-      <ErrorNote error={error} testId={`models-${id}-edit-error`} />
+      <ErrorNote error={error} testId={`models-${id}-edit-error`} fieldName={(path) => ADD_FIELDS[String(path[0])] ?? null} />
       <div className="form-actions">
         <button type="submit" className="button button-small button-primary" disabled={busy} data-testid={`models-${id}-edit-save`}>
           Save

@@ -18,9 +18,68 @@ import {
 } from '../../../shared/domain/servers';
 import { toShownError, type ShownError } from '../api';
 import { ErrorNote } from '../components/common';
+import { describedBy, FieldProblem, FormField, problemsFromError, useFocusFirstProblem } from '../components/form-field';
+import { plainIssue } from '../errors';
 import { useAppStore } from '../store';
 import { parseArgs } from './view-helpers';
 import { isCodeLoadingEnvName } from '../../../shared/domain/code-loading-env';
+
+const FORM = 'server-form';
+
+/**
+ * The form's key for a field path of a servers:add / servers:edit request, or null: env and
+ * header rows are `env.0.name`, the rest their own name (`url`, `command`, `clientId`).
+ */
+function fieldKey(path: readonly (string | number)[]): string | null {
+  if (path[0] !== 'definition') return path[0] === 'accountLabel' ? 'name' : null;
+  const [, field, index, part] = path;
+  if ((field === 'env' || field === 'headers') && typeof index === 'number') return `${field === 'env' ? 'env' : 'header'}.${index}.${part === 'name' ? 'name' : 'value'}`;
+  if (field === 'args') return 'args';
+  if (field === 'auth') return index === 'scopes' ? 'scopes' : index === 'clientId' ? 'clientId' : 'auth';
+  return typeof field === 'string' ? field : null;
+}
+
+/** A request's field path in the words the form uses for it. */
+function fieldWords(path: readonly (string | number)[]): string | null {
+  const key = fieldKey(path);
+  if (key === null) return null;
+  const row = /^(env|header)\.(\d+)\.(name|value)$/.exec(key);
+  if (row) return `${row[1] === 'env' ? 'Environment variable' : 'Header'} ${Number(row[2]) + 1} ${row[3]}`;
+  const words: Record<string, string> = {
+    name: 'Name',
+    command: 'Command',
+    args: 'Arguments',
+    cwd: 'Working directory',
+    url: 'URL',
+    clientId: 'Client id',
+    scopes: 'Scopes',
+    auth: 'Authentication',
+    transport: 'Transport',
+  };
+  return words[key] ?? key;
+}
+
+/**
+ * What is missing before the form can be sent, keyed by field: a name, the command or URL, a name
+ * for every variable or header row that has one, a secret value that is not stored yet.
+ *
+ * Why before sending: an empty form should say what it needs, not be refused with a code.
+ */
+function missingFields(form: FormState, editing: boolean): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!form.name.trim()) out.name = 'Enter a name: it is how this server appears in Warden.';
+  if (form.transport === 'stdio' && !form.command.trim()) out.command = 'Enter the program to run, such as npx or uvx, or its full path.';
+  if (form.transport === 'http' && !form.url.trim()) out.url = 'Enter the server’s address, such as https://example.com/mcp.';
+  if (form.transport === 'http' && form.authKind === 'bearer' && !editing && form.bearer === '') out.bearer = 'Enter the token: it goes to the OS keychain.';
+  const rows = (kind: 'env' | 'header', list: NamedRow[]) =>
+    list.forEach((r, i) => {
+      if (!r.name.trim()) out[`${kind}.${i}.name`] = kind === 'env' ? 'Enter the variable’s name, or remove this row.' : 'Enter the header’s name, or remove this row.';
+      if (r.secret && !neverSecret(kind, r.name) && r.value === '' && !r.stored) out[`${kind}.${i}.value`] = 'Enter the secret value: it goes to the OS keychain.';
+    });
+  if (form.transport === 'stdio') rows('env', form.env);
+  else rows('header', form.headers);
+  return out;
+}
 
 interface NamedRow {
   name: string;
@@ -39,7 +98,7 @@ function rowsFrom(list: ReadonlyArray<{ name: string; value?: string; secret?: b
 /** A variable that changes which code runs is always shown in full: the core refuses it as a secret. */
 const neverSecret = (kind: 'env' | 'header', name: string) => kind === 'env' && isCodeLoadingEnvName(name);
 
-function RowsEditor({ rows, onChange, kind }: { rows: NamedRow[]; onChange: (rows: NamedRow[]) => void; kind: 'env' | 'header' }) {
+function RowsEditor({ rows, onChange, kind, problems }: { rows: NamedRow[]; onChange: (rows: NamedRow[]) => void; kind: 'env' | 'header'; problems: Record<string, string> }) {
   const update = (i: number, patch: Partial<NamedRow>) => onChange(rows.map((r, j) => (j === i ? { ...r, ...patch } : r)));
   return (
     <div className="rows-editor" data-testid={`server-form-${kind}`}>
@@ -51,6 +110,7 @@ function RowsEditor({ rows, onChange, kind }: { rows: NamedRow[]; onChange: (row
             placeholder={kind === 'env' ? 'NAME' : 'Header-Name'}
             value={row.name}
             onChange={(e) => update(i, { name: e.target.value })}
+            {...describedBy(FORM, `${kind}.${i}.name`, problems)}
           />
           <input
             className="input"
@@ -60,6 +120,7 @@ function RowsEditor({ rows, onChange, kind }: { rows: NamedRow[]; onChange: (row
             placeholder={row.secret && row.stored ? 'stored in keychain (leave empty to keep)' : 'value'}
             value={row.value}
             onChange={(e) => update(i, { value: e.target.value })}
+            {...describedBy(FORM, `${kind}.${i}.value`, problems)}
           />
           <label className="check">
             <input type="checkbox" checked={row.secret && !neverSecret(kind, row.name)} disabled={neverSecret(kind, row.name)} onChange={(e) => update(i, { secret: e.target.checked, stored: false })} /> secret
@@ -68,6 +129,8 @@ function RowsEditor({ rows, onChange, kind }: { rows: NamedRow[]; onChange: (row
           <button type="button" className="button button-small" onClick={() => onChange(rows.filter((_, j) => j !== i))}>
             Remove
           </button>
+          <FieldProblem formId={FORM} field={`${kind}.${i}.name`} problems={problems} />
+          <FieldProblem formId={FORM} field={`${kind}.${i}.value`} problems={problems} />
         </div>
       ))}
       <button
@@ -161,11 +224,16 @@ export function ServerForm({ server, onDone }: { server: ServerView | null; onDo
   const [form, setForm] = useState<FormState>(() => initialState(server));
   const [confirming, setConfirming] = useState(false);
   const [error, setError] = useState<ShownError | null>(null);
+  const [missing, setMissing] = useState<Record<string, string>>({});
   const [busy, setBusy] = useState(false);
+  const [attempt, setAttempt] = useState(0);
+  const formRef = useFocusFirstProblem<HTMLFormElement>(attempt);
   const patch = (p: Partial<FormState>) => {
     setForm({ ...form, ...p });
     setConfirming(false);
   };
+  // Problems next to their fields: what the core refused, and what is missing (found here first).
+  const problems = { ...problemsFromError(error, fieldKey, plainIssue), ...missing };
   const commandLine = form.transport === 'stdio' && form.command ? displayCommandLine(form.command, parseArgs(form.args)) : null;
 
   const save = async () => {
@@ -181,6 +249,7 @@ export function ServerForm({ server, onDone }: { server: ServerView | null; onDo
     } catch (e) {
       setError(toShownError(e));
       setConfirming(false);
+      setAttempt((n) => n + 1);
     } finally {
       setBusy(false);
     }
@@ -189,6 +258,13 @@ export function ServerForm({ server, onDone }: { server: ServerView | null; onDo
   const submit = (event: FormEvent) => {
     event.preventDefault();
     setError(null);
+    const empty = missingFields(form, server !== null);
+    setMissing(empty);
+    if (Object.keys(empty).length > 0) {
+      setConfirming(false);
+      setAttempt((n) => n + 1);
+      return;
+    }
     if (form.transport === 'stdio' && !confirming) {
       setConfirming(true);
       return;
@@ -197,12 +273,11 @@ export function ServerForm({ server, onDone }: { server: ServerView | null; onDo
   };
 
   return (
-    <form className="card form" onSubmit={submit} data-testid="server-form">
+    <form ref={formRef} className="card form" onSubmit={submit} data-testid="server-form">
       <h2>{server ? `Edit ${server.definition.name}` : 'Add a server'}</h2>
-      <label className="field">
-        <span>Name</span>
-        <input className="input" data-testid="server-form-name" value={form.name} onChange={(e) => patch({ name: e.target.value })} />
-      </label>
+      <FormField formId={FORM} field="name" label="Name" problems={problems}>
+        {(props) => <input className="input" data-testid="server-form-name" value={form.name} onChange={(e) => patch({ name: e.target.value })} {...props} />}
+      </FormField>
       <fieldset className="field segmented" disabled={server !== null}>
         <legend>Transport</legend>
         <label className="check">
@@ -216,32 +291,28 @@ export function ServerForm({ server, onDone }: { server: ServerView | null; onDo
       </fieldset>
       {form.transport === 'stdio' ? (
         <>
-          <label className="field">
-            <span>Command (run directly, never through a shell)</span>
-            <input className="input mono" data-testid="server-form-command" value={form.command} onChange={(e) => patch({ command: e.target.value })} />
-          </label>
-          <label className="field">
-            <span>Arguments, one per line (exactly as typed)</span>
-            <textarea className="input mono" rows={4} data-testid="server-form-args" value={form.args} onChange={(e) => patch({ args: e.target.value })} />
-          </label>
-          <label className="field">
-            <span>Working directory (optional)</span>
-            <input className="input mono" data-testid="server-form-cwd" value={form.cwd} onChange={(e) => patch({ cwd: e.target.value })} />
-          </label>
+          <FormField formId={FORM} field="command" label="Command (run directly, never through a shell)" problems={problems}>
+            {(props) => <input className="input mono" data-testid="server-form-command" value={form.command} onChange={(e) => patch({ command: e.target.value })} {...props} />}
+          </FormField>
+          <FormField formId={FORM} field="args" label="Arguments, one per line (exactly as typed)" problems={problems}>
+            {(props) => <textarea className="input mono" rows={4} data-testid="server-form-args" value={form.args} onChange={(e) => patch({ args: e.target.value })} {...props} />}
+          </FormField>
+          <FormField formId={FORM} field="cwd" label="Working directory (optional)" problems={problems}>
+            {(props) => <input className="input mono" data-testid="server-form-cwd" value={form.cwd} onChange={(e) => patch({ cwd: e.target.value })} {...props} />}
+          </FormField>
           <div className="field">
             <span>Environment</span>
-            <RowsEditor kind="env" rows={form.env} onChange={(env) => patch({ env })} />
+            <RowsEditor kind="env" rows={form.env} onChange={(env) => patch({ env })} problems={problems} />
           </div>
         </>
       ) : (
         <>
-          <label className="field">
-            <span>URL (https, or http on this machine only)</span>
-            <input className="input mono" data-testid="server-form-url" value={form.url} onChange={(e) => patch({ url: e.target.value })} />
-          </label>
+          <FormField formId={FORM} field="url" label="URL (https, or http on this machine only)" problems={problems}>
+            {(props) => <input className="input mono" data-testid="server-form-url" value={form.url} onChange={(e) => patch({ url: e.target.value })} {...props} />}
+          </FormField>
           <div className="field">
             <span>Headers</span>
-            <RowsEditor kind="header" rows={form.headers} onChange={(headers) => patch({ headers })} />
+            <RowsEditor kind="header" rows={form.headers} onChange={(headers) => patch({ headers })} problems={problems} />
           </div>
           <fieldset className="field segmented">
             <legend>Authentication</legend>
@@ -253,21 +324,18 @@ export function ServerForm({ server, onDone }: { server: ServerView | null; onDo
             ))}
           </fieldset>
           {form.authKind === 'bearer' ? (
-            <label className="field">
-              <span>Bearer token (stored in the OS keychain{server ? '; leave empty to keep the stored one' : ''})</span>
-              <input className="input" type="password" autoComplete="off" value={form.bearer} onChange={(e) => patch({ bearer: e.target.value })} />
-            </label>
+            <FormField formId={FORM} field="bearer" label={`Bearer token (stored in the OS keychain${server ? '; leave empty to keep the stored one' : ''})`} problems={problems}>
+              {(props) => <input className="input" type="password" autoComplete="off" value={form.bearer} onChange={(e) => patch({ bearer: e.target.value })} {...props} />}
+            </FormField>
           ) : null}
           {form.authKind === 'oauth' ? (
             <div className="field-row">
-              <label className="field">
-                <span>Client id (optional; empty = dynamic registration)</span>
-                <input className="input" value={form.clientId} onChange={(e) => patch({ clientId: e.target.value })} />
-              </label>
-              <label className="field">
-                <span>Scopes (space separated, optional)</span>
-                <input className="input" value={form.scopes} onChange={(e) => patch({ scopes: e.target.value })} />
-              </label>
+              <FormField formId={FORM} field="clientId" label="Client id (optional; empty = dynamic registration)" problems={problems}>
+                {(props) => <input className="input" value={form.clientId} onChange={(e) => patch({ clientId: e.target.value })} {...props} />}
+              </FormField>
+              <FormField formId={FORM} field="scopes" label="Scopes (space separated, optional)" problems={problems}>
+                {(props) => <input className="input" value={form.scopes} onChange={(e) => patch({ scopes: e.target.value })} {...props} />}
+              </FormField>
             </div>
           ) : null}
         </>
@@ -279,7 +347,12 @@ export function ServerForm({ server, onDone }: { server: ServerView | null; onDo
           {form.cwd.trim() ? <span className="muted">in {form.cwd}</span> : null}
         </div>
       ) : null}
-      <ErrorNote error={error} testId="server-form-error" />
+      <ErrorNote error={error} testId="server-form-error" fieldName={fieldWords} />
+      {Object.keys(missing).length > 0 ? (
+        <p className="error-note error-sentence" role="alert" data-testid="server-form-missing">
+          {Object.keys(missing).length === 1 ? 'One thing is missing' : `${Object.keys(missing).length} things are missing`}: see the marked {Object.keys(missing).length === 1 ? 'field' : 'fields'} above.
+        </p>
+      ) : null}
       <div className="form-actions">
         <button type="submit" className="button button-primary" disabled={busy} data-testid="server-form-save">
           {form.transport === 'stdio' ? (confirming ? 'Confirm and save' : 'Review command…') : 'Save'}

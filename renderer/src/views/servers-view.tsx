@@ -9,7 +9,8 @@ import type { AuthStatus } from '../../../shared/contract/auth';
 import type { ToolView } from '../../../shared/contract/connections';
 import type { AccountView, ServerView } from '../../../shared/domain/servers';
 import { getWardenApi, toShownError, unwrap, type ShownError } from '../api';
-import { ConnectionPill, ErrorNote, ServerClaim, ViewFrame } from '../components/common';
+import { ConnectionPill, ConnectionProblem, ErrorNote, ServerClaim, ViewFrame } from '../components/common';
+import { InlineEntry } from '../components/form-field';
 import { useAppStore } from '../store';
 import { connectionKey } from '../store/servers-slice';
 import { ImportPanel } from './import-panel';
@@ -64,7 +65,6 @@ function SecretsEditor({ server, account }: { server: ServerView; account: Accou
   const setSecret = useAppStore((s) => s.setSecret);
   const clearSecret = useAppStore((s) => s.clearSecret);
   const [editing, setEditing] = useState<string | null>(null);
-  const [value, setValue] = useState('');
   const [error, run] = useAction();
   if (account.secrets.length === 0) return null;
   return (
@@ -74,24 +74,18 @@ function SecretsEditor({ server, account }: { server: ServerView; account: Accou
           <code>{s.name}</code>
           <span className={s.hasSecret ? 'pill pill-connected' : 'pill pill-error'}>{s.hasSecret ? 'in keychain' : 'not set'}</span>
           {editing === s.name ? (
-            <form
-              className="inline-actions"
-              onSubmit={(e) => {
-                e.preventDefault();
-                const v = value;
-                setValue('');
+            <InlineEntry
+              formId={`secret-${account.id}-${s.name}`.replace(/[^a-zA-Z0-9_-]/g, '-')}
+              label={`Value of ${s.name}`}
+              secret
+              missing={`Enter the value of ${s.name}: it goes to the OS keychain.`}
+              submitLabel="Store"
+              onSubmit={(v) => {
                 setEditing(null);
                 void run(() => setSecret(server.definition.id, account.id, s.name, v));
               }}
-            >
-              <input className="input" type="password" autoComplete="off" aria-label={`value of ${s.name}`} value={value} onChange={(e) => setValue(e.target.value)} />
-              <button type="submit" className="button button-small" disabled={value === ''}>
-                Store
-              </button>
-              <button type="button" className="button button-small" onClick={() => (setValue(''), setEditing(null))}>
-                Cancel
-              </button>
-            </form>
+              onCancel={() => setEditing(null)}
+            />
           ) : (
             <span className="inline-actions">
               <button type="button" className="button button-small" onClick={() => setEditing(s.name)}>
@@ -160,20 +154,18 @@ function AccountPanel({ server, account }: { server: ServerView; account: Accoun
     <div className="account" data-testid={prefix}>
       <div className="account-head">
         {renaming !== null ? (
-          <form
-            className="inline-actions"
-            onSubmit={(e) => {
-              e.preventDefault();
-              const label = renaming;
+          <InlineEntry
+            formId={`${prefix}-rename`}
+            label="New name"
+            initial={renaming}
+            missing="Enter a name for this account, such as Work."
+            submitLabel="Rename"
+            onSubmit={(label) => {
               setRenaming(null);
               void run(() => renameAccount(account.id, label));
             }}
-          >
-            <input className="input" aria-label="account name" value={renaming} onChange={(e) => setRenaming(e.target.value)} />
-            <button type="submit" className="button button-small">
-              Rename
-            </button>
-          </form>
+            onCancel={() => setRenaming(null)}
+          />
         ) : (
           <strong className="account-label">{account.label}</strong>
         )}
@@ -213,6 +205,7 @@ function AccountPanel({ server, account }: { server: ServerView; account: Accoun
           ) : null}
         </span>
       </div>
+      <ConnectionProblem status={connection?.status} testId={`${prefix}-problem`} />
       {server.definition.transport === 'http' && server.definition.auth.kind === 'oauth' ? <OAuthControls serverId={serverId} accountId={account.id} /> : null}
       <SecretsEditor server={server} account={account} />
       <ErrorNote error={error} />
@@ -290,23 +283,18 @@ function ServerCard({ server, onEdit }: { server: ServerView; onEdit: () => void
         </div>
       )}
       {newAccount !== null ? (
-        <form
-          className="inline-actions"
-          onSubmit={(e) => {
-            e.preventDefault();
-            const label = newAccount;
+        <InlineEntry
+          formId={`server-${d.id}-new-account`}
+          label="Name of the new account"
+          placeholder="e.g. Work"
+          missing="Enter a name for the new account, such as Work or Personal."
+          submitLabel="Add"
+          onSubmit={(label) => {
             setNewAccount(null);
             void run(() => addAccount(d.id, label, []));
           }}
-        >
-          <input className="input" aria-label="new account name" placeholder="Account name (e.g. Work)" value={newAccount} onChange={(e) => setNewAccount(e.target.value)} />
-          <button type="submit" className="button button-small">
-            Add
-          </button>
-          <button type="button" className="button button-small" onClick={() => setNewAccount(null)}>
-            Cancel
-          </button>
-        </form>
+          onCancel={() => setNewAccount(null)}
+        />
       ) : null}
       <ErrorNote error={error} />
       {server.accounts.map((a) => (

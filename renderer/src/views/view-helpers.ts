@@ -1,6 +1,6 @@
 /**
  * Pure helpers of the views, kept out of the .tsx files so unit tests (Node, no JSX) can import
- * them: the args box split, the matrix search and the Run form's starting arguments.
+ * them: the args box split and the matrix search.
  */
 import type { MatrixRow } from '../../../shared/contract/permissions';
 
@@ -27,20 +27,4 @@ export function filterMatrix(rows: readonly MatrixRow[], query: string): MatrixR
     const hay = `${r.serverLabel} ${r.accountLabel} ${r.toolName} ${r.serverId} ${r.accountId} ${r.serverDescription ?? ''}`.toLowerCase();
     return words.every((w) => hay.includes(w));
   });
-}
-
-/**
- * A starting JSON object with the schema's property names (empty values of their type).
- *
- * Why: a person running a tool by hand should see which arguments it takes without reading JSON Schema.
- */
-export function argumentSkeleton(inputSchema: Record<string, unknown>): string {
-  const props = inputSchema.properties;
-  if (!props || typeof props !== 'object') return '{}';
-  const out: Record<string, unknown> = {};
-  for (const [name, schema] of Object.entries(props as Record<string, { type?: unknown } | null>)) {
-    const t = schema?.type;
-    out[name] = t === 'string' ? '' : t === 'number' || t === 'integer' ? 0 : t === 'boolean' ? false : t === 'array' ? [] : null;
-  }
-  return JSON.stringify(out, null, 2);
 }

@@ -69,6 +69,7 @@ describe('provider failures in the loop', () => {
     t.dialogs.single = 'deny';
     await call(t.core, 'chat:review', { conversationId: c.id, messageId: waiting.messages.find((m) => m.toolCalls.length)!.id });
     const done = await settled(t.core, c.id);
-    expect(done.messages.at(-1)).toMatchObject({ role: 'notice', tone: 'error', text: expect.stringMatching(/refused the API key \(401\)/) });
+    // The failure travels as data; the renderer's one table of sentences says it with the fix.
+    expect(done.messages.at(-1)).toMatchObject({ role: 'notice', tone: 'error', problem: { code: 'UNAUTHORIZED', status: 401 }, text: expect.stringMatching(/refused the API key \(HTTP 401\)/) });
   });
 });

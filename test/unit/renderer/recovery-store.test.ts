@@ -44,7 +44,7 @@ async function until(check: () => boolean, what: string, timeoutMs = 30_000): Pr
 }
 
 describe('recovery slice over the real core on the durable ledger', () => {
-  it('a call stopped while executing is listed as outcome unknown; marking it failed and retrying it are recorded, a retry is a new operation', async () => {
+  it('a call stopped while executing is listed as outcome unknown; marking it failed and retrying it are recorded, a retry is a new operation, and Recovery shows where it went', { timeout: 60_000 }, async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'warden-recovery-store-'));
     service = await LedgerService.open({ dir });
     core = createCore({
@@ -99,6 +99,17 @@ describe('recovery slice over the real core on the durable ledger', () => {
       await store.getState().refreshAudit();
       const reconciled = store.getState().auditRows.filter((r) => r.type === 'op.reconciled').map((r) => r.operationId).sort();
       expect(reconciled).toEqual([...stopped].sort());
+
+      // Settled operations stay visible with what was recorded and where a retry went.
+      const settled = store.getState().settledRecovery;
+      expect(settled.map((o) => [o.operationId, o.reconciled?.outcome, o.reconciled?.retryOperationId]).sort()).toEqual(
+        [
+          [stopped[0], 'failed', null],
+          [stopped[1], 'retried', retryId],
+        ].sort(),
+      );
+      const retry = await store.getState().loadOperationView(retryId!);
+      expect(retry).toMatchObject({ operationId: retryId, toolName: 'hang', retryOf: stopped[1] });
     } finally {
       offs.forEach((off) => off());
     }

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { MatrixRow } from '../../../shared/contract/permissions';
 import { displayCommandLine } from '../../../shared/domain/servers';
-import { argumentSkeleton, filterMatrix, parseArgs } from '../../../renderer/src/views/view-helpers';
+import { filterMatrix, parseArgs } from '../../../renderer/src/views/view-helpers';
 
 const row = (over: Partial<MatrixRow>): MatrixRow => ({
   serverId: 's',
@@ -42,15 +42,5 @@ describe('view helpers', () => {
     expect(filterMatrix(rows, 'github work').map((r) => r.toolName)).toEqual(['close_issue']);
     expect(filterMatrix(rows, 'DISK').map((r) => r.toolName)).toEqual(['read_file']);
     expect(filterMatrix(rows, 'github disk')).toEqual([]);
-  });
-
-  it('the Run form starts from the schema property names with empty values of their type', () => {
-    expect(JSON.parse(argumentSkeleton({ type: 'object', properties: { path: { type: 'string' }, n: { type: 'number' }, all: { type: 'boolean' }, x: {} } }))).toEqual({
-      path: '',
-      n: 0,
-      all: false,
-      x: null,
-    });
-    expect(argumentSkeleton({ type: 'object' })).toBe('{}');
   });
 });
