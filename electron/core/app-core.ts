@@ -190,7 +190,8 @@ export function createCore(deps: CoreDeps): WardenCore {
   events.subscribe((event, payload) => {
     if (event !== 'accounts:switched') return;
     const p = payload as { serverId: string; accountId: string; conversationId: string };
-    void gateModule.gate.switchAccount({ serverId: p.serverId, accountId: p.accountId, conversationId: p.conversationId });
+    const accountLabel = serversModule.service.accountsOf(p.serverId).find((a) => a.id === p.accountId)?.label;
+    void gateModule.gate.switchAccount({ serverId: p.serverId, accountId: p.accountId, conversationId: p.conversationId, ...(accountLabel ? { accountLabel } : {}) });
   });
 
   // Settles what the last exit interrupted; the host awaits `recovered` (kept from being an

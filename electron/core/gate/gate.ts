@@ -534,7 +534,7 @@ export class Gate {
    * Why: pending approvals and in-flight calls for another account of that server must stop; a
    * grant for one account never carries over to another.
    */
-  async switchAccount(input: { serverId: string; accountId: string; conversationId?: string | null; source?: 'user' | 'system' }): Promise<void> {
+  async switchAccount(input: { serverId: string; accountId: string; conversationId?: string | null; source?: 'user' | 'system'; accountLabel?: string }): Promise<void> {
     const k = accountKey(input.serverId, input.conversationId ?? null);
     const from = this.activeAccounts.get(k) ?? null;
     this.activeAccounts.set(k, input.accountId);
@@ -549,7 +549,7 @@ export class Gate {
         at: this.clock.now(),
       }),
     ]);
-    await this.revalidate(`account switched to ${input.accountId}`);
+    await this.revalidate(`you switched to ${input.accountLabel ?? this.accountLabelOf(input.serverId, input.accountId, '')}`);
   }
 
   /** Expires every pending approval whose time is up. Why: stale approvals must not linger. */
@@ -852,12 +852,17 @@ export class Gate {
     return decision;
   }
 
+  /** An account's name for explanations; "another account" when no listed tool names it. */
+  private accountLabelOf(serverId: string, accountId: string, toolName: string): string {
+    return (toolName ? this.deps.registry.getTool(serverId, accountId, toolName)?.accountLabel : undefined) ?? this.deps.registry.listTools({ serverId, accountId })[0]?.accountLabel ?? 'another account';
+  }
+
   private decideUnfrozen(op: Operation, tool: ToolDescriptor | undefined, state: PolicyState): PolicyDecision {
     const active = this.activeAccount(op.identity.serverId, op.origin.conversationId);
     if (active !== undefined && active !== op.identity.accountId) {
       return {
         decision: 'deny',
-        reason: `Not the active account: ${op.identity.serverId} is using account ${active}`,
+        reason: `Not the active account: ${op.labels.server} is using ${this.accountLabelOf(op.identity.serverId, active, op.identity.toolName)} here, not ${op.labels.account}`,
         layer: 'availability',
         ruleId: null,
         pin: 'none',
