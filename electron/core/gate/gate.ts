@@ -39,6 +39,7 @@ import { systemClock, type ApprovalPreview, type Clock, type Journal, type Journ
 import { isCallFailed, isCallNotSent, type RegistryChange, type ToolDescriptor, type ToolExecutor, type ToolRegistry } from './ports';
 import { UnsafePatternError } from '../validation/linear-regexp';
 import { createLinearAjv, describeUnsafePattern } from '../validation/schemas';
+import { trustedPreview } from '../preview/trusted-preview';
 
 /** Default time a pending approval waits before it expires. */
 export const DEFAULT_APPROVAL_TTL_MS = 10 * 60 * 1000;
@@ -113,7 +114,7 @@ export interface OperationSnapshot {
   error: ErrorRecord | null;
   history: Array<{ from: OperationState; to: OperationState; reason: string; at: number }>;
   /** Labels for display, from the registry at request time. */
-  labels: { server: string; account: string; toolTitle: string | null; toolDescription: string | null };
+  labels: { server: string; account: string; toolTitle: string | null; toolDescription: string | null; summary: string };
 }
 
 /** An operation as the journal recorded it (what `restore` and idempotency read back). */
@@ -653,7 +654,7 @@ export class Gate {
     const args = JSON.stringify(JSON.parse(op.canonicalArguments), null, 2);
     return {
       operationId: op.id,
-      title: `Run "${op.identity.toolName}" on ${op.labels.server} (${op.labels.account})?`,
+      title: op.labels.summary,
       detail: `${op.decision?.reason ?? 'Approval required'}.\nRequested by: ${op.origin.source}${op.origin.conversationId ? ` in conversation ${op.origin.conversationId}` : ''}.\nFingerprint: ${op.fingerprint.slice(0, 16)}…`,
       argumentsJson: args,
       serverLabel: op.labels.server,
@@ -715,6 +716,11 @@ export class Gate {
         account: tool?.accountLabel ?? identity.accountId,
         toolTitle: tool?.title ?? null,
         toolDescription: tool?.description ?? null,
+        // The one trusted line every surface shows: from identity and the stored arguments only.
+        summary: trustedPreview(
+          { toolName: identity.toolName, serverLabel: tool?.serverLabel ?? identity.serverId, accountLabel: tool?.accountLabel ?? identity.accountId, serverKind: tool?.serverKind, inputSchema: tool?.inputSchema },
+          args,
+        ).summary,
       },
       abort: null,
       waiters: null,

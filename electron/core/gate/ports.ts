@@ -6,6 +6,7 @@
  * its server) comes from `ToolRegistry`: the policy pins Always Allow to those hashes, so the
  * registry must report what is actually connected *now*, not what was configured.
  */
+import type { ServerKind } from '../preview/trusted-preview';
 
 /** A tool as the connection layer currently sees it, for one (server, account). */
 export interface ToolDescriptor {
@@ -31,6 +32,11 @@ export interface ToolDescriptor {
   endpointHash: string;
   /** Display labels for trusted previews and explanations ("GitHub", "Work"). */
   serverLabel?: string;
+  /**
+   * Which known server this is, from the definition the person configured (never from what the
+   * server says about itself): selects the trusted preview's templates. Absent = 'other'.
+   */
+  serverKind?: ServerKind;
   /**
    * The absolute folder the server process opens relative paths from (a stdio server's working
    * folder); absent when Warden cannot know it (remote and built-in servers). Path rules resolve
