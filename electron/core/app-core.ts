@@ -29,6 +29,8 @@ import { createThemeModule, type Appearance } from './appearance/theme';
 import { createChatModule, type ChatOptions } from './chat/chat-module';
 import { DEMO_PROVIDER_CHOICE, DemoModel } from './models/demo-model';
 import type { ChatService } from './chat/chat-service';
+import { createPermissionsModule, type FolderChooser, type PermissionsModule } from './permissions/permissions-module';
+import { denyingPrompter } from './gate/gate-module';
 
 /** What the core needs from its host. */
 export interface CoreDeps {
@@ -79,6 +81,13 @@ export interface CoreDeps {
   appearance?: Appearance;
   /** Conversations folder, model providers, loop caps, link confirmation (default: memory, the demo model only). */
   chat?: ChatOptions;
+  /**
+   * Folder where what each account listed is kept (the matrix shows a disconnected account's tools
+   * from it; a changed tool is shown before and after). Default: memory only.
+   */
+  listingsDir?: string;
+  /** Main's native folder chooser for path rules. Default: none (the rule editor takes a typed folder). */
+  chooseFolder?: FolderChooser;
 }
 
 /** The running core: contract handlers, outgoing events, and shutdown. */
@@ -100,6 +109,8 @@ export interface WardenCore {
   readonly recovered: Promise<OperationRecoveryReport | null>;
   /** Conversations and the model loop (every tool call a model makes goes through `gate`). */
   readonly chat: ChatService;
+  /** The permission matrix, rule checks, rug-pull reviews, accounts, and what each account listed. */
+  readonly permissions: PermissionsModule;
   /** What the first-run demo offer did (null when `offerDemoServer` is off). */
   readonly demoOffered: Promise<Awaited<ReturnType<typeof offerDemoServerOnFirstRun>> | null>;
   status(): CoreStatus;
@@ -211,7 +222,23 @@ export function createCore(deps: CoreDeps): WardenCore {
   demoOffered.catch(() => undefined);
   const theme = createThemeModule({ settings: serversModule.settings, events, appearance: deps.appearance });
 
+  const late2: { chat?: ChatService } = {};
+  const permissions = createPermissionsModule({
+    gate: gateModule,
+    servers: serversModule.service,
+    connections: connections.manager,
+    events,
+    prompter: deps.gate?.prompter ?? denyingPrompter,
+    clock,
+    listingsDir: deps.listingsDir ?? null,
+    isSafeMode: deps.gate?.isSafeMode ?? (() => deps.ledger?.ledger.safeMode ?? false),
+    paths: deps.gate?.paths?.semantics ?? (process.platform === 'win32' ? 'win32' : 'posix'),
+    conversationTitle: (id) => late2.chat?.list().find((c) => c.id === id)?.title,
+    ...(deps.chooseFolder ? { chooseFolder: deps.chooseFolder } : {}),
+  });
+
   const chat = createChatModule({ options: deps.chat, demo: demoModel, providers: modelsModule.service, gate: gateModule, registry: deps.gate?.registry ?? connections.manager, connections: connections.manager, servers: serversModule.service, events, clock, browser, recovered });
+  late2.chat = chat.service;
 
   const status = (): CoreStatus => ({
     version: deps.version,
@@ -242,6 +269,8 @@ export function createCore(deps: CoreDeps): WardenCore {
     ...modelsModule.handlers,
     ...theme.handlers,
     ...chat.handlers,
+    // After the gate's: the full matrix (every account, listings, changes) replaces its live-only one.
+    ...permissions.handlers,
   };
 
   // Leaving safe mode loosens every tool at once: confirmed in the native dialog (deny-all without one).
@@ -294,11 +323,13 @@ export function createCore(deps: CoreDeps): WardenCore {
     recovered,
     demoOffered,
     chat: chat.service,
+    permissions,
     status,
     close: async () => {
       theme.dispose();
       await chat.close();
       offSafeMode?.();
+      await permissions.close();
       gateModule.close();
       modelsModule.dispose();
       await connections.dispose();

@@ -665,6 +665,40 @@ export class Gate {
     };
   }
 
+  /**
+   * What the gate would do with a call, without making one: the same validation, path
+   * normalization and policy decision as a real request, but no operation, no journal record,
+   * nothing sent. `state` replaces the current rules (to try a rule before saving it); `tool`
+   * stands in for a tool that is not connected now (from its last listing).
+   *
+   * Why: the permission editor's "would this call be allowed?" must be answered by the engine that
+   * will decide the real call, not by a second implementation in the view.
+   */
+  simulate(
+    req: { serverId: string; accountId: string; toolName: string; conversationId: string | null; arguments: unknown },
+    options: { state?: PolicyState; tool?: ToolDescriptor } = {},
+  ): { outcome: 'allow' | 'ask' | 'deny' | 'invalid'; reason: string; summary: string; decision: PolicyDecision | null } {
+    const tool = options.tool ?? this.deps.registry.getTool(req.serverId, req.accountId, req.toolName);
+    const identity: ToolIdentity = { serverId: req.serverId, accountId: req.accountId, toolName: req.toolName, endpointHash: tool?.endpointHash ?? '', contractHash: tool?.contractHash ?? '' };
+    const origin: RequestOrigin = { source: 'user', conversationId: req.conversationId, round: null, batchId: null };
+    if (req.arguments === null || typeof req.arguments !== 'object' || Array.isArray(req.arguments)) {
+      return { outcome: 'invalid', reason: 'Invalid arguments: arguments: must be an object', summary: '', decision: null };
+    }
+    let made: { canonical: string; copy: Readonly<Record<string, unknown>> };
+    try {
+      made = canonicalCopy(req.arguments as Record<string, unknown>);
+    } catch (error) {
+      return { outcome: 'invalid', reason: `Invalid arguments: ${error instanceof Error ? error.message : String(error)}`, summary: '', decision: null };
+    }
+    const op = this.newOperation('simulation', origin, identity, made.copy, made.canonical, this.clock.now(), tool);
+    if (tool) {
+      const invalid = this.validate(tool, made.copy);
+      if (invalid) return { outcome: 'invalid', reason: `Invalid arguments: ${invalid}`, summary: op.labels.summary, decision: null };
+    }
+    const decision = this.decideUnfrozen(op, tool, options.state ?? this.deps.policy.current());
+    return { outcome: decision.decision, reason: decision.reason, summary: op.labels.summary, decision };
+  }
+
   /** The active account of a server for a conversation (or the global one), if set. */
   activeAccount(serverId: string, conversationId: string | null): string | undefined {
     if (this.activeAccounts.size === 0) return undefined;
