@@ -29,8 +29,7 @@ import { createThemeModule, type Appearance } from './appearance/theme';
 import { createChatModule, type ChatOptions } from './chat/chat-module';
 import { DEMO_PROVIDER_CHOICE, DemoModel } from './models/demo-model';
 import type { ChatService } from './chat/chat-service';
-import { createPermissionsModule, type FolderChooser, type PermissionsModule } from './permissions/permissions-module';
-import { denyingPrompter } from './gate/gate-module';
+import { createPermissionsModule, type PermissionsModule } from './permissions/permissions-module';
 
 /** What the core needs from its host. */
 export interface CoreDeps {
@@ -86,8 +85,6 @@ export interface CoreDeps {
    * from it; a changed tool is shown before and after). Default: memory only.
    */
   listingsDir?: string;
-  /** Main's native folder chooser for path rules. Default: none (the rule editor takes a typed folder). */
-  chooseFolder?: FolderChooser;
 }
 
 /** The running core: contract handlers, outgoing events, and shutdown. */
@@ -234,7 +231,7 @@ export function createCore(deps: CoreDeps): WardenCore {
     isSafeMode: deps.gate?.isSafeMode ?? (() => deps.ledger?.ledger.safeMode ?? false),
     paths: deps.gate?.paths?.semantics ?? (process.platform === 'win32' ? 'win32' : 'posix'),
     conversationTitle: (id) => late2.chat?.list().find((c) => c.id === id)?.title,
-    ...(deps.chooseFolder ? { chooseFolder: deps.chooseFolder } : {}),
+    ...(deps.fileDialogs?.chooseFolder ? { chooseFolder: (o: { title: string }) => deps.fileDialogs!.chooseFolder!(o) } : {}),
   });
 
   const chat = createChatModule({ options: deps.chat, demo: demoModel, providers: modelsModule.service, gate: gateModule, registry: deps.gate?.registry ?? connections.manager, connections: connections.manager, servers: serversModule.service, events, clock, browser, recovered });

@@ -157,4 +157,9 @@ export interface FileDialogs {
   openFile(request: OpenFileRequest): Promise<string | null>;
   /** Lets the person choose where to write a new file; resolves its absolute path, or null if they cancelled. */
   saveFile(request: SaveFileRequest): Promise<string | null>;
+  /**
+   * Lets the person choose one existing folder (for a path rule: "under this folder"); resolves its
+   * absolute path, or null if they cancelled. Absent: the host has no folder chooser.
+   */
+  chooseFolder?(request: { title: string; defaultPath?: string }): Promise<string | null>;
 }

@@ -378,7 +378,7 @@ export function createPermissionsModule(options: PermissionsModuleOptions): Perm
     const previous = gate.activeAccount(serverId, null) ?? null;
     const waiting = gate.pending().filter((o) => o.identity.serverId === serverId && o.identity.accountId !== accountId);
     await gate.switchAccount({ serverId, accountId, conversationId: null, accountLabel: account.label });
-    const cancelled = waiting.filter((o) => gate.get(o.operationId)?.state !== 'awaiting_approval');
+    const cancelled = waiting.filter((o) => gate.getLive(o.operationId)?.state !== 'awaiting_approval');
     const byAccount = new Map<string, number>();
     for (const o of cancelled) byAccount.set(o.labels.account, (byAccount.get(o.labels.account) ?? 0) + 1);
     const consequences = [...byAccount].map(([label, n]) => `${n} pending approval${n === 1 ? '' : 's'} for ${label} ${n === 1 ? 'was' : 'were'} cancelled`);
