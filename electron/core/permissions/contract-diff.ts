@@ -10,6 +10,9 @@
  */
 import { sanitizeForDisplay } from '../mcp/sanitize';
 import type { ContractVersion } from './listing-store';
+import { claimsOf } from '../preview/trusted-preview';
+
+export { claimsOf };
 
 /** One run of a diff: unchanged, only in the new version, or only in the old one. */
 export interface DiffPart {
@@ -121,23 +124,6 @@ export function contractDiff(before: ContractVersion, after: ContractVersion): C
 }
 
 // ---- the summary in words --------------------------------------------------------------------
-
-const CLAIMS: ReadonlyArray<[string, string, string]> = [
-  ['destructiveHint', 'destructive', 'not destructive'],
-  ['readOnlyHint', 'read-only', 'not read-only'],
-  ['idempotentHint', 'safe to repeat', 'not safe to repeat'],
-  ['openWorldHint', 'reaching outside this machine', 'not reaching outside this machine'],
-];
-
-/** The server's claims as words: "destructive", "read-only". */
-export function claimsOf(annotations: Readonly<Record<string, unknown>> | undefined): string[] {
-  const out: string[] = [];
-  for (const [key, yes, no] of CLAIMS) {
-    if (annotations?.[key] === true) out.push(yes);
-    else if (annotations?.[key] === false && key === 'destructiveHint') out.push(no);
-  }
-  return out;
-}
 
 function properties(schema: Readonly<Record<string, unknown>> | undefined): Record<string, unknown> {
   const p = schema?.properties;

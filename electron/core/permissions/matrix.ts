@@ -10,14 +10,15 @@
  */
 import type { MatrixAccount, MatrixRow, MatrixServer } from '../../../shared/contract/permissions';
 import type { PermissionMode } from '../../../shared/domain/operations';
-import { parseMode, type ArgumentConstraint, type OrgRule, type PolicyState, type UserRule } from '../../../shared/domain/policy';
+import { parseMode, type OrgRule, type PolicyState, type UserRule } from '../../../shared/domain/policy';
 import type { Account, ServerDefinition } from '../../../shared/domain/servers';
 import type { ToolDescriptor, ToolRegistry } from '../gate/ports';
 import { decide } from '../policy/engine';
 import type { PathSemantics } from '../policy/paths';
 import { sanitizeForDisplay } from '../mcp/sanitize';
 import { endpointHash } from '../settings/identity';
-import { claimsOf } from './contract-diff';
+import { claimsOf, serverLocationOf } from '../preview/trusted-preview';
+import { constraintWordsOf } from './constraint-words';
 import type { ListingStore } from './listing-store';
 
 /** What the matrix reads. Every function is a synchronous read of current state. */
@@ -46,40 +47,17 @@ export interface Matrix {
 
 const MODE_WORDS: Record<PermissionMode, string> = { allow: 'Always Allow', ask: 'Ask', disabled: 'Disabled' };
 
-/** "Local program", "Remote: mcp.example.com", "Built into Warden": where a server runs, for people. */
+/** "A program on this computer", "Remote, at mcp.example.com": where a server runs, for people. */
 export function locationOf(def: ServerDefinition): string {
-  if (def.transport === 'builtin') return 'Built into Warden (runs inside Warden, offline)';
-  if (def.transport === 'stdio') return 'Local program on this computer';
-  try {
-    return `Remote: ${new URL(def.url).host}`;
-  } catch {
-    return 'Remote';
-  }
+  const words = serverLocationOf(def);
+  return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
 /** A rule's mode as shown, or null for a value Warden does not know (read as Disabled, reported). */
 const modeOf = (raw: unknown): PermissionMode | null => parseMode(raw);
 
 /** The words of one argument constraint ("path is under /project/docs"). */
-export function constraintWords(c: ArgumentConstraint): string {
-  const v = JSON.stringify(c.value);
-  switch (c.op) {
-    case 'pathUnder':
-      return `${c.field} is under ${c.value}`;
-    case 'equals':
-      return `${c.field} is ${v}`;
-    case 'oneOf':
-      return `${c.field} is one of ${c.value.map((x) => JSON.stringify(x)).join(', ')}`;
-    case 'matches':
-      return `${c.field} matches ${c.value}`;
-    case 'min':
-      return `${c.field} is at least ${c.value}`;
-    case 'max':
-      return `${c.field} is at most ${c.value}`;
-    case 'maxLength':
-      return `${c.field} is at most ${c.value} long`;
-  }
-}
+export const constraintWords = constraintWordsOf;
 
 /** The most restrictive organization rule that covers an identity (null fields match all). */
 export function orgRuleFor(organization: readonly OrgRule[], serverId: string, accountId: string | null, toolName: string | null): 'forbid' | 'ask' | null {

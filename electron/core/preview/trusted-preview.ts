@@ -112,6 +112,37 @@ export function serverKindOf(definition: ServerDefinition | undefined): ServerKi
   return 'other';
 }
 
+/**
+ * Where a configured server runs, in words: "a program on this computer", "remote, at
+ * mcp.example.com", "built into Warden". From the definition, never from the server.
+ */
+export function serverLocationOf(definition: ServerDefinition): string {
+  if (definition.transport === 'builtin') return 'built into Warden (runs offline, inside Warden)';
+  if (definition.transport === 'stdio') return 'a program on this computer';
+  try {
+    return `remote, at ${new URL(definition.url).host}`;
+  } catch {
+    return 'remote';
+  }
+}
+
+const CLAIMS: ReadonlyArray<[string, string, string]> = [
+  ['destructiveHint', 'destructive', 'not destructive'],
+  ['readOnlyHint', 'read-only', 'not read-only'],
+  ['idempotentHint', 'safe to repeat', 'not safe to repeat'],
+  ['openWorldHint', 'reaching outside this machine', 'not reaching outside this machine'],
+];
+
+/** The server's claims (annotations) as words: "destructive", "read-only". */
+export function claimsOf(annotations: Readonly<Record<string, unknown>> | undefined): string[] {
+  const out: string[] = [];
+  for (const [key, yes, no] of CLAIMS) {
+    if (annotations?.[key] === true) out.push(yes);
+    else if (annotations?.[key] === false && key === 'destructiveHint') out.push(no);
+  }
+  return out;
+}
+
 // ---- templates ------------------------------------------------------------------------------
 
 type Args = Readonly<Record<string, unknown>>;

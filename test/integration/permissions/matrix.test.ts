@@ -63,7 +63,7 @@ describe('the permission matrix', () => {
     await call('connections:connect', { serverId, accountId: work });
     let m = await call('permissions:matrix', {});
     const server = m.servers!.find((s) => s.serverId === serverId)!;
-    expect(server).toMatchObject({ label: 'Weather', location: 'Local program on this computer', mode: null });
+    expect(server).toMatchObject({ label: 'Weather', location: 'A program on this computer', mode: null });
     expect(server.accounts.map((a) => [a.label, a.connection, a.toolsFrom, a.toolCount, a.active])).toEqual([
       ['Work', 'connected', 'live', 2, true],
       ['Personal', 'disconnected', 'none', 0, false],
