@@ -139,7 +139,7 @@ describe('accounts', () => {
       cancelled: 1,
       message: 'Personal is now the active account of Weather: its tools are the ones offered. 1 pending approval for Work was cancelled.',
     });
-    expect((await core!.gate.gate.get(pending.operationId))!.state).toBe('cancelled');
+    expect((await core!.gate.gate.get(pending.operationId))!.state).toBe('invalidated');
     const m = await call('permissions:matrix', {});
     expect(m.servers![0]!.accounts.map((a) => [a.label, a.active])).toEqual([
       ['Work', false],
