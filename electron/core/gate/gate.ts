@@ -39,7 +39,15 @@ import { systemClock, type ApprovalPreview, type Clock, type Journal, type Journ
 import { isCallFailed, isCallNotSent, type RegistryChange, type ToolDescriptor, type ToolExecutor, type ToolRegistry } from './ports';
 import { UnsafePatternError } from '../validation/linear-regexp';
 import { createLinearAjv, describeUnsafePattern } from '../validation/schemas';
-import { trustedPreview } from '../preview/trusted-preview';
+import { claimsOf, trustedPreview } from '../preview/trusted-preview';
+
+/** Who asked for a call, in words, for the approval dialog. */
+const REQUESTED_BY: Record<CallSource, string> = {
+  model: 'the model, in a conversation',
+  user: 'you, from Warden (Run)',
+  gateway: 'a program connected to Warden’s gateway',
+  test: 'a test',
+};
 
 /** Default time a pending approval waits before it expires. */
 export const DEFAULT_APPROVAL_TTL_MS = 10 * 60 * 1000;
@@ -652,10 +660,15 @@ export class Gate {
     if (!op) throw new WardenError('CONFLICT', `Operation ${operationId} is not awaiting approval (no pending operation has this id)`);
     if (op.state !== 'awaiting_approval') throw new WardenError('CONFLICT', `Operation ${operationId} is not awaiting approval (it is ${op.state})`);
     const args = JSON.stringify(JSON.parse(op.canonicalArguments), null, 2);
+    const tool = this.deps.registry.getTool(op.identity.serverId, op.identity.accountId, op.identity.toolName);
     return {
       operationId: op.id,
       title: op.labels.summary,
-      detail: `${op.decision?.reason ?? 'Approval required'}.\nRequested by: ${op.origin.source}${op.origin.conversationId ? ` in conversation ${op.origin.conversationId}` : ''}.\nFingerprint: ${op.fingerprint.slice(0, 16)}…`,
+      detail: `Why Warden asks: ${op.decision?.reason ?? 'approval required'}.`,
+      ...(tool?.serverLocation ? { serverLocation: tool.serverLocation } : {}),
+      requestedBy: REQUESTED_BY[op.origin.source],
+      // The server's claims, as words; shown last, labelled as the server's.
+      claims: claimsOf(tool?.annotations),
       argumentsJson: args,
       serverLabel: op.labels.server,
       accountLabel: op.labels.account,

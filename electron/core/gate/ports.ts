@@ -44,6 +44,8 @@ export interface ToolDescriptor {
    */
   workingFolder?: string;
   accountLabel?: string;
+  /** Where the server runs, in words from its definition ("a program on this computer", "remote, at mcp.example.com"). */
+  serverLocation?: string;
 }
 
 /** A change the registry reports, so the gate can invalidate pending approvals and abort calls. */

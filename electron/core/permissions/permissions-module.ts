@@ -24,9 +24,10 @@ import type { ApprovalPreview, ApprovalPrompter, Clock } from '../ports';
 import { serverKindOf } from '../preview/trusted-preview';
 import type { ServerService } from '../settings/server-service';
 import { endpointHash } from '../settings/identity';
+import { bulkConfirmation, newVersionConfirmation, type NameLookup } from './confirmations';
 import { contractDiff } from './contract-diff';
 import { ListingStore, type ContractVersion } from './listing-store';
-import { buildMatrix, constraintWords, type MatrixSources } from './matrix';
+import { buildMatrix, type MatrixSources } from './matrix';
 
 type Channel =
   | 'permissions:matrix'
@@ -73,7 +74,6 @@ export interface PermissionsModule {
 }
 
 const RANK: Record<Decision, number> = { deny: 0, ask: 1, allow: 2 };
-const MODE_WORDS = { allow: 'Always Allow', ask: 'Ask', disabled: 'Disabled' } as const;
 
 /** Builds the module (see the file comment) and starts remembering what each account lists. */
 export function createPermissionsModule(options: PermissionsModuleOptions): PermissionsModule {
@@ -194,6 +194,24 @@ export function createPermissionsModule(options: PermissionsModuleOptions): Perm
     };
   }
 
+  /** Names for the confirmations' words (never an id: a lookup that misses gets generic words). */
+  const names: NameLookup = {
+    server: (serverId) => servers.getServer(serverId)?.name,
+    account: (serverId, accountId) => servers.accountsOf(serverId).find((a) => a.id === accountId)?.label,
+    conversation: (id) => options.conversationTitle?.(id),
+    tool: (serverId, accountId, toolName) => {
+      const live = accountId ? connections.getTool(serverId, accountId, toolName) : connections.listTools({ serverId }).find((t) => t.name === toolName);
+      if (live) return { ...(live.description !== undefined ? { description: live.description } : {}), ...(live.annotations ? { annotations: live.annotations } : {}) };
+      for (const a of accountId ? [accountId] : listings.accountsOf(serverId)) {
+        const listed = listings.last(serverId, a)?.tools.find((t) => t.name === toolName);
+        if (listed) return { ...(listed.description !== undefined ? { description: listed.description } : {}), ...(listed.annotations ? { annotations: listed.annotations } : {}) };
+      }
+      return undefined;
+    },
+    toolCount: (serverId, accountId) => connections.listTools({ serverId, ...(accountId ? { accountId } : {}) }).length,
+  };
+  gateModule.useNames(names);
+
   // ---- pins and loosening ----------------------------------------------------------------------
   /** What an Always Allow is pinned to: the tool's contract now, or every tool the account lists now. */
   function pinFor(change: PermissionChange): GrantPin | null {
@@ -234,20 +252,8 @@ export function createPermissionsModule(options: PermissionsModuleOptions): Perm
     return loosens(before, PolicyStore.apply(before, change, null).next);
   }
 
-  /** "write_file on Files (Work)", "all tools of Files (every account)". */
-  function changeWords(change: PermissionChange): string {
-    if (change.scope === 'global') return 'every tool of every server';
-    const l = labelsOf(change.serverId, change.accountId);
-    const where = change.accountId === null ? `${l.server} (every account)` : `${l.server} (${l.account})`;
-    if (change.scope === 'server') return `all tools of ${where}`;
-    const tool = change.toolName ?? 'all tools';
-    if (change.scope === 'tool-constraint') return `${tool} on ${where} when ${change.constraints.map(constraintWords).join(' and ')}`;
-    if (change.scope === 'conversation') return `${change.toolName ? `${tool} on` : 'all tools of'} ${where} in the conversation "${options.conversationTitle?.(change.conversationId) ?? 'a conversation'}"`;
-    return `${tool} on ${where}`;
-  }
-
-  async function confirm(preview: Omit<ApprovalPreview, 'operationId'>): Promise<void> {
-    if ((await prompter.prompt({ operationId: 'permission-change', ...preview })) !== 'approve') {
+  async function confirm(preview: ApprovalPreview): Promise<void> {
+    if ((await prompter.prompt(preview)) !== 'approve') {
       throw new WardenError('DENIED', 'The change was not confirmed in Warden’s dialog; nothing changed');
     }
   }
@@ -265,24 +271,7 @@ export function createPermissionsModule(options: PermissionsModuleOptions): Perm
     const before = policy.current();
     const pins = changes.map(pinFor);
     const loosening = changes.filter((c) => mayLoosen(c, before));
-    if (loosening.length > 0) {
-      const lines = loosening.slice(0, 25).map((c) => `• ${changeWords(c)}: ${MODE_WORDS[c.mode]}`);
-      if (loosening.length > 25) lines.push(`• and ${loosening.length - 25} more`);
-      await confirm({
-        title: loosening.length === 1 ? `Ask you less for ${changeWords(loosening[0]!)}?` : `Ask you less for ${loosening.length} permissions?`,
-        detail: [
-          'These changes let calls run with fewer questions:',
-          ...lines,
-          '',
-          'Always Allow covers only what is listed now: a tool that changes or is added later asks again.',
-          'To undo: set them back in Permissions (Undo right after the change, too).',
-        ].join('\n'),
-        argumentsJson: '',
-        serverLabel: '',
-        accountLabel: '',
-        toolName: '',
-      });
-    }
+    if (loosening.length > 0) await confirm(bulkConfirmation(loosening, names));
     for (const [i, c] of changes.entries()) {
       const r = await policy.set(c, pins[i]!, 'user');
       emitChanged(r.ruleId, c.scope);
@@ -343,21 +332,7 @@ export function createPermissionsModule(options: PermissionsModuleOptions): Perm
     const keepsRules = action === 'keep-asking' && detail.kind === 'since-listed';
     const change: PermissionChange = { scope: 'tool', serverId, accountId, toolName, mode: action === 'allow-new' ? 'allow' : action === 'disable' ? 'disabled' : 'ask' };
     if (action === 'allow-new') {
-      const where = `${toolName} on ${detail.serverLabel} (${detail.accountLabel})`;
-      await confirm({
-        title: `Allow the new version of ${where}?`,
-        detail: [
-          `${where} changed${detail.kind === 'since-allowed' ? ' since you allowed it' : ''}. What changed (the server’s words are its claims, not checked by Warden):`,
-          ...detail.summary.map((s) => `• ${s}`),
-          '',
-          `If you allow it, calls of ${where} run without asking again, until it changes again.`,
-          'To undo: set it to Ask or Disabled in Permissions.',
-        ].join('\n'),
-        argumentsJson: '',
-        serverLabel: detail.serverLabel,
-        accountLabel: detail.accountLabel,
-        toolName,
-      });
+      await confirm(newVersionConfirmation({ serverId, accountId, toolName, summary: detail.summary, sinceAllowed: detail.kind === 'since-allowed' }, names));
     }
     if (!keepsRules) {
       const r = await policy.set(change, pinFor(change), 'user');

@@ -64,10 +64,11 @@ describe('a tool that changed after it was allowed (rug pull)', () => {
     });
     // Two Always Allow changes, ONE confirmation that names both.
     expect(shown).toHaveLength(1);
-    expect(shown[0]!.title).toBe('Ask you less for 2 permissions?');
-    expect(shown[0]!.detail).toContain('• get_weather on Weather (Work): Always Allow');
-    expect(shown[0]!.detail).toContain('• next_stage on Weather (Work): Always Allow');
-    expect(shown[0]!.detail).not.toContain(serverId);
+    expect(shown[0]!.title).toBe('Change 2 permissions so that Warden asks you less?');
+    expect(shown[0]!.change!.facts).toContain('• every call of get_weather on Weather (Work): Always Allow');
+    expect(shown[0]!.change!.facts).toContain('• every call of next_stage on Weather (Work): Always Allow');
+    expect(JSON.stringify(shown[0])).not.toContain(serverId);
+    expect(JSON.stringify(shown[0])).not.toContain(work);
 
     // Stage 1: the description now asks for a private key.
     await core!.gate.gate.request({ source: 'test', ...key, toolName: 'next_stage', arguments: {} });
@@ -101,7 +102,8 @@ describe('a tool that changed after it was allowed (rug pull)', () => {
     await expect(call('permissions:resolve-change', { ...key, toolName: 'get_weather', action: 'allow-new' })).rejects.toMatchObject({ code: 'DENIED' });
     const confirmation = shown.at(-1)!;
     expect(confirmation.title).toBe('Allow the new version of get_weather on Weather (Work)?');
-    expect(confirmation.detail).toContain('• The inputs changed: new field exfiltrate.');
+    expect(confirmation.change!.facts).toContain('• The inputs changed: new field exfiltrate.');
+    expect(confirmation.change!.confirmLabel).toBe('Allow the new version');
     expect((await row(serverId, work, 'get_weather')).effective).toBe('ask');
     answer = 'approve';
     expect(await call('permissions:resolve-change', { ...key, toolName: 'get_weather', action: 'allow-new' })).toMatchObject({ action: 'allow-new', effective: 'allow' });
@@ -161,5 +163,40 @@ describe('accounts', () => {
     await until(async () => core!.gate.policy.current().user.every((r) => !('accountId' in r.scope) || r.scope.accountId !== personal), 'the rules to go');
     expect(core!.gate.policy.current().user.map((r) => r.id)).toEqual([`user:tool:${serverId}:*:next_stage`]);
     expect((await call('accounts:removal-impact', { accountId: work })).blocked).toBe('Work is the only account of Weather; remove the server instead');
+  });
+});
+
+describe('the confirmations of permission changes, through the real core', () => {
+  it('name the server, account and tool in words, say what the tool claims to do and how to undo it, and never show an id or the rule as JSON', async () => {
+    const { serverId, work } = await weather();
+    const personal = ((await call('accounts:add', { serverId, label: 'Personal' })) as AccountView).id;
+    // Always Allow of one tool.
+    await call('permissions:set', { scope: 'tool', serverId, accountId: work, toolName: 'get_weather', mode: 'allow' });
+    const allow = shown.at(-1)!;
+    expect(allow.title).toBe('Always allow get_weather on Weather (Work)?');
+    expect(allow.change).toMatchObject({
+      effect: 'Warden will stop asking before every call of get_weather on Weather (Work): they run as soon as the model asks.',
+      confirmLabel: 'Always Allow',
+    });
+    expect(allow.change!.claims[0]).toBe('What the tool says it does (the server’s claim, not checked by Warden): Returns the weather for a city.');
+    expect(allow.change!.undo).toMatch(/^To undo: in Permissions, set it back to Ask/);
+    // Lifting a Disabled on an account that is not connected (names from its configuration).
+    await call('permissions:set', { scope: 'server', serverId, accountId: personal, mode: 'disabled' });
+    const before = shown.length;
+    await call('permissions:set', { scope: 'server', serverId, accountId: personal, mode: 'ask' });
+    expect(shown.length).toBe(before + 1);
+    expect(shown.at(-1)!.title).toBe('Set all tools on Weather (Personal) to Ask?');
+    // Removing a restricting rule.
+    const rule = core!.gate.policy.current().user.find((r) => r.scope.kind === 'server')!;
+    await call('permissions:set', { scope: 'server', serverId, accountId: personal, mode: 'disabled' });
+    await call('permissions:revoke', { ruleId: rule.id });
+    expect(shown.at(-1)!.title).toBe('Remove your Disabled rule for all tools on Weather (Personal)?');
+    for (const p of shown) {
+      const text = JSON.stringify(p);
+      expect(text).not.toContain(serverId);
+      expect(text).not.toContain(work);
+      expect(text).not.toContain(personal);
+      expect(text).not.toMatch(/"scope"|serverId|accountId/);
+    }
   });
 });
