@@ -193,6 +193,10 @@ export function createCore(deps: CoreDeps): WardenCore {
     events,
     // The ledger's safe mode (tampering found) holds every tool at ask until acknowledged.
     isSafeMode: deps.gate?.isSafeMode ?? (() => deps.ledger?.ledger.safeMode ?? false),
+    names: {
+      server: (serverId) => serversModule.service.getServer(serverId)?.name,
+      account: (serverId, accountId) => serversModule.service.accountsOf(serverId).find((a) => a.id === accountId)?.label,
+    },
   });
   // An account switch invalidates pending approvals and in-flight calls for the other account.
   events.subscribe((event, payload) => {

@@ -186,7 +186,8 @@ export const permissionsChannels = defineChannels({
   'permissions:set-many': {
     doc: 'Sets modes for many tools or groups at once; a change that may make Warden ask less is confirmed (all together) in a native dialog.',
     request: z.object({ changes: z.array(PermissionChange).min(1).max(2000) }).strict(),
-    response: z.object({ changed: z.number().int().nonnegative() }),
+    /** Per change, in order: the rule it wrote and the mode that rule had before (null: none), for Undo. */
+    response: z.object({ changed: z.number().int().nonnegative(), results: z.array(z.object({ ruleId: z.string(), oldMode: PermissionMode.nullable() })) }),
   },
   /** Before and after of a changed tool (rug pull): description, schemas, annotations, instructions. */
   'permissions:change-detail': {

@@ -19,7 +19,7 @@ import { decide } from '../policy/engine';
 import { PolicyStore } from '../policy/store';
 import { hostPaths, type PathFs, type PathSemantics } from '../policy/paths';
 import type { ApprovalPreview, ApprovalPrompter, BatchChoice, Clock, Journal, OperationHistory } from '../ports';
-import { Gate, type OperationSnapshot } from './gate';
+import { Gate, type OperationNames, type OperationSnapshot } from './gate';
 import { CallNotSentError, type ToolDescriptor, type ToolExecutor, type ToolRegistry } from './ports';
 
 type GateChannel = 'approvals:list' | 'approvals:review' | 'approvals:reject' | 'approvals:cancel' | 'operations:list' | 'operations:get' | 'permissions:matrix' | 'permissions:set' | 'permissions:revoke' | 'tools:offered';
@@ -45,6 +45,8 @@ export interface GateModuleOptions {
   paths?: { semantics: PathSemantics; fs: PathFs | null };
   /** Safe mode (ledger tamper detected): every tool held at ask while this returns true. */
   isSafeMode?: () => boolean;
+  /** Configured server and account names, for operations whose tool is not listed now. */
+  names?: OperationNames;
 }
 
 /** The assembled module. */
@@ -131,6 +133,7 @@ export function createGateModule(options: GateModuleOptions): GateModule {
     policy: effectivePolicy,
     approvalTtlMs: options.approvalTtlMs,
     paths: options.paths ?? hostPaths(),
+    ...(options.names ? { names: options.names } : {}),
   });
   const unsubscribePolicy = policy.onChange(() => gate.revalidate('permission changed'));
   const reviewing = new Set<string>();

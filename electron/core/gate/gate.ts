@@ -77,6 +77,17 @@ export interface GateDeps {
   newId?: () => string;
   /** Schedules expiry sweeps; defaults to real timers (unref'd). Tests with a fake clock call `sweepExpired()`. */
   scheduleExpiry?: boolean;
+  /**
+   * Names of configured servers and accounts, for an operation whose tool is not listed now (a
+   * finished one read back from history, a disconnected server): people read names, not ids.
+   */
+  names?: OperationNames;
+}
+
+/** Server and account names from the configuration (undefined: no longer configured). */
+export interface OperationNames {
+  server(serverId: string): string | undefined;
+  account(serverId: string, accountId: string): string | undefined;
 }
 
 /** One tool call as it enters the gate. */
@@ -742,6 +753,10 @@ export class Gate {
     now: number,
     tool: ToolDescriptor | undefined,
   ): Operation {
+    const names = this.deps.names;
+    // Without a tool listed now, the configured names; a server or account removed since is said so.
+    const serverLabel = tool?.serverLabel ?? (names ? (names.server(identity.serverId) ?? 'a removed server') : identity.serverId);
+    const accountLabel = tool?.accountLabel ?? (names ? (names.account(identity.serverId, identity.accountId) ?? 'a removed account') : identity.accountId);
     return {
       id,
       state: 'proposed',
@@ -759,13 +774,13 @@ export class Gate {
       error: null,
       history: [],
       labels: {
-        server: tool?.serverLabel ?? identity.serverId,
-        account: tool?.accountLabel ?? identity.accountId,
+        server: serverLabel,
+        account: accountLabel,
         toolTitle: tool?.title ?? null,
         toolDescription: tool?.description ?? null,
         // The one trusted line every surface shows: from identity and the stored arguments only.
         summary: trustedPreview(
-          { toolName: identity.toolName, serverLabel: tool?.serverLabel ?? identity.serverId, accountLabel: tool?.accountLabel ?? identity.accountId, serverKind: tool?.serverKind, inputSchema: tool?.inputSchema },
+          { toolName: identity.toolName, serverLabel, accountLabel, serverKind: tool?.serverKind, inputSchema: tool?.inputSchema },
           args,
         ).summary,
       },

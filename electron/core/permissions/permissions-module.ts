@@ -262,7 +262,7 @@ export function createPermissionsModule(options: PermissionsModuleOptions): Perm
     events.emit('permissions:changed', { ruleId, scope });
   }
 
-  async function setMany(changes: PermissionChange[]): Promise<{ changed: number }> {
+  async function setMany(changes: PermissionChange[]) {
     for (const [i, c] of changes.entries()) {
       if (c.scope === 'global' && c.mode === 'allow') {
         throw new WardenError('UNSUPPORTED', `changes.${i}.mode: Always Allow for every tool of every server is not offered; it would grant tools no server has listed yet`);
@@ -272,11 +272,15 @@ export function createPermissionsModule(options: PermissionsModuleOptions): Perm
     const pins = changes.map(pinFor);
     const loosening = changes.filter((c) => mayLoosen(c, before));
     if (loosening.length > 0) await confirm(bulkConfirmation(loosening, names));
+    const results: Array<{ ruleId: string; oldMode: PermissionChange['mode'] | null }> = [];
     for (const [i, c] of changes.entries()) {
+      const old = policy.find(PolicyStore.ruleIdFor(c));
       const r = await policy.set(c, pins[i]!, 'user');
       emitChanged(r.ruleId, c.scope);
+      // What was there before, so the view can offer Undo (an unknown old mode is put back as Disabled).
+      results.push({ ruleId: r.ruleId, oldMode: old ? (old.mode === 'allow' || old.mode === 'ask' ? old.mode : 'disabled') : null });
     }
-    return { changed: changes.length };
+    return { changed: changes.length, results };
   }
 
   // ---- rug pulls ---------------------------------------------------------------------------------

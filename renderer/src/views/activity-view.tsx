@@ -7,6 +7,7 @@ import { useEffect, useMemo, useState } from 'react';
 import type { AuditFilter } from '../../../shared/domain/ledger';
 import { toShownError, type ShownError } from '../api';
 import { DecisionPill, ErrorNote, StatePill, Time, ViewFrame } from '../components/common';
+import { useNames } from '../components/names';
 import { useAppStore } from '../store';
 
 /** `datetime-local` text → ms since epoch, or undefined when empty/invalid. */
@@ -19,6 +20,7 @@ function toMs(text: string): number | undefined {
 function HistoryPanel() {
   const history = useAppStore((s) => s.history);
   const close = useAppStore((s) => s.closeHistory);
+  const names = useNames();
   if (!history) return null;
   const op = history.operation;
   return (
@@ -38,8 +40,8 @@ function HistoryPanel() {
         </dd>
         <dt>Where</dt>
         <dd>
-          {op.serverId} / {op.accountId} (source: {op.source}
-          {op.conversationId ? `, conversation ${op.conversationId}` : ''})
+          {names.where(op.serverId, op.accountId)} (asked by {op.source === 'model' ? 'the model' : op.source === 'user' ? 'you' : op.source}
+          {op.conversationId ? ', in a conversation' : ''})
         </dd>
         <dt>Decision at request</dt>
         <dd>
@@ -83,6 +85,7 @@ function HistoryPanel() {
 
 /** The Activity view. */
 export function ActivityView() {
+  const names = useNames();
   const rows = useAppStore((s) => s.auditRows);
   const total = useAppStore((s) => s.auditTotal);
   const error = useAppStore((s) => s.activityError);
@@ -218,7 +221,7 @@ export function ActivityView() {
                 {r.from || r.to ? <span className="muted small"> {`${r.from ?? '∅'} → ${r.to ?? '∅'}`}</span> : null}
               </td>
               <td>{r.toolName ? <code>{r.toolName}</code> : null}</td>
-              <td className="small">{r.serverId ? `${r.serverId} / ${r.accountId ?? ''}` : ''}</td>
+              <td className="small">{r.serverId ? names.where(r.serverId, r.accountId) : ''}</td>
               <td>{r.decision ? <DecisionPill decision={r.decision} /> : null}</td>
               <td className="muted small">{r.reason}</td>
               <td>
