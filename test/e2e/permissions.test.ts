@@ -20,6 +20,7 @@ import type { ApprovalPreview } from '../../electron/core/ports';
 import type { ChannelName, ResponseOf } from '../../shared/ipc';
 import type { AccountView, ServerView } from '../../shared/domain/servers';
 import { ensureRendererBuilt } from '../host/build-renderer';
+import { scriptedFileDialogs } from '../host/standin-file-dialogs';
 import { startTestHost, type TestHost } from '../host/test-host';
 import { CHROMIUM_ARGS, CHROMIUM_PATH, openWatchedAppPage } from '../helpers/chromium';
 import { stdioFixture } from '../integration/mcp/helpers';
@@ -33,6 +34,8 @@ let host: TestHost | undefined;
 let browser: Browser | undefined;
 let page: Page;
 const prompts: ApprovalPreview[] = [];
+/** Stand-in for main's native folder chooser (the person's choice is scripted). */
+const fileDialogs = scriptedFileDialogs();
 let answer: 'approve' | 'deny' = 'approve';
 const pageErrors: string[] = [];
 const consoleErrors: string[] = [];
@@ -90,6 +93,7 @@ describe('Permissions and Approvals, read as a person would, against the real co
       version: '0.1.0-e2e-permissions',
       servers: { secrets: new MapKeychain() },
       listingsDir: path.join(dir, 'listings'),
+      fileDialogs,
       gate: { prompter: { prompt: async (p) => (prompts.push(p), answer) } },
       connections: { reconnect: { maxAttempts: 0 } },
     });
@@ -248,6 +252,43 @@ describe('Permissions and Approvals, read as a person would, against the real co
     await page.getByTestId('approvals-empty').waitFor({ timeout: 15_000 });
     expect((await core!.gate.gate.get(a.operationId))!.reason).toContain('wrong city');
     answer = 'approve';
+  });
+
+  it('argument rules: the editor offers the tool’s fields, a folder from the native chooser, answers "would this call be allowed?" through the real gate before saving, and saving is confirmed natively', async () => {
+    await page.getByTestId('nav-permissions').click();
+    const id = tool('get_weather');
+    await page.getByTestId(`perm-details-${id}`).click();
+    const editor = page.getByTestId(`perm-constraints-${id}`);
+    await editor.waitFor({ timeout: 15_000 });
+    await expect.poll(() => page.getByTestId(`perm-constraint-field-${id}`).locator('option').allInnerTexts(), { timeout: 15_000 }).toEqual(['city']);
+    // A path rule's folder comes from the native chooser.
+    fileDialogs.choose('/srv/reports');
+    await page.getByTestId(`perm-constraint-folder-${id}`).click();
+    await expect.poll(() => page.getByTestId(`perm-constraint-value-${id}`).inputValue(), { timeout: 15_000 }).toBe('/srv/reports');
+    // Always Allow when city is Oslo or Bergen; checked against sample arguments first.
+    await page.getByTestId(`perm-constraint-op-${id}`).selectOption('oneOf');
+    await page.getByTestId(`perm-constraint-value-${id}`).fill('Oslo\nBergen');
+    const sample = page.getByTestId(`perm-constraint-sample-${id}`);
+    await sample.fill('{"city": "Oslo"}');
+    await page.getByTestId(`perm-constraint-check-${id}`).click();
+    const verdict = page.getByTestId(`perm-constraint-verdict-${id}`);
+    await expect.poll(() => verdict.innerText(), { timeout: 15_000 }).toMatch(/^Would run without asking: /);
+    await sample.fill('{"city": "Paris"}');
+    await page.getByTestId(`perm-constraint-check-${id}`).click();
+    await expect.poll(() => verdict.innerText(), { timeout: 15_000 }).toMatch(/^Would ask you first: /);
+    expect(core!.gate.policy.current().user.some((r) => r.scope.kind === 'tool-constraint')).toBe(false);
+    await editor.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: `${resultsDir}/permissions-constraint-editor-1280x800.png` });
+    await page.setViewportSize({ width: 800, height: 600 });
+    await editor.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: `${resultsDir}/permissions-constraint-editor-800x600.png` });
+    expect(await axe('permissions')).toEqual([]);
+    const before = prompts.length;
+    await page.getByTestId(`perm-constraint-save-${id}`).click();
+    await expect.poll(() => prompts.length, { timeout: 15_000 }).toBe(before + 1);
+    expect(prompts.at(-1)!.title).toBe('Always allow get_weather on Weather (Work)?');
+    expect(prompts.at(-1)!.change!.effect).toBe('Warden will stop asking before every call of get_weather on Weather (Work) when city is one of "Oslo", "Bergen": they run as soon as the model asks.');
+    await expect.poll(() => editor.innerText(), { timeout: 15_000 }).toContain('Always Allow when city is one of "Oslo", "Bergen"');
   });
 
   it('making an account active says so; removing one needs a confirmation that says what is deleted', async () => {

@@ -137,7 +137,7 @@ function groupByBatch(approvals: readonly PendingApproval[]): PendingApproval[][
     const key = a.operation.origin.batchId ?? a.operation.operationId;
     groups.set(key, [...(groups.get(key) ?? []), a]);
   }
-  return [...groups.values()];
+  return [...groups.values()].map((g) => g.sort((a, b) => a.operation.requestedAt - b.operation.requestedAt));
 }
 
 /** The Approvals view. */

@@ -7,11 +7,13 @@
  * main's native dialog, which the core opens itself.
  */
 import { useEffect, useState, type KeyboardEvent } from 'react';
-import type { ToolChangeDetail } from '../../../shared/contract/permissions';
+import type { CheckVerdict, MatrixRow, ToolChangeDetail } from '../../../shared/contract/permissions';
+import type { ArgumentConstraint } from '../../../shared/domain/policy';
 import type { PermissionMode } from '../../../shared/domain/operations';
 import { getWardenApi, toShownError, unwrap, type ShownError } from '../api';
 import { ErrorNote } from '../components/common';
 import { useAppStore } from '../store';
+import { argumentSkeleton } from './view-helpers';
 
 export const MODE_WORDS: Record<PermissionMode, string> = { allow: 'Always Allow', ask: 'Ask', disabled: 'Disabled' };
 const MODES: PermissionMode[] = ['allow', 'ask', 'disabled'];
@@ -246,3 +248,192 @@ export function AccountActions({ serverId, accountId, label, serverLabel, active
   );
 }
 
+
+type Op = 'pathUnder' | 'equals' | 'oneOf' | 'matches' | 'range' | 'maxLength';
+const OP_WORDS: Record<Op, string> = {
+  pathUnder: 'is a path under the folder',
+  equals: 'is exactly',
+  oneOf: 'is one of (one per line)',
+  matches: 'matches the pattern (*, **, ?)',
+  range: 'is a number between',
+  maxLength: 'is at most this long',
+};
+
+/** A typed value: JSON when it parses as JSON (42, true, "x"), the text itself otherwise. */
+function typed(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** The constraints the form describes, or a sentence saying what is missing. */
+function constraintsOf(field: string, op: Op, value: string, upper: string): ArgumentConstraint[] | string {
+  if (!field) return 'Choose the argument the rule looks at.';
+  const number = (t: string) => (t.trim() === '' || Number.isNaN(Number(t)) ? null : Number(t));
+  switch (op) {
+    case 'pathUnder':
+    case 'matches':
+      return value.trim() ? [{ op, field, value: value.trim() }] : op === 'pathUnder' ? 'Choose or type a folder.' : 'Type a pattern.';
+    case 'equals':
+      return value === '' ? 'Type the value.' : [{ op, field, value: typed(value) as never }];
+    case 'oneOf': {
+      const values = value.split('\n').filter((v) => v.trim() !== '');
+      return values.length ? [{ op, field, value: values.map((v) => typed(v.trim())) as never }] : 'Type at least one value, one per line.';
+    }
+    case 'range': {
+      const lo = number(value);
+      const hi = number(upper);
+      if (lo === null && hi === null) return 'Type a lowest or a highest number (or both).';
+      return [...(lo !== null ? [{ op: 'min' as const, field, value: lo }] : []), ...(hi !== null ? [{ op: 'max' as const, field, value: hi }] : [])];
+    }
+    case 'maxLength': {
+      const n = number(value);
+      return n === null || n < 0 || !Number.isInteger(n) ? 'Type a whole number of characters.' : [{ op, field, value: n }];
+    }
+  }
+}
+
+/**
+ * Rules on a tool's arguments ("Always Allow when path is under /work/docs"), with a live "would
+ * this call be allowed?" answered by the real gate for sample arguments, before anything is saved.
+ */
+export function ConstraintEditor({ row }: { row: Pick<MatrixRow, 'serverId' | 'accountId' | 'toolName' | 'serverLabel' | 'accountLabel' | 'constraintRules'> }) {
+  const applyChanges = useAppStore((s) => s.applyChanges);
+  const revokeRule = useAppStore((s) => s.revokeRule);
+  const [fields, setFields] = useState<string[]>([]);
+  const [field, setField] = useState('');
+  const [op, setOp] = useState<Op>('pathUnder');
+  const [value, setValue] = useState('');
+  const [upper, setUpper] = useState('');
+  const [mode, setMode] = useState<PermissionMode>('allow');
+  const [sample, setSample] = useState('{}');
+  const [verdict, setVerdict] = useState<CheckVerdict | null>(null);
+  const [problem, setProblem] = useState<string | null>(null);
+  const [error, setError] = useState<ShownError | null>(null);
+  const key = { serverId: row.serverId, accountId: row.accountId, toolName: row.toolName };
+  const id = `${row.serverId}-${row.accountId}-${row.toolName}`;
+  useEffect(() => {
+    unwrap(getWardenApi().permissions.toolSchema(key)).then(
+      ({ inputSchema }) => {
+        const props = Object.keys((inputSchema.properties as Record<string, unknown> | undefined) ?? {});
+        setFields(props);
+        setField((f) => f || props[0] || '');
+        setSample(argumentSkeleton(inputSchema));
+      },
+      (e: unknown) => setError(toShownError(e)),
+    );
+    // The key's parts identify the tool; the object itself is new on every render.
+  }, [row.serverId, row.accountId, row.toolName]);
+  const constraints = constraintsOf(field, op, value, upper);
+  const check = async () => {
+    setVerdict(null);
+    setProblem(null);
+    let args: unknown;
+    try {
+      args = JSON.parse(sample);
+    } catch {
+      return setProblem('The sample arguments are not valid JSON.');
+    }
+    if (typeof constraints === 'string') return setProblem(constraints);
+    try {
+      setVerdict(await unwrap(getWardenApi().permissions.check({ ...key, conversationId: null, arguments: args as Record<string, unknown>, draft: { constraints, mode, anyAccount: false } })));
+    } catch (e) {
+      setError(toShownError(e));
+    }
+  };
+  const save = async () => {
+    if (typeof constraints === 'string') return setProblem(constraints);
+    const words = `${MODE_WORDS[mode]} for ${row.toolName} on ${row.serverLabel} (${row.accountLabel}) when ${field} ${OP_WORDS[op]} ${op === 'range' ? `${value || '…'} and ${upper || '…'}` : value}`;
+    await applyChanges([{ scope: 'tool-constraint', ...key, constraints, mode }], `rule saved: ${words}`);
+  };
+  const chooseFolder = async () => {
+    try {
+      const { path } = await unwrap(getWardenApi().permissions.chooseFolder({ title: `Folder for ${row.toolName} on ${row.serverLabel}` }));
+      if (path) setValue(path);
+    } catch (e) {
+      setError(toShownError(e));
+    }
+  };
+  return (
+    <div className="constraint-editor" data-testid={`perm-constraints-${id}`}>
+      <h4>Rules for specific arguments</h4>
+      {(row.constraintRules ?? []).length === 0 ? <p className="muted">None yet.</p> : null}
+      <ul>
+        {(row.constraintRules ?? []).map((c) => (
+          <li key={c.ruleId}>
+            {c.mode ? MODE_WORDS[c.mode] : 'Disabled'} when {c.words}
+            {c.anyAccount ? ' (every account)' : ''}{' '}
+            <button type="button" className="button button-small" onClick={() => void revokeRule(c.ruleId)} aria-label={`Remove the rule: ${c.mode ? MODE_WORDS[c.mode] : 'Disabled'} when ${c.words}`}>
+              Remove
+            </button>
+          </li>
+        ))}
+      </ul>
+      <div className="constraint-form">
+        <label>
+          Mode
+          <select className="input input-small" value={mode} onChange={(e) => setMode(e.target.value as PermissionMode)} data-testid={`perm-constraint-mode-${id}`}>
+            {(['allow', 'ask', 'disabled'] as const).map((m) => (
+              <option key={m} value={m}>
+                {MODE_WORDS[m]}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          when the argument
+          <select className="input input-small" value={field} onChange={(e) => setField(e.target.value)} data-testid={`perm-constraint-field-${id}`}>
+            {fields.map((f) => (
+              <option key={f} value={f}>
+                {f}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          <span className="visually-hidden">condition</span>
+          <select className="input input-small" value={op} onChange={(e) => setOp(e.target.value as Op)} data-testid={`perm-constraint-op-${id}`} aria-label="condition">
+            {(Object.keys(OP_WORDS) as Op[]).map((o) => (
+              <option key={o} value={o}>
+                {OP_WORDS[o]}
+              </option>
+            ))}
+          </select>
+        </label>
+        {op === 'oneOf' ? (
+          <textarea className="input" rows={3} value={value} onChange={(e) => setValue(e.target.value)} aria-label="values, one per line" data-testid={`perm-constraint-value-${id}`} />
+        ) : (
+          <input className="input input-small" value={value} onChange={(e) => setValue(e.target.value)} aria-label={op === 'range' ? 'lowest number' : 'value'} data-testid={`perm-constraint-value-${id}`} />
+        )}
+        {op === 'range' ? <input className="input input-small" value={upper} onChange={(e) => setUpper(e.target.value)} aria-label="highest number" /> : null}
+        {op === 'pathUnder' ? (
+          <button type="button" className="button button-small" onClick={() => void chooseFolder()} data-testid={`perm-constraint-folder-${id}`}>
+            Choose folder…
+          </button>
+        ) : null}
+      </div>
+      <label className="field">
+        <span>Sample arguments (JSON): would this call be allowed?</span>
+        <textarea className="input code-input" rows={4} value={sample} onChange={(e) => setSample(e.target.value)} data-testid={`perm-constraint-sample-${id}`} />
+      </label>
+      <div className="form-actions">
+        <button type="button" className="button button-small" onClick={() => void check()} data-testid={`perm-constraint-check-${id}`}>
+          Check with this rule
+        </button>
+        <button type="button" className="button button-small button-primary" onClick={() => void save()} data-testid={`perm-constraint-save-${id}`}>
+          Save rule
+        </button>
+      </div>
+      {problem ? <p className="error-note">{problem}</p> : null}
+      {verdict ? (
+        <p className="verdict" role="status" data-testid={`perm-constraint-verdict-${id}`}>
+          <strong>{verdict.outcome === 'allow' ? 'Would run without asking' : verdict.outcome === 'ask' ? 'Would ask you first' : verdict.outcome === 'deny' ? 'Would be blocked' : 'Invalid arguments'}</strong>: {verdict.summary ? `${verdict.summary}. ` : ''}
+          {verdict.reason}
+        </p>
+      ) : null}
+      <ErrorNote error={error} />
+    </div>
+  );
+}

@@ -15,7 +15,7 @@ import type { MatrixAccount, MatrixRow, MatrixServer, PermissionChange } from '.
 import type { PermissionMode } from '../../../shared/domain/operations';
 import { DecisionPill, ErrorNote, ViewFrame } from '../components/common';
 import { useAppStore } from '../store';
-import { AccountActions, ChangePanel, MODE_WORDS, ModeButtons } from './permission-parts';
+import { AccountActions, ChangePanel, ConstraintEditor, MODE_WORDS, ModeButtons } from './permission-parts';
 import { filterMatrix, groupMatrix, type MatrixItem } from './view-helpers';
 import './permissions.css';
 
@@ -169,8 +169,9 @@ function ToolRow({ row, selected, onSelect, onOpenChange }: { row: MatrixRow; se
         <span className="small" data-testid={`perm-explain-${id}`}>
           {row.explanation}
         </span>
-        <button type="button" className="link-button small" aria-expanded={open} onClick={() => setOpen(!open)} aria-label={`${open ? 'Hide' : 'Show'} details of ${what}`} data-testid={`perm-details-${id}`}>
-          {open ? 'Hide details' : 'Details'}
+        {(row.constraintRules ?? []).length > 0 ? <span className="pill pill-hint">{row.constraintRules!.length} argument rule{row.constraintRules!.length === 1 ? '' : 's'}</span> : null}
+        <button type="button" className="link-button small" aria-expanded={open} onClick={() => setOpen(!open)} aria-label={`${open ? 'Hide details' : 'Details and argument rules'} of ${what}`} data-testid={`perm-details-${id}`}>
+          {open ? 'Hide details' : 'Details and argument rules'}
         </button>
       </div>
       {row.serverDescription ? (
@@ -180,18 +181,13 @@ function ToolRow({ row, selected, onSelect, onOpenChange }: { row: MatrixRow; se
       ) : null}
       {open ? (
         <div className="tool-details small" data-testid={`perm-details-body-${id}`}>
-          {(row.constraintRules ?? []).length > 0 ? (
-            <p>
-              Rules for specific arguments:{' '}
-              {row.constraintRules!.map((c) => `${c.mode ? MODE_WORDS[c.mode] : 'Disabled'} when ${c.words}${c.anyAccount ? ' (every account)' : ''}`).join('; ')}
-            </p>
-          ) : null}
           {(row.conversationOverrides ?? []).map((o) => (
             <p key={o.ruleId}>
               In the conversation “{o.conversationTitle}”: {o.mode ? MODE_WORDS[o.mode] : 'Disabled'}
             </p>
           ))}
           {row.orgLock ? <p>Your organization {row.orgLock === 'forbid' ? 'blocks this tool' : 'requires asking before each call'}; it cannot be changed here.</p> : null}
+          {row.orgLocked ? null : <ConstraintEditor row={row} />}
           <p className="muted">
             Internal ids (for support and exports): server <code>{row.serverId}</code>, account <code>{row.accountId}</code>
           </p>
