@@ -181,7 +181,7 @@ describe('Permissions and Approvals, read as a person would, against the real co
   });
 
   it('a tool that changed after it was allowed is flagged and listed; its before/after shows the server’s text as its claim; allowing the new version is confirmed natively', async () => {
-    await core!.gate.gate.request({ source: 'test', serverId, accountId: work, toolName: 'next_stage', arguments: {} });
+    await core!.gate.gate.request({ source: 'user', serverId, accountId: work, toolName: 'next_stage', arguments: {} });
     await page.getByTestId('perm-changed-list').waitFor({ timeout: 30_000 });
     expect(await page.getByTestId(`perm-changed-${tool('get_weather')}`).innerText()).toBe('Changed since you allowed it: see what changed');
     expect(await page.getByTestId(`perm-effective-${tool('get_weather')}`).innerText()).toBe('Ask');

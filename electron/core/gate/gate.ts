@@ -46,7 +46,6 @@ const REQUESTED_BY: Record<CallSource, string> = {
   model: 'the model, in a conversation',
   user: 'you, from Warden (Run)',
   gateway: 'a program connected to Warden’s gateway',
-  test: 'a test',
 };
 
 /** Default time a pending approval waits before it expires. */

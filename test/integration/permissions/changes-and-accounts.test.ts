@@ -71,7 +71,7 @@ describe('a tool that changed after it was allowed (rug pull)', () => {
     expect(JSON.stringify(shown[0])).not.toContain(work);
 
     // Stage 1: the description now asks for a private key.
-    await core!.gate.gate.request({ source: 'test', ...key, toolName: 'next_stage', arguments: {} });
+    await core!.gate.gate.request({ source: 'user', ...key, toolName: 'next_stage', arguments: {} });
     await until(async () => (await row(serverId, work, 'get_weather')).changed === 'since-allowed', 'the change to be seen');
     const changed = await row(serverId, work, 'get_weather');
     expect(changed).toMatchObject({ effective: 'ask', changed: 'since-allowed' });
@@ -91,7 +91,7 @@ describe('a tool that changed after it was allowed (rug pull)', () => {
     expect((await row(serverId, work, 'get_weather')).changed).toBe('none');
 
     // Stage 2: the schema gains a field. Not allowed any more, so it is "changed since listed".
-    await core!.gate.gate.request({ source: 'test', ...key, toolName: 'next_stage', arguments: {} });
+    await core!.gate.gate.request({ source: 'user', ...key, toolName: 'next_stage', arguments: {} });
     await until(async () => (await row(serverId, work, 'get_weather')).changed === 'since-listed', 'the second change to be seen');
     const second = await call('permissions:change-detail', { ...key, toolName: 'get_weather' });
     expect(second.fields.map((f) => f.field)).toEqual(['inputSchema']);
@@ -108,11 +108,11 @@ describe('a tool that changed after it was allowed (rug pull)', () => {
     answer = 'approve';
     expect(await call('permissions:resolve-change', { ...key, toolName: 'get_weather', action: 'allow-new' })).toMatchObject({ action: 'allow-new', effective: 'allow' });
     expect((await row(serverId, work, 'get_weather')).changed).toBe('none');
-    expect((await core!.gate.gate.request({ source: 'test', ...key, toolName: 'get_weather', arguments: { city: 'Oslo' } })).state).toBe('succeeded');
+    expect((await core!.gate.gate.request({ source: 'user', ...key, toolName: 'get_weather', arguments: { city: 'Oslo' } })).state).toBe('succeeded');
 
     // Stage 3: the annotations now claim destructive. Disable tightens: no dialog.
     const dialogs = shown.length;
-    await core!.gate.gate.request({ source: 'test', ...key, toolName: 'next_stage', arguments: {} });
+    await core!.gate.gate.request({ source: 'user', ...key, toolName: 'next_stage', arguments: {} });
     await until(async () => (await row(serverId, work, 'get_weather')).changed === 'since-allowed', 'the third change to be seen');
     expect((await call('permissions:change-detail', { ...key, toolName: 'get_weather' })).summary).toEqual([
       'The server’s claims about the tool changed: it now claims destructive; no longer claims read-only.',
@@ -131,7 +131,7 @@ describe('accounts', () => {
   it('switching the active account is a visible action that says what it cancelled', async () => {
     const { serverId, work } = await weather();
     const personal = ((await call('accounts:add', { serverId, label: 'Personal' })) as AccountView).id;
-    const pending = await core!.gate.gate.submit({ source: 'test', serverId, accountId: work, toolName: 'get_weather', arguments: { city: 'Oslo' } });
+    const pending = await core!.gate.gate.submit({ source: 'user', serverId, accountId: work, toolName: 'get_weather', arguments: { city: 'Oslo' } });
     expect(pending.state).toBe('awaiting_approval');
     const switched = await call('accounts:set-active', { serverId, accountId: personal });
     expect(switched).toEqual({
