@@ -85,7 +85,7 @@ function callsWords(t: Target, names: NameLookup): string {
   const where = whereWords(t, names);
   const what = t.serverId === null ? 'every tool of every server' : t.toolName ? `every call of ${t.toolName} on ${where}` : `every tool of ${where}`;
   const when = t.constraints ? ` when ${t.constraints}` : '';
-  const conv = t.conversationId ? ` in the conversation “${names.conversation(t.conversationId) ?? 'a conversation that no longer exists'}”` : '';
+  const conv = t.conversationId ? ` in the conversation “${names.conversation(t.conversationId) || 'a conversation without a title, or one that no longer exists'}”` : '';
   return `${what}${when}${conv}`;
 }
 
@@ -134,7 +134,11 @@ export function changeConfirmation(change: PermissionChange, names: NameLookup):
       : change.mode === 'ask'
         ? `${calls.charAt(0).toUpperCase()}${calls.slice(1)} can be used again: Warden asks you before each call.`
         : `${calls.charAt(0).toUpperCase()}${calls.slice(1)} will be Disabled.`;
-  const title = change.mode === 'allow' ? `Always allow ${t.toolName ?? 'all tools'} on ${whereWords(t, names)}?` : `Set ${t.toolName ?? 'all tools'} on ${whereWords(t, names)} to ${MODE[change.mode]}?`;
+  const inConversation = t.conversationId ? ` in the conversation “${names.conversation(t.conversationId) || 'a conversation without a title, or one that no longer exists'}”` : '';
+  const title =
+    change.mode === 'allow'
+      ? `Always allow ${t.toolName ?? 'all tools'} on ${whereWords(t, names)}${inConversation}?`
+      : `Set ${t.toolName ?? 'all tools'} on ${whereWords(t, names)} to ${MODE[change.mode]}${inConversation}?`;
   return preview(
     title,
     {

@@ -49,8 +49,7 @@ function HistoryPanel() {
             <>
               <DecisionPill decision={history.decisionAtRequest.decision} /> {history.decisionAtRequest.reason}{' '}
               <span className="muted">
-                (layer {history.decisionAtRequest.layer}
-                {history.decisionAtRequest.ruleId ? `, rule ${history.decisionAtRequest.ruleId}` : ''})
+                ({history.decisionAtRequest.layer === 'user' ? 'your rule' : history.decisionAtRequest.layer === 'organization' ? 'your organization’s rule' : `layer: ${history.decisionAtRequest.layer}`}; the rule’s id is in the export)
               </span>
             </>
           ) : (

@@ -9,7 +9,6 @@ import { useEffect, useState } from 'react';
 import type { PendingApproval } from '../../../shared/contract/approvals';
 import { ErrorNote, StatePill, Time, ViewFrame } from '../components/common';
 import { useAppStore } from '../store';
-import './approvals.css';
 
 /** "in 9 min", "in 40 s", "expired": time left until a pending approval expires. */
 function timeLeft(expiresAt: number, now: number): string {

@@ -17,7 +17,6 @@ import { DecisionPill, ErrorNote, ViewFrame } from '../components/common';
 import { useAppStore } from '../store';
 import { AccountActions, ChangePanel, ConstraintEditor, MODE_WORDS, ModeButtons } from './permission-parts';
 import { filterMatrix, groupMatrix, type MatrixItem } from './view-helpers';
-import './permissions.css';
 
 const ESTIMATE: Record<MatrixItem['kind'], number> = { server: 64, account: 64, tool: 92, 'no-tools': 44 };
 
