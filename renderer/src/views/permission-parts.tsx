@@ -13,7 +13,6 @@ import type { PermissionMode } from '../../../shared/domain/operations';
 import { getWardenApi, toShownError, unwrap, type ShownError } from '../api';
 import { ErrorNote } from '../components/common';
 import { useAppStore } from '../store';
-import { argumentSkeleton } from './view-helpers';
 
 export const MODE_WORDS: Record<PermissionMode, string> = { allow: 'Always Allow', ask: 'Ask', disabled: 'Disabled' };
 const MODES: PermissionMode[] = ['allow', 'ask', 'disabled'];
@@ -249,6 +248,18 @@ export function AccountActions({ serverId, accountId, label, serverLabel, active
 }
 
 
+/** Sample arguments to start from: the schema's property names with empty values of their type. */
+function sampleArguments(inputSchema: Record<string, unknown>): string {
+  const props = inputSchema.properties;
+  if (!props || typeof props !== 'object') return '{}';
+  const out: Record<string, unknown> = {};
+  for (const [name, schema] of Object.entries(props as Record<string, { type?: unknown } | null>)) {
+    const t = schema?.type;
+    out[name] = t === 'string' ? '' : t === 'number' || t === 'integer' ? 0 : t === 'boolean' ? false : t === 'array' ? [] : null;
+  }
+  return JSON.stringify(out, null, 2);
+}
+
 type Op = 'pathUnder' | 'equals' | 'oneOf' | 'matches' | 'range' | 'maxLength';
 const OP_WORDS: Record<Op, string> = {
   pathUnder: 'is a path under the folder',
@@ -320,7 +331,7 @@ export function ConstraintEditor({ row }: { row: Pick<MatrixRow, 'serverId' | 'a
         const props = Object.keys((inputSchema.properties as Record<string, unknown> | undefined) ?? {});
         setFields(props);
         setField((f) => f || props[0] || '');
-        setSample(argumentSkeleton(inputSchema));
+        setSample(sampleArguments(inputSchema));
       },
       (e: unknown) => setError(toShownError(e)),
     );
