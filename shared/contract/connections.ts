@@ -145,7 +145,7 @@ export const connectionsEvents = defineEvents({
   'connections:tools-changed': {
     doc: 'Tools were added, removed or changed their contract (a pinned hash no longer matches).',
     payload: ConnectionKey.extend({
-      trigger: z.enum(['initial', 'list_changed', 'reconnect']),
+      trigger: z.enum(['initial', 'list_changed', 'reconnect', 'recheck']),
       added: z.array(z.string()),
       removed: z.array(z.string()),
       changed: z.array(z.object({ name: z.string(), fields: z.array(ContractFieldView) }).strict()),

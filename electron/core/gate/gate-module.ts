@@ -139,7 +139,7 @@ export function createGateModule(options: GateModuleOptions): GateModule {
   const paths = options.paths ?? hostPaths();
   const decideFor = (t: ToolDescriptor, conversationId: string | null, state: PolicyState) =>
     decide({ serverId: t.serverId, accountId: t.accountId, toolName: t.name, conversationId, arguments: {} }, state, {
-      tool: { contractHash: t.contractHash, endpointHash: t.endpointHash, annotations: t.annotations },
+      tool: { contractHash: t.contractHash, endpointHash: t.endpointHash, annotations: t.annotations, unverifiedListing: t.unverifiedListing },
       paths: paths.semantics,
       labels: { server: t.serverLabel ?? t.serverId, account: t.accountLabel ?? t.accountId },
     });

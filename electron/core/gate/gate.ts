@@ -44,6 +44,8 @@ import { createLinearAjv, describeUnsafePattern } from '../validation/schemas';
 export const DEFAULT_APPROVAL_TTL_MS = 10 * 60 * 1000;
 /** Largest canonical argument payload the gate accepts. */
 export const MAX_ARGUMENTS_BYTES = 1024 * 1024;
+/** Longest a call (or an approval) waits for a re-list the server announced before it is decided. */
+export const DEFAULT_LISTING_WAIT_MS = 5_000;
 
 /** The current policy, read at every decision point. */
 export interface PolicySource {
@@ -68,6 +70,11 @@ export interface GateDeps {
   newId?: () => string;
   /** Schedules expiry sweeps; defaults to real timers (unref'd). Tests with a fake clock call `sweepExpired()`. */
   scheduleExpiry?: boolean;
+  /**
+   * Longest a call or approval waits for a pending re-list of its server (default 5 s). Past it,
+   * the call is decided with the listing marked unverified, so Always Allow asks.
+   */
+  listingWaitMs?: number;
 }
 
 /** One tool call as it enters the gate. */
@@ -167,6 +174,7 @@ interface CachedDecision {
   annotations: ToolDescriptor['annotations'];
   serverLabel: ToolDescriptor['serverLabel'];
   accountLabel: ToolDescriptor['accountLabel'];
+  unverifiedListing: ToolDescriptor['unverifiedListing'];
   decision: PolicyDecision;
 }
 
@@ -241,6 +249,8 @@ export class Gate {
    * Why: the chat loop wants one awaitable per tool call; every call of every source enters here.
    */
   async request(req: GateRequest): Promise<OperationSnapshot> {
+    const listing = this.listed(req.serverId, req.accountId);
+    if (listing !== undefined) await listing;
     const a = req.operationId === undefined || this.live.has(req.operationId) ? this.admit(req) : await this.admitKnown(req);
     await this.proceed(a, true);
     if (!TERMINAL_STATES.has(a.op.state)) await this.whenSettled(a.op);
@@ -253,6 +263,8 @@ export class Gate {
    * Why: the UI and batch handling need the operation id and state before the outcome.
    */
   async submit(req: GateRequest): Promise<OperationSnapshot> {
+    const listing = this.listed(req.serverId, req.accountId);
+    if (listing !== undefined) await listing;
     const a = req.operationId === undefined || this.live.has(req.operationId) ? this.admit(req) : await this.admitKnown(req);
     await this.proceed(a, false);
     return this.snapshot(a.op);
@@ -392,6 +404,24 @@ export class Gate {
     if (pending) await pending.then(noop, noop);
   }
 
+  /**
+   * Undefined when the server's listing can be used now; otherwise a promise that settles when
+   * the registry's pending re-list has, or after `listingWaitMs`, whichever comes first.
+   */
+  private listed(serverId: string, accountId: string): Promise<void> | undefined {
+    const pending = this.deps.registry.whenListed?.(serverId, accountId);
+    if (pending === undefined) return undefined;
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, this.deps.listingWaitMs ?? DEFAULT_LISTING_WAIT_MS);
+      timer.unref?.();
+      const done = (): void => {
+        clearTimeout(timer);
+        resolve();
+      };
+      pending.then(done, done);
+    });
+  }
+
   /** Resolves once the operation is in a terminal state. */
   private whenSettled(op: Operation): Promise<void> {
     if (TERMINAL_STATES.has(op.state)) return SETTLED;
@@ -450,6 +480,9 @@ export class Gate {
    */
   async approve(operationId: string): Promise<OperationSnapshot> {
     const op = await this.mustGet(operationId, 'approved');
+    // Approved against what the server lists now: a re-list it announced is waited for first.
+    const listing = op.state === 'awaiting_approval' ? this.listed(op.identity.serverId, op.identity.accountId) : undefined;
+    if (listing !== undefined) await listing;
     if (op.state !== 'awaiting_approval') {
       throw new WardenError('CONFLICT', `Operation ${operationId} cannot be approved: it is ${op.state}${op.approvedByUser ? ' (approval is single-use)' : ''}`);
     }
@@ -823,7 +856,8 @@ export class Gate {
       hit.endpointHash === tool!.endpointHash &&
       hit.annotations === tool!.annotations &&
       hit.serverLabel === tool!.serverLabel &&
-      hit.accountLabel === tool!.accountLabel
+      hit.accountLabel === tool!.accountLabel &&
+      hit.unverifiedListing === tool!.unverifiedListing
     ) {
       return hit.decision;
     }
@@ -846,6 +880,7 @@ export class Gate {
         annotations: tool.annotations,
         serverLabel: tool.serverLabel,
         accountLabel: tool.accountLabel,
+        unverifiedListing: tool.unverifiedListing,
         decision,
       });
     }
@@ -881,7 +916,7 @@ export class Gate {
       { serverId: op.identity.serverId, accountId: op.identity.accountId, toolName: op.identity.toolName, conversationId: op.origin.conversationId, arguments: normalized.arguments },
       state,
       {
-        tool: tool ? { contractHash: tool.contractHash, endpointHash: tool.endpointHash, annotations: tool.annotations } : undefined,
+        tool: tool ? { contractHash: tool.contractHash, endpointHash: tool.endpointHash, annotations: tool.annotations, unverifiedListing: tool.unverifiedListing } : undefined,
         paths: paths.semantics,
         unresolvedPaths: normalized.unresolvedPaths,
         pathRoots: normalized.pathRoots,

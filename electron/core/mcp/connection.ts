@@ -5,6 +5,13 @@
  * (connecting | connected | error | auth_required | disconnected), reconnection with bounded
  * exponential backoff after unexpected drops, tool discovery with pagination and contract-hash
  * pinning, and `tools/call` with timeout, cancellation and progress.
+ *
+ * A listing is only trusted while it is current: from the moment a server says its tools changed
+ * (seen synchronously, in arrival order, before any later answer is delivered) until a re-list
+ * succeeds, and while a re-list has failed or timed out, `listingProblem` says why the listing
+ * cannot be relied on and the policy holds Always Allow at Ask. A listing older than
+ * `relistAfterMs` is re-listed before the next call (`whenListed`), so a tool changed without any
+ * notice is caught too.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
@@ -15,7 +22,6 @@ import {
   CallToolResultSchema,
   ErrorCode as RpcErrorCode,
   McpError,
-  ToolListChangedNotificationSchema,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { contractHash, instructionsHash, sha256Hex, canonicalJson } from '../canonical';
@@ -29,7 +35,7 @@ import {
   type ServerDefinition,
 } from '../../../shared/domain/servers';
 import { endpointHash } from '../settings/identity';
-import type { BrowserOpener, SecretStore } from '../ports';
+import { systemClock, type BrowserOpener, type Clock, type SecretStore } from '../ports';
 import { ELICITATION_CAPABILITIES, registerElicitation, type Elicitor } from '../elicitation/elicitation';
 import { LogRing } from './log-ring';
 import { SignInNeeded } from './oauth/network-scope';
@@ -86,8 +92,11 @@ export interface ToolsChange {
   /** Contract hashes before (pinned) and after this discovery, by tool name. */
   oldHashes: Record<string, string>;
   newHashes: Record<string, string>;
-  /** 'initial' for the first discovery of this connection object, otherwise 'list_changed' or 'reconnect'. */
-  trigger: 'initial' | 'list_changed' | 'reconnect';
+  /**
+   * 'initial' for the first discovery of this connection object, otherwise 'list_changed',
+   * 'reconnect', or 'recheck' (a listing re-checked before a call: too old, or the last re-list failed).
+   */
+  trigger: 'initial' | 'list_changed' | 'reconnect' | 'recheck';
 }
 
 /** Progress of a running tool call, forwarded from `notifications/progress`. */
@@ -152,6 +161,12 @@ export interface ConnectionDeps {
   defaultCallTimeoutMs: number;
   connectTimeoutMs: number;
   reconnect: ReconnectPolicy;
+  /** Bound on one re-list (all pages) after the first discovery; a re-list that takes longer has failed. */
+  relistTimeoutMs: number;
+  /** A listing older than this is re-listed before the next call (see `whenListed`). */
+  relistAfterMs: number;
+  /** Time source for the listing's age (default: the system clock). */
+  clock?: Clock;
   /** Hashes pinned before this connection existed (e.g. from the ledger), to compare the first discovery with. */
   pinned?: { tools: Record<string, string>; instructionsHash: string | null };
   onStatus: (status: ConnectionStatus) => void;
@@ -181,6 +196,14 @@ export class Connection {
   private discovery: Promise<void> = Promise.resolve();
   private healthCheck: Promise<void> | undefined;
   private relistQueued = false;
+  /** The newest re-list asked for, until it settles: what a call waits for (see `whenListed`). */
+  private relisting: Promise<void> | undefined;
+  /** Why the listing cannot be relied on right now (a re-list under way, failed or timed out); undefined when it is current. */
+  private problem: string | undefined;
+  /** When the last listing that was applied was made (clock ms). */
+  private listedAt = 0;
+  /** Bumped per discovery started; only the newest one's answer is applied (a timed-out one may answer late). */
+  private listSeq = 0;
   /** Bumped whenever the transport closes, so a call can tell "connection died" from a server error. */
   private closeCount = 0;
   /** progressToken of a call in flight → its progress listener (a function, or a tag for `deps.onCallProgress`). */
@@ -218,6 +241,30 @@ export class Connection {
     return this.transport instanceof ProcessTransport ? this.transport.pid : undefined;
   }
 
+  /**
+   * Why the current listing cannot be relied on (the server announced a change and the re-list is
+   * under way, or a re-list failed or timed out), in words; undefined when it is current.
+   */
+  get listingProblem(): string | undefined {
+    return this.problem;
+  }
+
+  /**
+   * Undefined when the listing can be used as it is; otherwise a promise that settles (never
+   * rejects) when the re-list it waits for has settled. A listing older than `relistAfterMs`, or
+   * one whose last re-list failed, is re-listed now.
+   *
+   * Why: a call must be decided against what the server lists now, never against a listing the
+   * server abandoned or one nobody has checked for a long time.
+   */
+  whenListed(): Promise<void> | undefined {
+    if (this.statusValue.state !== 'connected') return undefined;
+    if (this.relisting !== undefined) return this.relisting;
+    const clock = this.deps.clock ?? systemClock;
+    if (this.problem === undefined && clock.now() - this.listedAt < this.deps.relistAfterMs) return undefined;
+    return this.requestRelist(this.generation, 'recheck');
+  }
+
   /** The tools the server currently lists (empty unless connected). */
   tools(): DiscoveredTool[] {
     return [...this.toolsByName.values()];
@@ -244,6 +291,10 @@ export class Connection {
 
   private startConnect(attempt: number, trigger: ToolsChange['trigger']): Promise<void> {
     const generation = ++this.generation;
+    // A new connection lists from scratch: nothing left over from the last one's re-lists.
+    this.relistQueued = false;
+    this.relisting = undefined;
+    this.problem = undefined;
     this.setStatus({ state: 'connecting', attempt });
     const run = this.openAndDiscover(generation, trigger).finally(() => {
       if (this.connecting === run) this.connecting = undefined;
@@ -274,6 +325,8 @@ export class Connection {
       this.transport = transport;
       this.instructionsText = client.getInstructions();
       await this.discover(generation, trigger);
+      // A change announced while listing: connected means listed as the server says now.
+      if (this.relisting !== undefined) await this.relisting;
       if (generation !== this.generation) throw new Error('connection was superseded');
       const info = client.getServerVersion();
       this.reconnectAttempt = 0;
@@ -379,21 +432,6 @@ export class Connection {
       if ((error as Error & { [LOGGED]?: true })[LOGGED]) return;
       this.deps.log.note(`client error: ${error.message}`);
     };
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-      if (generation !== this.generation) return;
-      // A burst of notifications costs at most one re-listing after the one already running.
-      if (this.relistQueued) return;
-      this.relistQueued = true;
-      this.deps.log.note('server sent tools/list_changed; re-listing');
-      this.discovery = this.discovery
-        .then(() => {
-          this.relistQueued = false;
-          return this.discover(generation, 'list_changed');
-        })
-        .catch((error: unknown) => {
-          this.deps.log.note(`re-listing tools failed: ${errorText(error)}`);
-        });
-    });
     try {
       await client.connect(transport);
     } catch (error) {
@@ -405,6 +443,14 @@ export class Connection {
     // progress sent just before the answer would otherwise be dropped as "unknown token".
     const deliver = transport.onmessage;
     transport.onmessage = (message, extra) => {
+      if ('method' in message && message.method === 'notifications/tools/list_changed' && !('id' in message)) {
+        // Here, not in an SDK notification handler (which runs a microtask later): an answer that
+        // follows the notice must find the listing already marked as not current.
+        if (generation !== this.generation) return;
+        this.deps.log.note('server sent tools/list_changed; re-listing');
+        void this.requestRelist(generation, 'list_changed');
+        return;
+      }
       if ('method' in message && message.method === 'notifications/progress' && !('id' in message)) {
         const p = message.params as { progressToken?: string | number; progress?: unknown; total?: unknown; message?: unknown } | undefined;
         const listener = typeof p?.progressToken === 'number' ? this.progressHandlers.get(p.progressToken) : undefined;
@@ -425,10 +471,44 @@ export class Connection {
     return client;
   }
 
+  /**
+   * Asks for a re-list after the one running (a burst costs at most one more) and marks the
+   * listing as not current until it settles. Resolves (never rejects) when it has: with the new
+   * listing applied, or with `problem` saying why the server could not be re-listed.
+   */
+  private requestRelist(generation: number, trigger: 'list_changed' | 'recheck'): Promise<void> {
+    const name = this.deps.definition.name;
+    if (this.relistQueued && this.relisting !== undefined) return this.relisting;
+    this.problem = trigger === 'list_changed' ? `${name} said its tools changed and is being re-listed` : `${name} is re-listing its tools`;
+    this.relistQueued = true;
+    const timeoutMs = this.deps.relistTimeoutMs;
+    const run: Promise<void> = this.discovery.then(async () => {
+      this.relistQueued = false;
+      if (generation !== this.generation) return;
+      let failure: string | undefined;
+      try {
+        await withTimeout(this.discover(generation, trigger), timeoutMs, 'tools/list timed out');
+      } catch (error) {
+        failure = sanitizeForDisplay(errorText(error));
+        this.deps.log.note(`re-listing tools failed: ${failure}`);
+      }
+      // A notice that arrived meanwhile has queued another re-list: that one decides.
+      if (generation !== this.generation || this.relistQueued) return;
+      this.problem = failure === undefined ? undefined : `${name} could not re-list its tools (${failure}); Always Allow is held at Ask until it lists them again`;
+    });
+    this.discovery = run;
+    this.relisting = run;
+    void run.finally(() => {
+      if (this.relisting === run) this.relisting = undefined;
+    });
+    return run;
+  }
+
   /** Lists every tool (following nextCursor), hashes each contract and reports changes. */
   private async discover(generation: number, trigger: ToolsChange['trigger']): Promise<void> {
     const client = this.client;
     if (!client) return;
+    const seq = ++this.listSeq;
     const listed: Tool[] = [];
     const seenCursors = new Set<string>();
     let cursor: string | undefined;
@@ -443,6 +523,8 @@ export class Connection {
       }
     } while (cursor !== undefined);
     if (generation !== this.generation) return;
+    // A listing overtaken by a newer one (a re-list given up on that answers late) changes nothing.
+    if (seq !== this.listSeq) return;
 
     const newInstructionsHash = instructionsHash(this.instructionsText ?? null);
     const next = new Map<string, DiscoveredTool>();
@@ -485,6 +567,7 @@ export class Connection {
     }
 
     this.toolsByName = next;
+    this.listedAt = (this.deps.clock ?? systemClock).now();
     this.pinnedFields = new Map([...next].map(([n, t]) => [n, t.fieldHashes]));
     this.instructionsHashValue = newInstructionsHash;
     this.pins = { tools: new Map([...next].map(([n, t]) => [n, t.contractHash])), instructionsHash: newInstructionsHash };
