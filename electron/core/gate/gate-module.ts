@@ -19,6 +19,7 @@ import { decide } from '../policy/engine';
 import { PolicyStore } from '../policy/store';
 import { hostPaths, type PathFs, type PathSemantics } from '../policy/paths';
 import type { ApprovalPreview, ApprovalPrompter, BatchChoice, Clock, Journal, OperationHistory } from '../ports';
+import { createOperationPresenter } from '../mcp/result-display';
 import { Gate, type OperationSnapshot } from './gate';
 import { CallNotSentError, type ToolDescriptor, type ToolExecutor, type ToolRegistry } from './ports';
 
@@ -128,10 +129,12 @@ export function createGateModule(options: GateModuleOptions): GateModule {
   });
   const unsubscribePolicy = policy.onChange(() => gate.revalidate('permission changed'));
   const reviewing = new Set<string>();
+  // Operations leave for the renderer only as summaries: server text sanitized, results capped and flagged.
+  const present = createOperationPresenter();
 
   const unsubscribeGate = gate.onChange((op) => {
     if (!options.events) return;
-    options.events.emit('operations:updated', op);
+    options.events.emit('operations:updated', present(op));
     const pending = gate.pending();
     options.events.emit('approvals:changed', { pending: pending.length, operationIds: pending.map((p) => p.operationId) });
   });
@@ -341,20 +344,23 @@ export function createGateModule(options: GateModuleOptions): GateModule {
     'approvals:list': () => ({
       approvals: gate.pending().map((operation) => {
         const { operationId: _id, ...preview } = gate.preview(operation.operationId);
-        return { operation, preview };
+        return { operation: present(operation), preview };
       }),
     }),
-    'approvals:review': ({ operationId }) => review(operationId),
-    'approvals:reject': ({ operationId, reason }) => gate.reject(operationId, reason ? `Rejected by you: ${reason}` : 'Rejected by you'),
-    'approvals:cancel': ({ operationId }) => gate.cancel(operationId),
+    'approvals:review': async ({ operationId }) => {
+      const answer = await review(operationId);
+      return { ...answer, operation: present(answer.operation) };
+    },
+    'approvals:reject': async ({ operationId, reason }) => present(await gate.reject(operationId, reason ? `Rejected by you: ${reason}` : 'Rejected by you')),
+    'approvals:cancel': async ({ operationId }) => present(await gate.cancel(operationId)),
     // One source for every operation the UI lists: the history (live ones shown as the gate holds them).
     'operations:list': async ({ state, conversationId, limit }) => ({
-      operations: (await options.history.recordedOperations({ ...(state ? { state } : {}), ...(conversationId !== undefined ? { conversationId } : {}), limit })).map((r) => gate.describe(r)),
+      operations: (await options.history.recordedOperations({ ...(state ? { state } : {}), ...(conversationId !== undefined ? { conversationId } : {}), limit })).map((r) => present(gate.describe(r))),
     }),
     'operations:get': async ({ operationId }) => {
       const op = await gate.get(operationId);
       if (!op) throw new WardenError('NOT_FOUND', `operationId: no operation ${JSON.stringify(operationId)}`);
-      return op;
+      return present(op);
     },
     'permissions:matrix': ({ conversationId, search }) => matrix(conversationId, search),
     'permissions:set': (change) => setPermission(change),

@@ -39,6 +39,7 @@ import { systemClock, type ApprovalPreview, type Clock, type Journal, type Journ
 import { isCallFailed, isCallNotSent, type RegistryChange, type ToolDescriptor, type ToolExecutor, type ToolRegistry } from './ports';
 import { UnsafePatternError } from '../validation/linear-regexp';
 import { createLinearAjv, describeUnsafePattern } from '../validation/schemas';
+import { capErrorMessage, capToolResult, DEFAULT_MAX_RESULT_BYTES } from './result-cap';
 
 /** Default time a pending approval waits before it expires. */
 export const DEFAULT_APPROVAL_TTL_MS = 10 * 60 * 1000;
@@ -75,6 +76,11 @@ export interface GateDeps {
    * the call is decided with the listing marked unverified, so Always Allow asks.
    */
   listingWaitMs?: number;
+  /**
+   * Largest result the gate keeps (UTF-8 bytes of its JSON; default 256 KiB). A larger one is cut
+   * before it enters the operation record or the journal (see result-cap.ts).
+   */
+  maxResultBytes?: number;
 }
 
 /** One tool call as it enters the gate. */
@@ -985,11 +991,11 @@ export class Gate {
           op.args,
           { signal, operationId: op.id },
         );
-        const result = toResultRecord(raw);
+        const result = capToolResult(raw, this.deps.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES);
         const to = result.isError ? 'failed' : 'succeeded';
         outcome = this.transition(op, to, result.isError ? 'The tool reported an error' : 'The tool call succeeded', { result });
       } catch (error) {
-        const message = signal.aborted ? reasonOf(signal.reason) : error instanceof Error ? error.message : String(error);
+        const message = capErrorMessage(signal.aborted ? reasonOf(signal.reason) : error instanceof Error ? error.message : String(error));
         outcome = isCallNotSent(error)
           ? this.transition(op, 'failed', `Not sent: ${message}`, { error: { code: 'NOT_SENT', message } })
           : isCallFailed(error) && !signal.aborted
@@ -1169,13 +1175,4 @@ function undeclaredField(schema: Record<string, unknown> | undefined, args: Read
 
 function reasonOf(reason: unknown): string {
   return reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : 'aborted';
-}
-
-function toResultRecord(raw: unknown): ToolResultRecord {
-  const r = (raw ?? {}) as { content?: unknown; structuredContent?: unknown; isError?: unknown };
-  // A frozen JSON copy: what the server said, immune to later edits, kept by the journal as is.
-  const content = Array.isArray(r.content) ? jsonCopy(r.content as Array<Record<string, unknown>>, true) : Object.freeze([]);
-  const out: ToolResultRecord = { isError: r.isError === true, content: content as Array<Record<string, unknown>> };
-  if (r.structuredContent && typeof r.structuredContent === 'object') out.structuredContent = jsonCopy(r.structuredContent as Record<string, unknown>, true);
-  return Object.freeze(out);
 }

@@ -13,8 +13,12 @@ export interface ToolDescriptor {
   accountId: string;
   /** The tool's name as the server lists it (not namespaced; identity is the triple). */
   name: string;
+  /** Untrusted, sanitized for display (see mcp/sanitize.ts). */
   title?: string;
-  /** Untrusted: written by the server. Shown labelled as the server's claim; never loosens policy. */
+  /**
+   * Untrusted: written by the server, sanitized for display and forwarding (the raw text only feeds
+   * the contract hash). Shown labelled as the server's claim; never loosens policy.
+   */
   description?: string;
   /** JSON Schema the arguments are validated against (ajv) before the policy sees them. */
   inputSchema: Record<string, unknown>;

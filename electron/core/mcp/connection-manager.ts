@@ -25,6 +25,7 @@ import {
 } from './connection';
 import { LogRing, type LogLine } from './log-ring';
 import { CallNotSentError } from './outcome';
+import { displayStrings, displayText } from './sanitize';
 
 /** Where the manager reads server definitions and accounts from (the settings store, or a test map). */
 export interface ServerDirectory {
@@ -303,16 +304,21 @@ export class ConnectionManager implements ToolRegistry, ToolExecutor {
     return built;
   }
 
+  /**
+   * The server's words in a descriptor (title, description, string annotations) are already
+   * sanitized: everything that shows or forwards them (approval previews, the matrix, the tools
+   * offered to a model) reads them from here. The raw text only ever fed the contract hash.
+   */
   private buildDescriptor(connection: Connection, tool: DiscoveredTool, serverLabel: string, accountLabel: string | undefined, problem: string | undefined): ToolDescriptor {
     return Object.freeze({
       serverId: tool.serverId,
       accountId: tool.accountId,
       name: tool.name,
-      ...(tool.title !== undefined ? { title: tool.title } : {}),
-      ...(tool.description !== undefined ? { description: tool.description } : {}),
+      ...(tool.title !== undefined ? { title: displayText(tool.title, 256) } : {}),
+      ...(tool.displayDescription !== undefined ? { description: tool.displayDescription } : {}),
       inputSchema: tool.inputSchema,
       ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
-      ...(tool.annotations ? { annotations: tool.annotations } : {}),
+      ...(tool.annotations ? { annotations: Object.freeze(displayStrings(tool.annotations, 256)) } : {}),
       contractHash: tool.contractHash,
       endpointHash: connection.endpointHash,
       serverLabel,

@@ -42,8 +42,11 @@ import { SignInNeeded } from './oauth/network-scope';
 import { guardedFetchOf } from './oauth/provider';
 import { CallNotSentError, ToolCallFailedError, ToolCallOutcomeUnknownError } from './outcome';
 import { LOGGED, ProcessTransport } from './process-transport';
-import { sanitizeForDisplay } from './sanitize';
+import { displayText } from './sanitize';
 import { LinearJsonSchemaValidator } from '../validation/schemas';
+
+/** Most of a server's text kept for each use (names, descriptions, instructions, messages), in UTF-8 bytes. */
+const TEXT_LIMITS = { name: 256, description: 8 * 1024, instructions: 16 * 1024, message: 8 * 1024, note: 1024 } as const;
 
 /** The state of one connection, as the UI shows it. */
 export type ConnectionStatus =
@@ -66,9 +69,10 @@ export interface DiscoveredTool {
   accountId: string;
   name: string;
   title?: string;
-  /** Raw, untrusted description (for the model path and hashing). */
-  description?: string;
-  /** `description` with ANSI/control characters removed: the only form to display. */
+  /**
+   * The server's description through the sanitizer (and capped): the only form shown or
+   * forwarded, to a person or a model. The raw text only feeds the contract hash.
+   */
   displayDescription?: string;
   inputSchema: Record<string, unknown>;
   outputSchema?: Record<string, unknown>;
@@ -231,7 +235,7 @@ export class Connection {
   }
   /** The server's `instructions`, sanitized for display (untrusted). */
   get instructions(): string | undefined {
-    return this.instructionsText === undefined ? undefined : sanitizeForDisplay(this.instructionsText);
+    return this.instructionsText === undefined ? undefined : displayText(this.instructionsText, TEXT_LIMITS.instructions);
   }
   get instructionsHash(): string | null {
     return this.instructionsHashValue;
@@ -330,11 +334,11 @@ export class Connection {
       if (generation !== this.generation) throw new Error('connection was superseded');
       const info = client.getServerVersion();
       this.reconnectAttempt = 0;
-      log.note(`connected over ${kind}${info ? ` to ${sanitizeForDisplay(info.name)} ${sanitizeForDisplay(info.version)}` : ''}`);
+      log.note(`connected over ${kind}${info ? ` to ${displayText(info.name, TEXT_LIMITS.name)} ${displayText(info.version, TEXT_LIMITS.name)}` : ''}`);
       this.setStatus({
         state: 'connected',
         transport: kind,
-        ...(info ? { serverName: sanitizeForDisplay(info.name), serverVersion: sanitizeForDisplay(info.version) } : {}),
+        ...(info ? { serverName: displayText(info.name, TEXT_LIMITS.name), serverVersion: displayText(info.version, TEXT_LIMITS.name) } : {}),
       });
     } catch (error) {
       if (generation !== this.generation) throw error;
@@ -459,7 +463,7 @@ export class Connection {
           const progress: CallProgress = {
             progress: p.progress,
             ...(typeof p.total === 'number' && Number.isFinite(p.total) ? { total: p.total } : {}),
-            ...(typeof p.message === 'string' ? { message: sanitizeForDisplay(p.message) } : {}),
+            ...(typeof p.message === 'string' ? { message: displayText(p.message, TEXT_LIMITS.note) } : {}),
           };
           if (typeof listener === 'function') listener(progress);
           else this.deps.onCallProgress?.(listener.tag, progress);
@@ -489,7 +493,7 @@ export class Connection {
       try {
         await withTimeout(this.discover(generation, trigger), timeoutMs, 'tools/list timed out');
       } catch (error) {
-        failure = sanitizeForDisplay(errorText(error));
+        failure = displayText(errorText(error), TEXT_LIMITS.note);
         this.deps.log.note(`re-listing tools failed: ${failure}`);
       }
       // A notice that arrived meanwhile has queued another re-list: that one decides.
@@ -530,7 +534,7 @@ export class Connection {
     const next = new Map<string, DiscoveredTool>();
     for (const tool of listed) {
       if (next.has(tool.name)) {
-        this.deps.log.note(`server listed tool ${JSON.stringify(sanitizeForDisplay(tool.name))} twice; keeping the first`);
+        this.deps.log.note(`server listed tool ${JSON.stringify(displayText(tool.name, TEXT_LIMITS.name))} twice; keeping the first`);
         continue;
       }
       next.set(tool.name, this.describeTool(tool, newInstructionsHash));
@@ -575,7 +579,7 @@ export class Connection {
     if (change.trigger === 'initial' || isChange) {
       if (change.changed.length || change.instructionsChanged) {
         this.deps.log.note(
-          `tool contracts changed: ${change.changed.map((c) => `${sanitizeForDisplay(c.name)} (${c.fields.join(', ')})`).join('; ')}${change.instructionsChanged ? ' instructions changed' : ''}`,
+          `tool contracts changed: ${change.changed.map((c) => `${displayText(c.name, TEXT_LIMITS.name)} (${c.fields.join(', ')})`).join('; ')}${change.instructionsChanged ? ' instructions changed' : ''}`,
         );
       }
       this.deps.onToolsChanged(change);
@@ -607,7 +611,7 @@ export class Connection {
       accountId: this.accountId,
       name: tool.name,
       ...(tool.title !== undefined ? { title: tool.title } : {}),
-      ...(tool.description !== undefined ? { description: tool.description, displayDescription: sanitizeForDisplay(tool.description) } : {}),
+      ...(tool.description !== undefined ? { displayDescription: displayText(tool.description, TEXT_LIMITS.description) } : {}),
       inputSchema: tool.inputSchema as Record<string, unknown>,
       ...(tool.outputSchema ? { outputSchema: tool.outputSchema as Record<string, unknown> } : {}),
       ...(tool.annotations ? { annotations: tool.annotations as Record<string, unknown> } : {}),
@@ -768,7 +772,7 @@ export class Connection {
     if (error instanceof McpError && error.code === RpcErrorCode.RequestTimeout) {
       return new ToolCallOutcomeUnknownError(`no answer within ${timeout} ms; the server was told to stop`, 'timeout');
     }
-    if (error instanceof McpError) return new ToolCallFailedError(sanitizeForDisplay(error.message), error.code);
+    if (error instanceof McpError) return new ToolCallFailedError(displayText(error.message, TEXT_LIMITS.message), error.code);
     if (error instanceof Error && error.name === 'ZodError') return new ToolCallFailedError('the server answered with a malformed result');
     return new ToolCallOutcomeUnknownError(`transport error after sending: ${errorText(error)}`, 'transport_error');
   }
@@ -795,8 +799,8 @@ function describeConnectError(error: unknown, def: ServerDefinition): string {
   if (error instanceof SignInNeeded) return error.message;
   if (error instanceof UnauthorizedError) return 'the server requires authorization; sign in to connect';
   const text = errorText(error);
-  if (def.transport === 'http' && /fetch failed|ECONNREFUSED/i.test(text)) return `cannot reach ${new URL(def.url).origin}: ${text}`;
-  return sanitizeForDisplay(text);
+  if (def.transport === 'http' && /fetch failed|ECONNREFUSED/i.test(text)) return `cannot reach ${new URL(def.url).origin}: ${displayText(text, TEXT_LIMITS.message)}`;
+  return displayText(text, TEXT_LIMITS.message);
 }
 
 function errorText(error: unknown): string {

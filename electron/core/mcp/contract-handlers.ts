@@ -10,7 +10,7 @@ import type { CoreEvents } from '../events';
 import { WardenError } from '../../../shared/result';
 import type { ConnectionManager, ConnectionSnapshot } from './connection-manager';
 import type { ConnectionStatus } from './connection';
-import { sanitizeForDisplay } from './sanitize';
+import { displayStrings, sanitizeForDisplay } from './sanitize';
 
 type ConnectionChannel = 'connections:connect' | 'connections:disconnect' | 'connections:status' | 'connections:list-tools' | 'connections:logs';
 
@@ -47,7 +47,7 @@ export function connectionHandlers(manager: ConnectionManager): Pick<Handlers, C
           ...(t.displayDescription !== undefined ? { description: t.displayDescription } : {}),
           inputSchema: t.inputSchema,
           ...(t.outputSchema ? { outputSchema: t.outputSchema } : {}),
-          ...(t.annotations ? { annotations: t.annotations } : {}),
+          ...(t.annotations ? { annotations: displayStrings(t.annotations, 256) } : {}),
           contractHash: t.contractHash,
         })),
       };

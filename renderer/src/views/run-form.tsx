@@ -7,13 +7,9 @@ import { useState, type FormEvent } from 'react';
 import type { ToolView } from '../../../shared/contract/connections';
 import { toShownError, type ShownError } from '../api';
 import { ErrorNote, ServerClaim, StatePill } from '../components/common';
+import { ServerAnswer } from '../components/server-answer';
 import { useAppStore } from '../store';
 import { argumentSkeleton } from './view-helpers';
-
-/** Plain text of a tool result's text blocks (display only). */
-function resultText(content: ReadonlyArray<Record<string, unknown>>): string {
-  return content.map((b) => (b.type === 'text' && typeof b.text === 'string' ? b.text : `[${String(b.type)} block]`)).join('\n');
-}
 
 /** The Run form for one tool of one (server, account). */
 export function RunForm({ tool, onClose }: { tool: ToolView; onClose: () => void }) {
@@ -98,14 +94,7 @@ export function RunForm({ tool, onClose }: { tool: ToolView; onClose: () => void
               <span className="muted">(a stopped call's outcome is unknown: it may already have happened; see Recovery)</span>
             </p>
           ) : null}
-          {operation.result ? (
-            <div className="field">
-              <span>{operation.result.isError ? "The server's error (untrusted text)" : "The server's answer (untrusted text)"}</span>
-              <pre className="code-block" data-testid="run-form-output">
-                {resultText(operation.result.content)}
-              </pre>
-            </div>
-          ) : null}
+          {operation.result ? <ServerAnswer result={operation.result} testId="run-form" /> : null}
           {operation.error ? (
             <p className="error-note">
               <code>{operation.error.code}</code> {operation.error.message}
