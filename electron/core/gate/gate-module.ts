@@ -43,6 +43,10 @@ export interface GateModuleOptions {
   initialPolicy?: Partial<PolicyState>;
   persistPolicy?: (state: PolicyState) => void | Promise<void>;
   approvalTtlMs?: number;
+  /** Longest a call waits for a re-list its server announced (default 5 s; see GateDeps). */
+  listingWaitMs?: number;
+  /** Largest result the gate keeps and journals (default 256 KiB; see GateDeps). */
+  maxResultBytes?: number;
   paths?: { semantics: PathSemantics; fs: PathFs | null };
   /** Safe mode (ledger tamper detected): every tool held at ask while this returns true. */
   isSafeMode?: () => boolean;
@@ -125,6 +129,8 @@ export function createGateModule(options: GateModuleOptions): GateModule {
     executor,
     policy: effectivePolicy,
     approvalTtlMs: options.approvalTtlMs,
+    listingWaitMs: options.listingWaitMs,
+    maxResultBytes: options.maxResultBytes,
     paths: options.paths ?? hostPaths(),
   });
   const unsubscribePolicy = policy.onChange(() => gate.revalidate('permission changed'));

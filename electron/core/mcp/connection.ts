@@ -202,8 +202,10 @@ export class Connection {
   private relistQueued = false;
   /** The newest re-list asked for, until it settles: what a call waits for (see `whenListed`). */
   private relisting: Promise<void> | undefined;
-  /** Why the listing cannot be relied on right now (a re-list under way, failed or timed out); undefined when it is current. */
-  private problem: string | undefined;
+  /** Set from the moment a re-list is asked for until it settles: why it was asked for. */
+  private pending: 'list_changed' | 'recheck' | undefined;
+  /** Why the last re-list failed (refused, failed or timed out); cleared once one succeeds. */
+  private failure: string | undefined;
   /** When the last listing that was applied was made (clock ms). */
   private listedAt = 0;
   /** Bumped per discovery started; only the newest one's answer is applied (a timed-out one may answer late). */
@@ -250,22 +252,31 @@ export class Connection {
    * under way, or a re-list failed or timed out), in words; undefined when it is current.
    */
   get listingProblem(): string | undefined {
-    return this.problem;
+    const name = this.deps.definition.name;
+    if (this.failure !== undefined) return `${name} could not re-list its tools (${this.failure}); Always Allow is held at Ask until it lists them again`;
+    if (this.pending === 'list_changed') return `${name} said its tools changed and is being re-listed`;
+    if (this.pending === 'recheck') return `${name} is re-listing its tools`;
+    return undefined;
   }
 
   /**
    * Undefined when the listing can be used as it is; otherwise a promise that settles (never
-   * rejects) when the re-list it waits for has settled. A listing older than `relistAfterMs`, or
-   * one whose last re-list failed, is re-listed now.
+   * rejects) when the re-list it waits for has settled. A listing older than `relistAfterMs` is
+   * re-listed now. After a failed re-list, calls are not held up: Always Allow already asks, and
+   * each call asks the server to list its tools again in the background (one at a time).
    *
    * Why: a call must be decided against what the server lists now, never against a listing the
    * server abandoned or one nobody has checked for a long time.
    */
   whenListed(): Promise<void> | undefined {
     if (this.statusValue.state !== 'connected') return undefined;
+    if (this.failure !== undefined) {
+      if (this.relisting === undefined) void this.requestRelist(this.generation, 'recheck');
+      return undefined;
+    }
     if (this.relisting !== undefined) return this.relisting;
     const clock = this.deps.clock ?? systemClock;
-    if (this.problem === undefined && clock.now() - this.listedAt < this.deps.relistAfterMs) return undefined;
+    if (clock.now() - this.listedAt < this.deps.relistAfterMs) return undefined;
     return this.requestRelist(this.generation, 'recheck');
   }
 
@@ -298,7 +309,8 @@ export class Connection {
     // A new connection lists from scratch: nothing left over from the last one's re-lists.
     this.relistQueued = false;
     this.relisting = undefined;
-    this.problem = undefined;
+    this.pending = undefined;
+    this.failure = undefined;
     this.setStatus({ state: 'connecting', attempt });
     const run = this.openAndDiscover(generation, trigger).finally(() => {
       if (this.connecting === run) this.connecting = undefined;
@@ -478,12 +490,11 @@ export class Connection {
   /**
    * Asks for a re-list after the one running (a burst costs at most one more) and marks the
    * listing as not current until it settles. Resolves (never rejects) when it has: with the new
-   * listing applied, or with `problem` saying why the server could not be re-listed.
+   * listing applied, or with `failure` saying why the server could not be re-listed.
    */
   private requestRelist(generation: number, trigger: 'list_changed' | 'recheck'): Promise<void> {
-    const name = this.deps.definition.name;
+    if (this.pending !== 'list_changed') this.pending = trigger;
     if (this.relistQueued && this.relisting !== undefined) return this.relisting;
-    this.problem = trigger === 'list_changed' ? `${name} said its tools changed and is being re-listed` : `${name} is re-listing its tools`;
     this.relistQueued = true;
     const timeoutMs = this.deps.relistTimeoutMs;
     const run: Promise<void> = this.discovery.then(async () => {
@@ -498,7 +509,8 @@ export class Connection {
       }
       // A notice that arrived meanwhile has queued another re-list: that one decides.
       if (generation !== this.generation || this.relistQueued) return;
-      this.problem = failure === undefined ? undefined : `${name} could not re-list its tools (${failure}); Always Allow is held at Ask until it lists them again`;
+      this.pending = undefined;
+      this.failure = failure;
     });
     this.discovery = run;
     this.relisting = run;

@@ -156,8 +156,14 @@ describe.each<Transport>(['stdio', 'http'])('re-list races over %s', (transport)
     expect(later.decision?.reason).toMatch(/could not re-list its tools/);
     expect(await s.receivedThrough('announce')).toEqual(['before', 'announce']);
 
-    // Listing works again, but the tool is not what was allowed: still Ask (pins do not match).
+    // Listing works again, but the tool is not what was allowed. The next call is still held at
+    // Ask (the last re-list failed) and has the server re-listed in the background; once that
+    // succeeds, the pins decide: still Ask, the tool changed.
     s.control({ listing: 'ok', description: 'Now also deletes files.' });
+    const retried = await s.weather('retried');
+    expect(retried.state, retried.reason).toBe('awaiting_approval');
+    const connection = core!.connections.connection(s.serverId, s.accountId)!;
+    await waitUntil(() => connection.listingProblem === undefined, 15_000, 'the background re-list');
     const changed = await s.weather('changed');
     expect(changed.state, changed.reason).toBe('awaiting_approval');
     expect(changed.decision?.reason).toMatch(/tool changed since you allowed it/);
@@ -178,7 +184,12 @@ describe.each<Transport>(['stdio', 'http'])('re-list races over %s', (transport)
     const waiting = await s.weather('waiting');
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(waiting.state, waiting.reason).toBe('awaiting_approval');
-    expect(waiting.decision?.reason).toMatch(/could not re-list its tools|is re-listing its tools/);
+    expect(waiting.decision?.reason).toMatch(/could not re-list its tools/);
+    // Later calls are not held up by the stalled server: they ask at once (and a re-list is retried).
+    const laterStarted = Date.now();
+    const later = await s.weather('later');
+    expect(Date.now() - laterStarted).toBeLessThan(450);
+    expect(later.state, later.reason).toBe('awaiting_approval');
     expect(await s.receivedThrough('announce')).toEqual(['announce']);
   });
 
