@@ -263,7 +263,8 @@ export class Connection {
    * Undefined when the listing can be used as it is; otherwise a promise that settles (never
    * rejects) when the re-list it waits for has settled. A listing older than `relistAfterMs` is
    * re-listed now. After a failed re-list, calls are not held up: Always Allow already asks, and
-   * each call asks the server to list its tools again in the background (one at a time).
+   * each call has the server list its tools again in the background (a re-list that starts after
+   * the call; calls in a burst share one).
    *
    * Why: a call must be decided against what the server lists now, never against a listing the
    * server abandoned or one nobody has checked for a long time.
@@ -271,7 +272,8 @@ export class Connection {
   whenListed(): Promise<void> | undefined {
     if (this.statusValue.state !== 'connected') return undefined;
     if (this.failure !== undefined) {
-      if (this.relisting === undefined) void this.requestRelist(this.generation, 'recheck');
+      // A re-list that starts after this call (queued behind one already running, at most one).
+      void this.requestRelist(this.generation, 'recheck');
       return undefined;
     }
     if (this.relisting !== undefined) return this.relisting;
