@@ -488,7 +488,11 @@ export class Gate {
     const op = await this.mustGet(operationId, 'approved');
     // Approved against what the server lists now: a re-list it announced is waited for first.
     const listing = op.state === 'awaiting_approval' ? this.listed(op.identity.serverId, op.identity.accountId) : undefined;
-    if (listing !== undefined) await listing;
+    if (listing !== undefined) {
+      await listing;
+      // Settled while the new listing came in (invalidated by it, say): that is what happened.
+      if (op.state !== 'awaiting_approval') return this.snapshot(op);
+    }
     if (op.state !== 'awaiting_approval') {
       throw new WardenError('CONFLICT', `Operation ${operationId} cannot be approved: it is ${op.state}${op.approvedByUser ? ' (approval is single-use)' : ''}`);
     }

@@ -131,7 +131,8 @@ describe.each<Transport>(['stdio', 'http'])('re-list races over %s', (transport)
     // This call makes the server change get_weather and announce it before answering.
     expect((await settled((await s.weather('announce')).operationId)).state).toBe('succeeded');
     // The person approves the older request in the dialog right away.
-    await dispatch(core!.handlers, 'approvals:review', { operationId: pending.operationId });
+    const answer = await dispatch(core!.handlers, 'approvals:review', { operationId: pending.operationId });
+    expect(answer).toMatchObject({ ok: true, value: { pressed: 'approve', outcome: 'invalidated' } });
     const after = core!.gate.gate.get(pending.operationId)!;
     expect(after.state, after.reason).toBe('invalidated');
     expect(after.reason).toMatch(/tool changed since the request/);
