@@ -17,7 +17,7 @@ import type { OperationSnapshot } from '../../../electron/core/gate/gate';
 import type { ChannelName } from '../../../shared/ipc';
 import type { ServerView } from '../../../shared/domain/servers';
 import { floodText } from '../../fixtures/servers/flood';
-import { tempDir } from '../../unit/ledger/helpers';
+import { recordsOf, tempDir } from '../../unit/ledger/helpers';
 import { stdioFixture } from '../mcp/helpers';
 
 const KIB = 1024;
@@ -77,7 +77,7 @@ describe('result size', () => {
     const marker = op.result!.content.at(-1)!;
     expect(marker).toMatchObject({ type: 'text', text: expect.stringMatching(new RegExp(`truncated: ${op.result!.truncated!.keptBytes} of ${Buffer.byteLength(whole)} bytes`)) });
     // The ledger never got more than the cap: no record anywhere holds the whole result.
-    const largest = Math.max(...s.service.ledger.read().map((r) => bytes(r.payload)));
+    const largest = Math.max(...(await recordsOf(s.service.ledger)).map((r) => bytes(r.payload)));
     expect(largest).toBeLessThanOrEqual(256 * KIB + 4 * KIB);
   });
 

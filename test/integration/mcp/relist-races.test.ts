@@ -133,7 +133,7 @@ describe.each<Transport>(['stdio', 'http'])('re-list races over %s', (transport)
     // The person approves the older request in the dialog right away.
     const answer = await dispatch(core!.handlers, 'approvals:review', { operationId: pending.operationId });
     expect(answer).toMatchObject({ ok: true, value: { pressed: 'approve', outcome: 'invalidated' } });
-    const after = core!.gate.gate.get(pending.operationId)!;
+    const after = (await core!.gate.gate.get(pending.operationId))!;
     expect(after.state, after.reason).toBe('invalidated');
     expect(after.reason).toMatch(/tool changed since the request/);
     await s.allow();
