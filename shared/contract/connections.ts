@@ -47,6 +47,11 @@ export const ConnectionView = z
     toolCount: z.number().int().nonnegative(),
     /** The server's `instructions` (untrusted, sanitized), if it sent any. */
     instructions: z.string().optional(),
+    /**
+     * Why the instructions read like instructions to an AI model ("tells the model to ignore its
+     * instructions"), in plain words; absent when nothing matched. A heuristic: it never blocks anything.
+     */
+    instructionsFlags: z.array(z.string()).optional(),
     instructionsHash: z.string().nullable(),
     endpointHash: z.string(),
   })
@@ -66,6 +71,11 @@ export const ToolView = z
     outputSchema: z.record(z.string(), z.unknown()).optional(),
     /** Untrusted hints (readOnlyHint, destructiveHint, …) as the server claims them. */
     annotations: z.record(z.string(), z.unknown()).optional(),
+    /**
+     * Why the tool's title, description or annotated title read like instructions to an AI model,
+     * in plain words; absent when nothing matched. A heuristic: it never blocks anything.
+     */
+    flags: z.array(z.string()).optional(),
     contractHash: z.string(),
   })
   .strict();

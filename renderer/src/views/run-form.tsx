@@ -52,7 +52,7 @@ export function RunForm({ tool, onClose }: { tool: ToolView; onClose: () => void
         Your call goes through Warden's gate like any model call: Always Allow runs it, Ask sends it to Approvals, Disabled refuses it.
       </p>
       <p>
-        <ServerClaim>{tool.description}</ServerClaim>
+        <ServerClaim flags={tool.flags}>{tool.description}</ServerClaim>
       </p>
       <details>
         <summary>Input schema (from the server)</summary>
