@@ -52,8 +52,11 @@ export interface ConnectionManagerOptions {
   reconnect?: Partial<ReconnectPolicy>;
   /** Bound on one re-list after a server said its tools changed (default 5 s); longer counts as failed. */
   relistTimeoutMs?: number;
-  /** A listing older than this is re-listed before the next call is decided (default 10 minutes). */
-  relistAfterMs?: number;
+  /**
+   * A listing older than this is re-listed before the next call is decided (default 10 minutes).
+   * A function is read at each check, so a changed preference applies without reconnecting.
+   */
+  relistAfterMs?: number | (() => number);
   /** Time source for the age of listings (default: the system clock). */
   clock?: Clock;
   /** Hashes pinned earlier (e.g. from the ledger), so the first discovery after start compares with them. */
@@ -86,6 +89,13 @@ export interface ConnectionManagerEvents {
 export const DEFAULT_RELIST_TIMEOUT_MS = 5_000;
 /** Default age after which a listing is re-checked before the next call is decided. */
 export const DEFAULT_RELIST_AFTER_MS = 10 * 60 * 1000;
+
+/** The re-list interval as the connection reads it: read at each check, so a changed preference applies at once. */
+function relistAfter(option: ConnectionManagerOptions['relistAfterMs']): () => number {
+  if (typeof option === 'function') return option;
+  const ms = option ?? DEFAULT_RELIST_AFTER_MS;
+  return () => ms;
+}
 
 type Key = string;
 // Ids never contain NUL (EntityId is [a-z0-9-]), so this is unambiguous and cheaper than JSON.
@@ -188,7 +198,7 @@ export class ConnectionManager implements ToolRegistry, ToolExecutor {
       defaultCallTimeoutMs: this.options.defaultCallTimeoutMs ?? 60_000,
       connectTimeoutMs: this.options.connectTimeoutMs ?? 30_000,
       relistTimeoutMs: this.options.relistTimeoutMs ?? DEFAULT_RELIST_TIMEOUT_MS,
-      relistAfterMs: this.options.relistAfterMs ?? DEFAULT_RELIST_AFTER_MS,
+      relistAfterMs: relistAfter(this.options.relistAfterMs),
       ...(this.options.clock ? { clock: this.options.clock } : {}),
       reconnect,
       pinned: this.options.pinnedFor?.(serverId, accountId),

@@ -168,7 +168,7 @@ export interface ConnectionDeps {
   /** Bound on one re-list (all pages) after the first discovery; a re-list that takes longer has failed. */
   relistTimeoutMs: number;
   /** A listing older than this is re-listed before the next call (see `whenListed`). */
-  relistAfterMs: number;
+  relistAfterMs: () => number;
   /** Time source for the listing's age (default: the system clock). */
   clock?: Clock;
   /** Hashes pinned before this connection existed (e.g. from the ledger), to compare the first discovery with. */
@@ -278,7 +278,7 @@ export class Connection {
     }
     if (this.relisting !== undefined) return this.relisting;
     const clock = this.deps.clock ?? systemClock;
-    if (clock.now() - this.listedAt < this.deps.relistAfterMs) return undefined;
+    if (clock.now() - this.listedAt < this.deps.relistAfterMs()) return undefined;
     return this.requestRelist(this.generation, 'recheck');
   }
 
