@@ -44,7 +44,7 @@ interface Setup {
   serverId: string;
   accountId: string;
   /** Rewrites the fixture's control file (read by the server on every request). */
-  control: (c: { description?: string; listing?: 'ok' | 'refuse' | 'hang'; pullOnCall?: boolean }) => void;
+  control: (c: { description?: string; listing?: 'ok' | 'refuse' | 'hang'; listingDelayMs?: number; pullOnCall?: boolean }) => void;
   /** The server's log once it shows `city` (stderr trails the answers): every call received up to it. */
   receivedThrough: (city: string) => Promise<string[]>;
   /** Always Allow on get_weather for the contract listed now (confirmed in the dialog stand-in). */
@@ -126,7 +126,8 @@ describe.each<Transport>(['stdio', 'http'])('re-list races over %s', (transport)
 
   it('an approval given right after the server said its tools changed is checked against the new listing, and sends nothing', async () => {
     const s = await setup(transport);
-    s.control({ pullOnCall: true });
+    // The re-list answers slowly, so the approval below is surely given while it is under way.
+    s.control({ pullOnCall: true, listingDelayMs: 1_500 });
     const pending = await s.weather('pending');
     expect(pending.state).toBe('awaiting_approval');
     await s.allow();
