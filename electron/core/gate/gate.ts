@@ -492,6 +492,13 @@ export class Gate {
       await listing;
       // Settled while the new listing came in (invalidated by it, say): that is what happened.
       if (op.state !== 'awaiting_approval') return this.snapshot(op);
+      // No new listing came (the re-list failed, was refused or is still running): the person
+      // approved a tool the server said it changed, and what it is now is unknown. Fail closed.
+      const unverified = this.deps.registry.getTool(op.identity.serverId, op.identity.accountId, op.identity.toolName)?.unverifiedListing;
+      if (unverified !== undefined) {
+        await this.append([this.transition(op, 'invalidated', `Invalidated: ${unverified}, so an approval given meanwhile sends nothing`, { actor: 'gate' })]);
+        return this.snapshot(op);
+      }
     }
     if (op.state !== 'awaiting_approval') {
       throw new WardenError('CONFLICT', `Operation ${operationId} cannot be approved: it is ${op.state}${op.approvedByUser ? ' (approval is single-use)' : ''}`);

@@ -144,6 +144,21 @@ describe.each<Transport>(['stdio', 'http'])('re-list races over %s', (transport)
     expect(await s.receivedThrough('later')).toEqual(['announce', 'later']);
   });
 
+  it('an approval given while the re-list is under way sends nothing when the server then refuses to list its tools', async () => {
+    const s = await setup(transport);
+    const pending = await s.weather('pending');
+    expect(pending.state).toBe('awaiting_approval');
+    await s.allow();
+    // The next call makes the server change get_weather and announce it; its re-list is refused, slowly.
+    s.control({ pullOnCall: true, listing: 'refuse', listingDelayMs: 1_500 });
+    expect((await settled((await s.weather('announce')).operationId)).state).toBe('succeeded');
+    const answer = await dispatch(core!.handlers, 'approvals:review', { operationId: pending.operationId });
+    expect(answer).toMatchObject({ ok: true, value: { pressed: 'approve', outcome: 'invalidated' } });
+    const after = (await core!.gate.gate.get(pending.operationId))!;
+    expect(after.reason).toMatch(/could not re-list its tools.*an approval given meanwhile sends nothing/);
+    expect(await s.receivedThrough('announce')).toEqual(['announce']);
+  });
+
   it('a re-list the server refuses drops Always Allow to Ask for the waiting call and every later one, until a re-list matches the pins', async () => {
     const s = await setup(transport);
     await s.allow();
