@@ -20,7 +20,7 @@ import type { ServerService } from './settings/server-service';
 import { createGateModule, denyingPrompter, type GateModule, type GateModuleOptions } from './gate/gate-module';
 import { requireSafeModeConfirmation } from './safe-mode-confirmation';
 import { createConnectionLayer, type ConnectionLayerOptions } from './mcp/connection-layer';
-import type { ConnectionManager } from './mcp/connection-manager';
+import { DEFAULT_RELIST_AFTER_MS, type ConnectionManager } from './mcp/connection-manager';
 import { runHandlers } from './run/run-handlers';
 import { applyDemoLabRules, offerDemoServerOnFirstRun, openBuiltinTransport } from './demo/demo-setup';
 import { createModelsModule, type ModelsModuleOptions } from './models/models-module';
@@ -168,6 +168,7 @@ export function createCore(deps: CoreDeps): WardenCore {
       authProviderFor: (d, a) => oauth.providerFor(d, a),
       elicitation: { elicitor: deps.elicitor ?? cancellingElicitor, browser },
       builtinTransport: openBuiltinTransport,
+      relistAfterMs: () => serversModule.settings.get().preferences.relistAfterMs ?? DEFAULT_RELIST_AFTER_MS,
       ...deps.connections,
     },
   });

@@ -131,6 +131,11 @@ export interface PolicyToolInfo {
   endpointHash: string;
   /** Untrusted; only ever read to make things stricter. */
   annotations?: Readonly<Record<string, unknown>>;
+  /**
+   * Set while the server's listing cannot be relied on (a re-list it announced is under way, or a
+   * re-list failed or timed out): why, in words. Always Allow is then held at Ask.
+   */
+  unverifiedListing?: string;
 }
 
 /** Facts `decide()` needs besides rules. */

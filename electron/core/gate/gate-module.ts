@@ -19,6 +19,7 @@ import { decide } from '../policy/engine';
 import { PolicyStore } from '../policy/store';
 import { hostPaths, type PathFs, type PathSemantics } from '../policy/paths';
 import type { ApprovalPreview, ApprovalPrompter, BatchChoice, Clock, Journal, OperationHistory } from '../ports';
+import { createOperationPresenter } from '../mcp/result-display';
 import { Gate, type OperationSnapshot } from './gate';
 import { CallNotSentError, type ToolDescriptor, type ToolExecutor, type ToolRegistry } from './ports';
 
@@ -42,6 +43,10 @@ export interface GateModuleOptions {
   initialPolicy?: Partial<PolicyState>;
   persistPolicy?: (state: PolicyState) => void | Promise<void>;
   approvalTtlMs?: number;
+  /** Longest a call waits for a re-list its server announced (default 5 s; see GateDeps). */
+  listingWaitMs?: number;
+  /** Largest result the gate keeps and journals (default 256 KiB; see GateDeps). */
+  maxResultBytes?: number;
   paths?: { semantics: PathSemantics; fs: PathFs | null };
   /** Safe mode (ledger tamper detected): every tool held at ask while this returns true. */
   isSafeMode?: () => boolean;
@@ -124,14 +129,18 @@ export function createGateModule(options: GateModuleOptions): GateModule {
     executor,
     policy: effectivePolicy,
     approvalTtlMs: options.approvalTtlMs,
+    listingWaitMs: options.listingWaitMs,
+    maxResultBytes: options.maxResultBytes,
     paths: options.paths ?? hostPaths(),
   });
   const unsubscribePolicy = policy.onChange(() => gate.revalidate('permission changed'));
   const reviewing = new Set<string>();
+  // Operations leave for the renderer only as summaries: server text sanitized, results capped and flagged.
+  const present = createOperationPresenter();
 
   const unsubscribeGate = gate.onChange((op) => {
     if (!options.events) return;
-    options.events.emit('operations:updated', op);
+    options.events.emit('operations:updated', present(op));
     const pending = gate.pending();
     options.events.emit('approvals:changed', { pending: pending.length, operationIds: pending.map((p) => p.operationId) });
   });
@@ -139,7 +148,7 @@ export function createGateModule(options: GateModuleOptions): GateModule {
   const paths = options.paths ?? hostPaths();
   const decideFor = (t: ToolDescriptor, conversationId: string | null, state: PolicyState) =>
     decide({ serverId: t.serverId, accountId: t.accountId, toolName: t.name, conversationId, arguments: {} }, state, {
-      tool: { contractHash: t.contractHash, endpointHash: t.endpointHash, annotations: t.annotations },
+      tool: { contractHash: t.contractHash, endpointHash: t.endpointHash, annotations: t.annotations, unverifiedListing: t.unverifiedListing },
       paths: paths.semantics,
       labels: { server: t.serverLabel ?? t.serverId, account: t.accountLabel ?? t.accountId },
     });
@@ -341,20 +350,23 @@ export function createGateModule(options: GateModuleOptions): GateModule {
     'approvals:list': () => ({
       approvals: gate.pending().map((operation) => {
         const { operationId: _id, ...preview } = gate.preview(operation.operationId);
-        return { operation, preview };
+        return { operation: present(operation), preview };
       }),
     }),
-    'approvals:review': ({ operationId }) => review(operationId),
-    'approvals:reject': ({ operationId, reason }) => gate.reject(operationId, reason ? `Rejected by you: ${reason}` : 'Rejected by you'),
-    'approvals:cancel': ({ operationId }) => gate.cancel(operationId),
+    'approvals:review': async ({ operationId }) => {
+      const answer = await review(operationId);
+      return { ...answer, operation: present(answer.operation) };
+    },
+    'approvals:reject': async ({ operationId, reason }) => present(await gate.reject(operationId, reason ? `Rejected by you: ${reason}` : 'Rejected by you')),
+    'approvals:cancel': async ({ operationId }) => present(await gate.cancel(operationId)),
     // One source for every operation the UI lists: the history (live ones shown as the gate holds them).
     'operations:list': async ({ state, conversationId, limit }) => ({
-      operations: (await options.history.recordedOperations({ ...(state ? { state } : {}), ...(conversationId !== undefined ? { conversationId } : {}), limit })).map((r) => gate.describe(r)),
+      operations: (await options.history.recordedOperations({ ...(state ? { state } : {}), ...(conversationId !== undefined ? { conversationId } : {}), limit })).map((r) => present(gate.describe(r))),
     }),
     'operations:get': async ({ operationId }) => {
       const op = await gate.get(operationId);
       if (!op) throw new WardenError('NOT_FOUND', `operationId: no operation ${JSON.stringify(operationId)}`);
-      return op;
+      return present(op);
     },
     'permissions:matrix': ({ conversationId, search }) => matrix(conversationId, search),
     'permissions:set': (change) => setPermission(change),

@@ -39,11 +39,14 @@ import { systemClock, type ApprovalPreview, type Clock, type Journal, type Journ
 import { isCallFailed, isCallNotSent, type RegistryChange, type ToolDescriptor, type ToolExecutor, type ToolRegistry } from './ports';
 import { UnsafePatternError } from '../validation/linear-regexp';
 import { createLinearAjv, describeUnsafePattern } from '../validation/schemas';
+import { capErrorMessage, capToolResult, DEFAULT_MAX_RESULT_BYTES } from './result-cap';
 
 /** Default time a pending approval waits before it expires. */
 export const DEFAULT_APPROVAL_TTL_MS = 10 * 60 * 1000;
 /** Largest canonical argument payload the gate accepts. */
 export const MAX_ARGUMENTS_BYTES = 1024 * 1024;
+/** Longest a call (or an approval) waits for a re-list the server announced before it is decided. */
+export const DEFAULT_LISTING_WAIT_MS = 5_000;
 
 /** The current policy, read at every decision point. */
 export interface PolicySource {
@@ -68,6 +71,16 @@ export interface GateDeps {
   newId?: () => string;
   /** Schedules expiry sweeps; defaults to real timers (unref'd). Tests with a fake clock call `sweepExpired()`. */
   scheduleExpiry?: boolean;
+  /**
+   * Longest a call or approval waits for a pending re-list of its server (default 5 s). Past it,
+   * the call is decided with the listing marked unverified, so Always Allow asks.
+   */
+  listingWaitMs?: number;
+  /**
+   * Largest result the gate keeps (UTF-8 bytes of its JSON; default 256 KiB). A larger one is cut
+   * before it enters the operation record or the journal (see result-cap.ts).
+   */
+  maxResultBytes?: number;
 }
 
 /** One tool call as it enters the gate. */
@@ -167,6 +180,7 @@ interface CachedDecision {
   annotations: ToolDescriptor['annotations'];
   serverLabel: ToolDescriptor['serverLabel'];
   accountLabel: ToolDescriptor['accountLabel'];
+  unverifiedListing: ToolDescriptor['unverifiedListing'];
   decision: PolicyDecision;
 }
 
@@ -241,6 +255,8 @@ export class Gate {
    * Why: the chat loop wants one awaitable per tool call; every call of every source enters here.
    */
   async request(req: GateRequest): Promise<OperationSnapshot> {
+    const listing = this.listed(req.serverId, req.accountId);
+    if (listing !== undefined) await listing;
     const a = req.operationId === undefined || this.live.has(req.operationId) ? this.admit(req) : await this.admitKnown(req);
     await this.proceed(a, true);
     if (!TERMINAL_STATES.has(a.op.state)) await this.whenSettled(a.op);
@@ -253,6 +269,8 @@ export class Gate {
    * Why: the UI and batch handling need the operation id and state before the outcome.
    */
   async submit(req: GateRequest): Promise<OperationSnapshot> {
+    const listing = this.listed(req.serverId, req.accountId);
+    if (listing !== undefined) await listing;
     const a = req.operationId === undefined || this.live.has(req.operationId) ? this.admit(req) : await this.admitKnown(req);
     await this.proceed(a, false);
     return this.snapshot(a.op);
@@ -392,6 +410,24 @@ export class Gate {
     if (pending) await pending.then(noop, noop);
   }
 
+  /**
+   * Undefined when the server's listing can be used now; otherwise a promise that settles when
+   * the registry's pending re-list has, or after `listingWaitMs`, whichever comes first.
+   */
+  private listed(serverId: string, accountId: string): Promise<void> | undefined {
+    const pending = this.deps.registry.whenListed?.(serverId, accountId);
+    if (pending === undefined) return undefined;
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, this.deps.listingWaitMs ?? DEFAULT_LISTING_WAIT_MS);
+      timer.unref?.();
+      const done = (): void => {
+        clearTimeout(timer);
+        resolve();
+      };
+      pending.then(done, done);
+    });
+  }
+
   /** Resolves once the operation is in a terminal state. */
   private whenSettled(op: Operation): Promise<void> {
     if (TERMINAL_STATES.has(op.state)) return SETTLED;
@@ -450,6 +486,20 @@ export class Gate {
    */
   async approve(operationId: string): Promise<OperationSnapshot> {
     const op = await this.mustGet(operationId, 'approved');
+    // Approved against what the server lists now: a re-list it announced is waited for first.
+    const listing = op.state === 'awaiting_approval' ? this.listed(op.identity.serverId, op.identity.accountId) : undefined;
+    if (listing !== undefined) {
+      await listing;
+      // Settled while the new listing came in (invalidated by it, say): that is what happened.
+      if (op.state !== 'awaiting_approval') return this.snapshot(op);
+      // No new listing came (the re-list failed, was refused or is still running): the person
+      // approved a tool the server said it changed, and what it is now is unknown. Fail closed.
+      const unverified = this.deps.registry.getTool(op.identity.serverId, op.identity.accountId, op.identity.toolName)?.unverifiedListing;
+      if (unverified !== undefined) {
+        await this.append([this.transition(op, 'invalidated', `Invalidated: ${unverified}, so an approval given meanwhile sends nothing`, { actor: 'gate' })]);
+        return this.snapshot(op);
+      }
+    }
     if (op.state !== 'awaiting_approval') {
       throw new WardenError('CONFLICT', `Operation ${operationId} cannot be approved: it is ${op.state}${op.approvedByUser ? ' (approval is single-use)' : ''}`);
     }
@@ -823,7 +873,8 @@ export class Gate {
       hit.endpointHash === tool!.endpointHash &&
       hit.annotations === tool!.annotations &&
       hit.serverLabel === tool!.serverLabel &&
-      hit.accountLabel === tool!.accountLabel
+      hit.accountLabel === tool!.accountLabel &&
+      hit.unverifiedListing === tool!.unverifiedListing
     ) {
       return hit.decision;
     }
@@ -846,6 +897,7 @@ export class Gate {
         annotations: tool.annotations,
         serverLabel: tool.serverLabel,
         accountLabel: tool.accountLabel,
+        unverifiedListing: tool.unverifiedListing,
         decision,
       });
     }
@@ -881,7 +933,7 @@ export class Gate {
       { serverId: op.identity.serverId, accountId: op.identity.accountId, toolName: op.identity.toolName, conversationId: op.origin.conversationId, arguments: normalized.arguments },
       state,
       {
-        tool: tool ? { contractHash: tool.contractHash, endpointHash: tool.endpointHash, annotations: tool.annotations } : undefined,
+        tool: tool ? { contractHash: tool.contractHash, endpointHash: tool.endpointHash, annotations: tool.annotations, unverifiedListing: tool.unverifiedListing } : undefined,
         paths: paths.semantics,
         unresolvedPaths: normalized.unresolvedPaths,
         pathRoots: normalized.pathRoots,
@@ -950,11 +1002,11 @@ export class Gate {
           op.args,
           { signal, operationId: op.id },
         );
-        const result = toResultRecord(raw);
+        const result = capToolResult(raw, this.deps.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES);
         const to = result.isError ? 'failed' : 'succeeded';
         outcome = this.transition(op, to, result.isError ? 'The tool reported an error' : 'The tool call succeeded', { result });
       } catch (error) {
-        const message = signal.aborted ? reasonOf(signal.reason) : error instanceof Error ? error.message : String(error);
+        const message = capErrorMessage(signal.aborted ? reasonOf(signal.reason) : error instanceof Error ? error.message : String(error));
         outcome = isCallNotSent(error)
           ? this.transition(op, 'failed', `Not sent: ${message}`, { error: { code: 'NOT_SENT', message } })
           : isCallFailed(error) && !signal.aborted
@@ -1134,13 +1186,4 @@ function undeclaredField(schema: Record<string, unknown> | undefined, args: Read
 
 function reasonOf(reason: unknown): string {
   return reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : 'aborted';
-}
-
-function toResultRecord(raw: unknown): ToolResultRecord {
-  const r = (raw ?? {}) as { content?: unknown; structuredContent?: unknown; isError?: unknown };
-  // A frozen JSON copy: what the server said, immune to later edits, kept by the journal as is.
-  const content = Array.isArray(r.content) ? jsonCopy(r.content as Array<Record<string, unknown>>, true) : Object.freeze([]);
-  const out: ToolResultRecord = { isError: r.isError === true, content: content as Array<Record<string, unknown>> };
-  if (r.structuredContent && typeof r.structuredContent === 'object') out.structuredContent = jsonCopy(r.structuredContent as Record<string, unknown>, true);
-  return Object.freeze(out);
 }

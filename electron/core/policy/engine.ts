@@ -7,7 +7,7 @@
  *
  * Layers, highest first; each higher layer is a ceiling on the ones below:
  *   availability (tool not listed → deny) > organization (forbid / cap at ask / allow)
- *   > safe mode (cap at ask) > conversation override > user rules
+ *   > safe mode (cap at ask) > unverified listing (cap at ask) > conversation override > user rules
  *   [tool+constraint > tool > server/account > global; most restrictive wins within a level]
  *   > built-in default `ask`.
  * Always Allow is pinned to the tool's contract hash and the server's endpoint hash.
@@ -136,6 +136,13 @@ export function decide(request: PolicyRequest, policyState: PolicyState, context
     capLayer = 'safe-mode';
     capRule = null;
   }
+  // A grant is pinned to what the server listed; while that listing cannot be relied on (the
+  // server announced a change, or could not be re-listed) the grant cannot be checked: ask.
+  if (context.tool.unverifiedListing !== undefined && cap === 'allow') {
+    cap = 'ask';
+    capLayer = 'availability';
+    capRule = null;
+  }
 
   // 2. Conversation override, 3. user rules, 4. built-in default.
   let chosen: CompiledRule | null = null;
@@ -204,7 +211,12 @@ export function decide(request: PolicyRequest, policyState: PolicyState, context
   }
 
   if (decision === 'allow' && cap === 'ask') {
-    const why = capLayer === 'safe-mode' ? 'the activity log failed verification; every tool asks until you acknowledge it' : 'organization policy requires asking';
+    const why =
+      capLayer === 'safe-mode'
+        ? 'the activity log failed verification; every tool asks until you acknowledge it'
+        : capLayer === 'availability'
+          ? context.tool.unverifiedListing
+          : 'organization policy requires asking';
     return result('ask', `Ask: ${why}`, capLayer!, capRule, pin, configErrors);
   }
   return result(decision, reason, layer, chosen?.id ?? null, pin, configErrors);

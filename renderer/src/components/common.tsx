@@ -97,13 +97,20 @@ export function StatePill({ state, testId }: { state: string; testId?: string })
 
 /**
  * Text that came from a server (descriptions, instructions): already sanitized by main, shown as
- * plain text (never HTML) and labelled as the server's claim.
+ * plain text (never HTML) and labelled as the server's claim. `flags` (main's plain-words reasons
+ * why the text reads like instructions to an AI model) are shown under it as a note on the page.
  */
-export function ServerClaim({ children, testId }: { children: ReactNode; testId?: string }) {
+export function ServerClaim({ children, testId, flags }: { children: ReactNode; testId?: string; flags?: readonly string[] }) {
   if (children === null || children === undefined || children === '') return <span className="muted">No description.</span>;
   return (
     <span className="claim" data-testid={testId}>
       <span className="claim-label">Server says:</span> {children}
+      {flags && flags.length > 0 ? (
+        <span className="answer-flag claim-flag" role="note" data-testid={testId ? `${testId}-flag` : undefined}>
+          <strong>Reads like instructions to an AI model.</strong> Warden gives a model this text only as the server&apos;s untrusted words, and nothing in it
+          can change what Warden allows. It {flags.join('; ')}.
+        </span>
+      ) : null}
     </span>
   );
 }

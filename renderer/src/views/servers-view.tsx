@@ -122,7 +122,9 @@ function ToolList({ tools, testPrefix }: { tools: ToolView[]; testPrefix: string
             </button>
           </div>
           <div className="tool-desc">
-            <ServerClaim>{t.description}</ServerClaim>
+            <ServerClaim testId={`tool-${t.name}-description`} flags={t.flags}>
+              {t.description}
+            </ServerClaim>
           </div>
           {running === t.name ? <RunForm tool={t} onClose={() => setRunning(null)} /> : null}
         </li>
@@ -148,6 +150,7 @@ function AccountPanel({ server, account }: { server: ServerView; account: Accoun
   const [error, run] = useAction();
   const state = connection?.status.state ?? 'disconnected';
   const instructions = connection && 'instructions' in connection ? connection.instructions : undefined;
+  const instructionsFlags = connection && 'instructionsFlags' in connection ? connection.instructionsFlags : undefined;
   const prefix = `account-${serverId}-${account.id}`;
 
   return (
@@ -211,7 +214,9 @@ function AccountPanel({ server, account }: { server: ServerView; account: Accoun
       <ErrorNote error={error} />
       {instructions ? (
         <p className="tool-desc">
-          <ServerClaim>{instructions}</ServerClaim>
+          <ServerClaim testId={`${prefix}-instructions`} flags={instructionsFlags}>
+            {instructions}
+          </ServerClaim>
         </p>
       ) : null}
       {showLogs ? (
