@@ -112,6 +112,11 @@ export const PolicyState = z.object({
   user: z.array(UserRule).default([]),
   /** Set when the ledger found tampering: every tool is held at ask until acknowledged. */
   safeMode: z.boolean().default(false),
+  /**
+   * The person's default for a tool no rule covers (Settings): `ask`, or `disabled` so such tools
+   * are not offered at all. Never `allow`: discovering a tool never grants it. Absent = ask.
+   */
+  defaultMode: z.enum(['ask', 'disabled']).optional(),
 });
 export type PolicyState = z.infer<typeof PolicyState>;
 

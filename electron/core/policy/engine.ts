@@ -9,7 +9,7 @@
  *   availability (tool not listed → deny) > organization (forbid / cap at ask / allow)
  *   > safe mode (cap at ask) > conversation override > user rules
  *   [tool+constraint > tool > server/account > global; most restrictive wins within a level]
- *   > built-in default `ask`.
+ *   > the default for tools with no rule (`ask`, or `disabled` when the person chose so).
  * Always Allow is pinned to the tool's contract hash and the server's endpoint hash.
  * Rule arrays must be treated as immutable: replace them to change the policy, never mutate.
  */
@@ -174,7 +174,10 @@ export function decide(request: PolicyRequest, policyState: PolicyState, context
   let decision: Decision;
   let reason: string;
   let pin: PinStatus = 'none';
-  if (!chosen) {
+  if (!chosen && policyState.defaultMode === 'disabled') {
+    decision = 'deny';
+    reason = `Disabled: no rule for ${request.toolName} on ${context.labels?.server ?? request.serverId}, and your default for such tools is Disabled`;
+  } else if (!chosen) {
     decision = 'ask';
     reason = `Ask every time: no rule for ${request.toolName} on ${context.labels?.server ?? request.serverId} (discovered tools are never allowed by default)`;
   } else {
