@@ -9,7 +9,7 @@ import type { AppCommand } from '../../../shared/contract/app';
 import type { SliceCreator } from './types';
 
 /** Every view of the app frame, in navigation order. */
-export const VIEW_IDS = ['chat', 'servers', 'permissions', 'approvals', 'activity', 'recovery', 'models'] as const;
+export const VIEW_IDS = ['chat', 'servers', 'permissions', 'approvals', 'activity', 'recovery', 'settings'] as const;
 export type ViewId = (typeof VIEW_IDS)[number];
 
 /** Shown when the menu asks for Settings in a version that has no Settings view yet. */
