@@ -19,6 +19,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCore, type WardenCore } from '../../electron/core/app-core';
 import { LedgerService } from '../../electron/core/ledger/service';
+import type { Appearance } from '../../electron/core/appearance/theme';
 import type { ApprovalPreview } from '../../electron/core/ports';
 import { KeytarSecretStore } from '../../electron/core/secrets/keytar-secret-store';
 import { openConfSettingsStore } from '../../electron/core/settings/conf-settings-store';
@@ -39,6 +40,19 @@ let browser: Browser | undefined;
 let page: Page;
 const prompts: ApprovalPreview[] = [];
 const answer = { next: 'approve' as 'approve' | 'deny' };
+/**
+ * Stands in for Electron's nativeTheme: the preference main applies becomes the page's
+ * prefers-color-scheme, as `nativeTheme.themeSource` does in the app ("system" is light here).
+ */
+let drawnDark = false;
+const appearance: Appearance = {
+  apply(preference) {
+    drawnDark = preference === 'dark';
+    void page?.emulateMedia({ colorScheme: drawnDark ? 'dark' : 'light' });
+  },
+  isDark: () => drawnDark,
+  onChange: () => () => {},
+};
 const pageErrors: string[] = [];
 const consoleErrors: string[] = [];
 
@@ -49,6 +63,7 @@ async function startCore(): Promise<WardenCore> {
     version: '0.1.0-e2e-screens',
     platform: 'e2e-test-os',
     dataFolder: dir,
+    appearance,
     ledger,
     servers: { settingsStore: openConfSettingsStore(dir), secrets },
     gate: { prompter: { prompt: async (p) => (prompts.push(p), answer.next) } },
@@ -198,6 +213,20 @@ describe('every view as a new user sees it, in both themes and at both sizes', (
     expect(light).toMatchObject({ content: 'rgb(245, 246, 248)', view: 'rgb(255, 255, 255)', text: 'rgb(27, 36, 48)' });
     expect(dark).toMatchObject({ content: 'rgb(15, 19, 23)', view: 'rgb(23, 28, 34)', text: 'rgb(228, 232, 237)' });
     expect(light.scheme).toBe('light dark');
+  });
+
+  it('choosing Dark in Settings draws Warden dark (through main, as nativeTheme does), and System brings it back', async () => {
+    await open('settings');
+    const background = () => page.evaluate(`getComputedStyle(document.documentElement).backgroundColor`);
+    await expect.poll(() => page.getByTestId('settings-theme-system').isChecked()).toBe(true);
+    expect(await page.getByTestId('settings-theme').innerText()).toContain('Right now: light.');
+    await page.getByTestId('settings-theme-dark').click();
+    await expect.poll(background).toBe('rgb(15, 19, 23)');
+    expect(await page.getByTestId('settings-theme-dark').isChecked()).toBe(true);
+    expect((await core!.handlers['theme:get']({})).preference).toBe('dark');
+    await look(page, 'screens-settings-theme', { focus: 'settings-appearance' });
+    await page.getByTestId('settings-theme-system').click();
+    await expect.poll(background).toBe('rgb(245, 246, 248)');
   });
 
   it('Settings: every section is there, the index jumps to each, and nothing a person reads is an internal id', async () => {

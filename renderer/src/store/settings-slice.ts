@@ -6,6 +6,7 @@
  * confirmed in main's native dialog; if the person says no there, the refusal is kept here as an
  * error with its code and the cache is re-read, so the page shows what is really in force.
  */
+import type { ThemePreference, ThemeState } from '../../../shared/contract/app';
 import type { LedgerCheck, SettingsChange, SettingsView } from '../../../shared/contract/settings';
 import { toShownError, unwrap, type ShownError } from '../api';
 import type { SliceCreator } from './types';
@@ -19,12 +20,16 @@ export interface SettingsSlice {
   ledgerCheck: LedgerCheck | null;
   ledgerCheckError: ShownError | null;
   ledgerChecking: boolean;
+  /** The theme preference and whether Warden is drawn dark now (main applies it through nativeTheme). */
+  theme: ThemeState | null;
   /** Re-reads settings:get. Never throws; failures land in `settingsError`. */
   refreshSettings(): Promise<void>;
   /** Follows `settings:changed`; returns the unsubscribe function. */
   watchSettings(): () => void;
   /** Changes preferences; resolves true when main applied them, false (with `settingsError`) otherwise. */
   changeSettings(change: SettingsChange): Promise<boolean>;
+  /** Stores the theme preference; main applies it to the whole app. Failures land in `settingsError`. */
+  setTheme(preference: ThemePreference): Promise<void>;
   /** Runs ledger:verify; the result (or the failure) lands in `ledgerCheck` / `ledgerCheckError`. */
   verifyLedger(): Promise<void>;
 }
@@ -37,19 +42,31 @@ export const createSettingsSlice: SliceCreator<SettingsSlice> = ({ api }) => (se
   ledgerCheck: null,
   ledgerCheckError: null,
   ledgerChecking: false,
+  theme: null,
   async refreshSettings() {
     try {
-      set({ settings: await unwrap(api().settings.get({})) });
+      const [settings, theme] = await Promise.all([unwrap(api().settings.get({})), unwrap(api().theme.get({}))]);
+      set({ settings, theme });
     } catch (error) {
       set({ settingsError: toShownError(error) });
     }
   },
   watchSettings() {
     try {
-      return api().settings.onChanged(() => void get().refreshSettings());
+      const w = api();
+      const offs = [w.settings.onChanged(() => void get().refreshSettings()), w.theme.onChanged((theme) => set({ theme }))];
+      return () => offs.forEach((off) => off());
     } catch (error) {
       set({ settingsError: toShownError(error) });
       return () => {};
+    }
+  },
+  async setTheme(preference) {
+    set({ settingsError: null });
+    try {
+      set({ theme: await unwrap(api().theme.set({ preference })) });
+    } catch (error) {
+      set({ settingsError: toShownError(error) });
     }
   },
   async changeSettings(change) {

@@ -9,6 +9,7 @@
  * contract refuses it.
  */
 import { useEffect, useState, type ReactNode } from 'react';
+import type { ThemePreference } from '../../../shared/contract/app';
 import type { DefaultToolMode, LedgerCheck } from '../../../shared/contract/settings';
 import { ErrorNote, ViewFrame } from '../components/common';
 import { useAppStore } from '../store';
@@ -64,13 +65,40 @@ function SectionIndex() {
   );
 }
 
+const THEME_CHOICES: ReadonlyArray<{ preference: ThemePreference; label: string; explain: string }> = [
+  { preference: 'system', label: 'Same as the system', explain: 'Light or dark as your system is set, switching when it does.' },
+  { preference: 'light', label: 'Light', explain: 'Always light.' },
+  { preference: 'dark', label: 'Dark', explain: 'Always dark.' },
+];
+
 function AppearanceSection() {
+  const theme = useAppStore((s) => s.theme);
+  const setTheme = useAppStore((s) => s.setTheme);
   return (
     <Section id="appearance">
-      <p>Warden follows your system's appearance: light or dark, switching when your system does.</p>
-      <p className="muted small" data-testid="settings-theme-note">
-        Choosing light or dark for Warden alone is not available in this version.
-      </p>
+      <fieldset className="field settings-choices" disabled={!theme} data-testid="settings-theme">
+        <legend>Theme</legend>
+        {THEME_CHOICES.map((c) => (
+          <label className="choice" key={c.preference}>
+            <input
+              type="radio"
+              name="theme"
+              value={c.preference}
+              checked={theme?.preference === c.preference}
+              data-testid={`settings-theme-${c.preference}`}
+              onChange={() => void setTheme(c.preference)}
+            />
+            <span>
+              <strong>{c.label}</strong>
+              <span className="choice-explain">
+                {c.explain}
+                {c.preference === 'system' && theme?.preference === 'system' ? ` Right now: ${theme.dark ? 'dark' : 'light'}.` : ''}
+              </span>
+            </span>
+          </label>
+        ))}
+      </fieldset>
+      <p className="muted small">Menus and Warden's own dialogs follow the same choice.</p>
     </Section>
   );
 }

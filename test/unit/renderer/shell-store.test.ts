@@ -172,6 +172,15 @@ describe('settings slice over the real core', () => {
     expect(store.getState().settingsSaving).toBe(false);
   });
 
+  it('the theme choice goes to main and comes back as what is drawn now', async () => {
+    const store = storeOver('approve');
+    await store.getState().refreshSettings();
+    expect(store.getState().theme).toEqual({ preference: 'system', dark: false });
+    await store.getState().setTheme('dark');
+    expect(store.getState().theme).toEqual({ preference: 'dark', dark: true });
+    expect((await core!.handlers['theme:get']({})).preference).toBe('dark');
+  });
+
   it('follows settings:changed, and a ledger check without a ledger says so in words', async () => {
     const store = storeOver('approve');
     const off = store.getState().watchSettings();
