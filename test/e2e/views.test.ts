@@ -140,6 +140,8 @@ describe('the views in a real browser against the real core and a real stdio ser
     expect(await page.getByTestId('server-form-commandline').innerText()).toBe(expected);
     expect(core!.servers.definitions()).toHaveLength(0);
     await shot('server-form', { focus: 'server-form' });
+    // The form's main control is reachable at 800×600 (scrolled to, not cut off).
+    await shot('server-form-confirm', { focus: 'server-form-save' });
     await page.getByTestId('server-form-save').click();
     await page.getByTestId('server-form').waitFor({ state: 'detached' });
     const defs = core!.servers.definitions();

@@ -243,7 +243,7 @@ export function ActivityView() {
           Showing {rows.length} of {total > 10_000 ? 'more than 10,000' : total} records (newest first).
         </p>
       )}
-      <div className={rows.length === 0 ? 'table-scroll matrix-none' : 'table-scroll'}>
+      <div className={rows.length === 0 ? 'table-scroll matrix-none' : 'table-scroll'} tabIndex={0} role="region" aria-label="Activity records">
         <table className="table" data-testid="activity-table">
           <thead>
             <tr>
@@ -253,15 +253,12 @@ export function ActivityView() {
               <th>Server / account</th>
               <th>Decision</th>
               <th>Reason</th>
-              <th>
-                <span className="visually-hidden">Explanation</span>
-              </th>
             </tr>
           </thead>
           <tbody>
             {rows.map((r) => (
               <tr key={r.seq} data-testid="activity-row" data-operation={r.operationId ?? ''} data-to={r.to ?? ''}>
-                <td className="nowrap">
+                <td>
                   <Time at={r.time} />
                 </td>
                 <td>
@@ -271,12 +268,16 @@ export function ActivityView() {
                 <td>{r.toolName ? <code>{r.toolName}</code> : null}</td>
                 <td className="small">{r.serverId ? serverAccount(r.serverId, r.accountId) : ''}</td>
                 <td>{r.decision ? <DecisionPill decision={r.decision} /> : null}</td>
-                <td className="muted small">{r.reason}</td>
-                <td>
+                <td className="small">
+                  <span className="muted">{r.reason}</span>
+                  {/* In the reason's cell, so it stays in sight in a narrow window instead of a last column off to the side. */}
                   {r.operationId ? (
-                    <button type="button" className="button button-small" onClick={() => void openHistory(r.operationId!)}>
-                      Why?
-                    </button>
+                    <>
+                      {' '}
+                      <button type="button" className="button button-small" onClick={() => void openHistory(r.operationId!)}>
+                        Why?
+                      </button>
+                    </>
                   ) : null}
                 </td>
               </tr>

@@ -124,7 +124,7 @@ export function ApprovalsView() {
       {recent.length > 0 ? (
         <>
           <h2 className="section-title">Recent decisions</h2>
-          <div className="table-scroll">
+          <div className="table-scroll" tabIndex={0} role="region" aria-label="Recent decisions">
             <table className="table" data-testid="approvals-recent">
               <thead>
                 <tr>
