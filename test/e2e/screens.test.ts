@@ -127,10 +127,31 @@ describe('every view as a new user sees it, in both themes and at both sizes', (
     }
   });
 
-  it('Chat, Servers, Permissions, Approvals, Activity and Recovery each say what to do next when empty', async () => {
+  it('the first start opens on Chat with a welcome offering three next steps, which can be dismissed for good', async () => {
+    expect(await page.getByTestId('nav-chat').getAttribute('aria-current')).toBe('page');
+    const welcome = page.getByTestId('chat-welcome');
+    await welcome.waitFor();
+    expect(await welcome.locator('.welcome-steps h2').allInnerTexts()).toEqual(['Try it offline in one click', 'Add or import your own servers', 'Add a model']);
+    await look(page, 'screens-chat-welcome');
+    // "Add a model" opens Settings at its Models section.
+    await page.getByTestId('chat-welcome-models').click();
+    await page.getByTestId('view-settings').waitFor();
+    await expect.poll(() => page.evaluate(`document.activeElement?.id`)).toBe('settings-models-title');
     await open('chat');
-    expect(await page.getByTestId('chat-empty').innerText()).toMatch(/Go to Servers/);
-    await look(page, 'screens-chat-empty');
+    await page.getByTestId('chat-welcome-servers').click();
+    await page.getByTestId('view-servers').waitFor();
+    await open('chat');
+    await page.getByTestId('chat-welcome-dismiss').click();
+    await page.getByTestId('chat-no-conversation').waitFor();
+    expect(await page.getByTestId('chat-no-conversation').getByRole('button').allInnerTexts()).toEqual(['Start an empty conversation', 'Try the demo: summarise my inbox']);
+    await look(page, 'screens-chat-dismissed');
+    await page.reload();
+    await waitUntilLive(page);
+    await page.getByTestId('chat-no-conversation').waitFor();
+    expect(await page.getByTestId('chat-welcome').count()).toBe(0);
+  });
+
+  it('Servers, Permissions, Approvals, Activity and Recovery each say what to do next when empty', async () => {
 
     await open('servers');
     const servers = page.getByTestId('servers-empty');
@@ -200,6 +221,7 @@ describe('every view as a new user sees it, in both themes and at both sizes', (
   });
 
   it('the dark theme follows prefers-color-scheme: the frame, text and controls change colour', async () => {
+    await open('servers');
     const colours = () =>
       page.evaluate(`(() => {
         const c = (sel, prop) => getComputedStyle(document.querySelector(sel))[prop];

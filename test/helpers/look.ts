@@ -5,8 +5,9 @@
  *
  * - axe-core finds no serious or critical violation (colour contrast included) in either theme;
  * - nothing is cut off: no text ends in an ellipsis or a clamp the person cannot expand, no
- *   element sticks out past the right edge of the window unless it sits in a scrolling box, and
- *   no box's content spills over the boxes after it (a header overflowing into rows);
+ *   element sticks out past the right edge of the window unless it sits in a scrolling box, no
+ *   control runs over the edge of its box, and no box's content spills over the boxes after it
+ *   (a header overflowing into rows);
  * - the page itself never scrolls sideways.
  *
  * Why one helper: a screen is only judged the same way everywhere if every suite calls the same
@@ -49,6 +50,8 @@ export interface LookReport {
 export interface LookOptions {
   /** A test id (or locator) to scroll into the window before each screenshot; default: the top of the view. */
   focus?: string | Locator;
+  /** Arranges the screen before each shot instead of `focus` (e.g. scroll a message list to its end). */
+  arrange?: (page: Page) => Promise<void>;
   /** CSS selector axe and the layout checks cover; default: the whole document. */
   scope?: string;
   /** Return the problems instead of throwing (for a test that proves the checks catch something). */
@@ -96,8 +99,9 @@ export async function layoutProblems(page: Page, scope?: string): Promise<string
     for (const el of scope.querySelectorAll('*')) {
       if (!visible(el) || el.closest('svg') && el.tagName.toLowerCase() !== 'svg') continue;
       const s = getComputedStyle(el);
-      // Text hidden on purpose for assistive technology only (clipped to nothing) is not "cut off".
-      if (el.closest('.visually-hidden') || s.clipPath !== 'none' || el.parentElement && getComputedStyle(el.parentElement).clipPath !== 'none') continue;
+      // Text hidden on purpose for assistive technology only (clipped to nothing, or a 1 px box) is not "cut off".
+      const hiddenForScreenReaders = (x) => { const c = getComputedStyle(x); const r = x.getBoundingClientRect(); return c.clipPath !== 'none' || c.clip !== 'auto' || (r.width <= 1 && r.height <= 1); };
+      if (el.closest('.visually-hidden') || hiddenForScreenReaders(el) || el.parentElement && hiddenForScreenReaders(el.parentElement)) continue;
       // Text cut by an ellipsis or a line clamp: the rest cannot be read without hovering.
       if (s.textOverflow === 'ellipsis' && el.scrollWidth > el.clientWidth + 1) out.push('text cut off with an ellipsis: ' + name(el));
       if (s.webkitLineClamp && s.webkitLineClamp !== 'none' && el.scrollHeight > el.clientHeight + 1) out.push('text clamped (lines hidden): ' + name(el));
@@ -110,6 +114,11 @@ export async function layoutProblems(page: Page, scope?: string): Promise<string
           if (scrolls(getComputedStyle(p).overflowX)) { held = true; break; }
         }
         if (!held) out.push('sticks out past the right edge of the window by ' + Math.round(r.right - window.innerWidth) + ' px: ' + name(el));
+      }
+      // A control wider than the box it sits in (a button running over the edge of its card).
+      if (['button', 'select', 'input', 'textarea'].includes(el.tagName.toLowerCase()) && el.parentElement) {
+        const box = el.parentElement.getBoundingClientRect();
+        if (r.right > box.right + 1 && !scrolls(getComputedStyle(el.parentElement).overflowX)) out.push('a control runs over the edge of its box by ' + Math.round(r.right - box.right) + ' px: ' + name(el));
       }
       // A box whose content spills out over what follows it (e.g. a fixed-height header).
       const tag = el.tagName.toLowerCase();
@@ -147,7 +156,8 @@ export async function look(page: Page, name: string, options: LookOptions = {}):
         await page.emulateMedia({ colorScheme: scheme });
         await settle(page);
         const focus = typeof options.focus === 'string' ? page.getByTestId(options.focus) : options.focus;
-        if (focus) await focus.first().scrollIntoViewIfNeeded();
+        if (options.arrange) await options.arrange(page);
+        else if (focus) await focus.first().scrollIntoViewIfNeeded();
         else await page.evaluate(`document.querySelector('.content')?.scrollTo(0, 0)`);
         await settle(page);
         const file = path.join(RESULTS_DIR, `${name}-${size.width}x${size.height}-${scheme}.png`);

@@ -19,6 +19,7 @@ export interface KeyValueStorage {
 
 const SIDEBAR_KEY = 'warden.sidebar';
 const DETAILS_KEY = 'warden.status-details';
+const WELCOME_KEY = 'warden.welcome';
 
 /** Whether the sidebar is drawn collapsed for this preference and window width. */
 export function isSidebarCollapsed(preference: SidebarPreference, narrowWindow: boolean): boolean {
@@ -44,8 +45,17 @@ export interface LayoutSlice {
   narrowWindow: boolean;
   /** Whether the status bar shows version, platform, start time and journal counts. */
   statusDetailsOpen: boolean;
+  /** Whether the person dismissed the first-run welcome in Chat (remembered). */
+  welcomeDismissed: boolean;
+  /** A Settings section to bring into view when Settings opens (e.g. Models from the welcome), or null. */
+  settingsSection: string | null;
   toggleSidebar(): void;
   toggleStatusDetails(): void;
+  dismissWelcome(): void;
+  /** Opens Settings at one section. */
+  openSettingsAt(section: string): void;
+  /** Called by Settings once it has shown the requested section. */
+  settingsSectionShown(): void;
   /** Follows the window's width for the `auto` sidebar; returns the unsubscribe function. */
   watchWindowWidth(): () => void;
 }
@@ -98,6 +108,8 @@ export const createLayoutSlice: SliceCreator<LayoutSlice> = ({ storage }) => (se
     sidebarPreference: parseSidebarPreference(read(SIDEBAR_KEY)),
     narrowWindow: narrowQuery()?.matches ?? false,
     statusDetailsOpen: read(DETAILS_KEY) === 'open',
+    welcomeDismissed: read(WELCOME_KEY) === 'dismissed',
+    settingsSection: null,
     toggleSidebar() {
       const next = toggledSidebarPreference(get().sidebarPreference, get().narrowWindow);
       write(SIDEBAR_KEY, next);
@@ -107,6 +119,17 @@ export const createLayoutSlice: SliceCreator<LayoutSlice> = ({ storage }) => (se
       const open = !get().statusDetailsOpen;
       write(DETAILS_KEY, open ? 'open' : 'closed');
       set({ statusDetailsOpen: open });
+    },
+    dismissWelcome() {
+      write(WELCOME_KEY, 'dismissed');
+      set({ welcomeDismissed: true });
+    },
+    openSettingsAt(section) {
+      set({ settingsSection: section });
+      get().navigate('settings');
+    },
+    settingsSectionShown() {
+      set({ settingsSection: null });
     },
     watchWindowWidth() {
       const query = narrowQuery();

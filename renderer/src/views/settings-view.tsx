@@ -394,11 +394,21 @@ export function SettingsView() {
   const refreshSettings = useAppStore((s) => s.refreshSettings);
   const watchSettings = useAppStore((s) => s.watchSettings);
   const error = useAppStore((s) => s.settingsError);
+  const section = useAppStore((s) => s.settingsSection);
+  const sectionShown = useAppStore((s) => s.settingsSectionShown);
   useEffect(() => {
     const off = watchSettings();
     void refreshSettings();
     return off;
   }, [refreshSettings, watchSettings]);
+  // Opened at a section (e.g. Models from the Chat welcome): bring it into view and focus its heading.
+  useEffect(() => {
+    if (!section) return;
+    const heading = document.getElementById(`settings-${section}-title`);
+    heading?.scrollIntoView({ block: 'start' });
+    heading?.focus({ preventScroll: true });
+    sectionShown();
+  }, [section, sectionShown]);
   return (
     <ViewFrame id="settings" title="Settings" note={<SectionIndex />}>
       <ErrorNote error={error} testId="settings-error" />

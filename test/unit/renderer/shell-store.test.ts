@@ -63,6 +63,18 @@ describe('sidebar layout', () => {
     expect(again.getState()).toMatchObject({ sidebarPreference: 'collapsed', statusDetailsOpen: true });
   });
 
+  it('the Chat welcome, once dismissed, stays dismissed; "Add a model" opens Settings at Models', () => {
+    const storage = memoryStorage();
+    const store = createAppStore({ api: offline, storage });
+    expect(store.getState().welcomeDismissed).toBe(false);
+    store.getState().dismissWelcome();
+    expect(createAppStore({ api: offline, storage }).getState().welcomeDismissed).toBe(true);
+    store.getState().openSettingsAt('models');
+    expect(store.getState()).toMatchObject({ view: 'settings', settingsSection: 'models' });
+    store.getState().settingsSectionShown();
+    expect(store.getState().settingsSection).toBeNull();
+  });
+
   it('a storage that throws loses only the memory, never the layout change', () => {
     const broken: KeyValueStorage = {
       getItem: () => {
