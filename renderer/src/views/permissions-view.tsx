@@ -132,7 +132,7 @@ export function PermissionsView() {
       wide
       note={
         <p>
-          Discovering a tool never grants it: a tool with no mode set is decided by the default (Ask). Always Allow and lifting Disabled are
+          Discovering a tool never grants it: a tool with no mode set gets your default (Ask, unless you chose Disabled in Settings). Always Allow and lifting Disabled are
           confirmed in Warden's own dialog. A tool that changed since you allowed it falls back to Ask.
         </p>
       }
