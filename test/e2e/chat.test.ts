@@ -11,7 +11,7 @@
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createCore, type WardenCore } from '../../electron/core/app-core';
 import { openDemoTransport, type DemoState } from '../../electron/core/demo/demo-server';
 import { ensureRendererBuilt } from '../host/build-renderer';
@@ -22,8 +22,14 @@ import { DialogStandIn, MapKeychain } from '../integration/chat/helpers';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const resultsDir = `${root}test-results`;
-/** Pending approvals expire after this long (the expiry test waits it out). */
+/** Pending approvals expire after this long in the expiry test, which waits it out. */
 const TTL_MS = 6_000;
+/**
+ * The approval expiry the gate reads for each new approval: the usual 10 minutes, so looking at a
+ * pending call (screenshots and axe in both themes and sizes) never outlasts it; TTL_MS only while
+ * the expiry test runs.
+ */
+let ttlMs = 10 * 60_000;
 
 let core: WardenCore;
 let host: TestHost;
@@ -70,7 +76,7 @@ describe('chat in a real browser against the real core and the demo server', () 
       platform: 'e2e-test-os',
       offerDemoServer: true,
       servers: { secrets: new MapKeychain() },
-      gate: { prompter: dialogs.prompter, approvalTtlMs: TTL_MS },
+      gate: { prompter: dialogs.prompter, approvalTtlMs: () => ttlMs },
       chat: { demoChunkDelayMs: 8 },
       connections: {
         reconnect: { maxAttempts: 0 },
@@ -174,6 +180,10 @@ describe('chat in a real browser against the real core and the demo server', () 
   });
 
   it('an expired approval runs nothing', async () => {
+    ttlMs = TTL_MS;
+    onTestFinished(() => {
+      ttlMs = 10 * 60_000;
+    });
     await send('Save a note: too late');
     await page.getByTestId('chat-pending').waitFor({ timeout: 30_000 });
     await page.locator('[data-testid^="call-"][data-status="expired"]').waitFor({ timeout: TTL_MS + 20_000 });
