@@ -97,6 +97,7 @@ describe('every view as a new user sees it, in both themes and at both sizes', (
         await host?.close();
       } finally {
         await core?.close();
+        await ledger?.close();
         rmSync(dir, { recursive: true, force: true });
         for (const key of await secrets.keys('').catch(() => [] as string[])) await secrets.delete(key).catch(() => undefined);
       }
@@ -355,6 +356,8 @@ describe('every view as a new user sees it, in both themes and at both sizes', (
     // Restart: a new core on the same folder recovers the call as outcome unknown, never resending it.
     await host!.close();
     await core!.close();
+    // The process that wrote it is gone: its index closes too, so nothing of it commits under the new one.
+    await ledger!.close();
     core = await startCore();
     host = await startTestHost({ core, rendererDir: path.join(root, 'out', 'renderer'), logError: () => {} });
     await page.goto(host.url);

@@ -100,13 +100,13 @@ describe('Settings change what the gate does', () => {
     clock.advance(1_000);
     const second = await core.gate.gate.submit(request('close_issue', 'second'));
     expect(second.expiresAt! - clock.now()).toBe(120_000);
-    expect(core.gate.gate.get(first.operationId)!.expiresAt).toBe(first.expiresAt);
+    expect((await core.gate.gate.get(first.operationId))!.expiresAt).toBe(first.expiresAt);
 
     // The gate really expires it at the new time, not the old one.
     clock.advance(120_000);
     await core.gate.gate.sweepExpired();
-    expect(core.gate.gate.get(second.operationId)!.state).toBe('expired');
-    expect(core.gate.gate.get(first.operationId)!.state).toBe('awaiting_approval');
+    expect((await core.gate.gate.get(second.operationId))!.state).toBe('expired');
+    expect((await core.gate.gate.get(first.operationId))!.state).toBe('awaiting_approval');
     await core.close();
 
     // The settings file keeps it for the next start.
@@ -155,7 +155,7 @@ describe('Settings change what the gate does', () => {
     const waiting = await core.gate.gate.submit(request('close_issue'));
     expect(waiting.state).toBe('awaiting_approval');
     await value(core, 'settings:set', { defaultToolMode: 'disabled' });
-    expect(core.gate.gate.get(waiting.operationId)!.state).toBe('denied');
+    expect((await core.gate.gate.get(waiting.operationId))!.state).toBe('denied');
     // Approving it now (as main's dialog would) sends nothing.
     await expect(core.gate.gate.approve(waiting.operationId)).rejects.toThrow();
     expect(mcp.count()).toBe(0);
@@ -234,6 +234,7 @@ describe('ledger:verify', () => {
   it('checks the real ledger in a worker thread: intact, then damaged after a record is edited, in words', async () => {
     const dir = tempDir();
     const ledger = await LedgerService.open({ dir: path.join(dir, 'ledger') });
+    cleanups.push(() => ledger.close());
     const { core } = await start(tempDir(), { ledger });
     await core.recovered;
     for (let i = 0; i < 3; i++) await core.gate.gate.submit(request('close_issue', `call ${i}`));
