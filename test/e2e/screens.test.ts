@@ -145,6 +145,8 @@ describe('every view as a new user sees it, in both themes and at both sizes', (
     await page.getByTestId('chat-welcome-dismiss').click();
     await page.getByTestId('chat-no-conversation').waitFor();
     expect(await page.getByTestId('chat-no-conversation').getByRole('button').allInnerTexts()).toEqual(['Start an empty conversation', 'Try the demo: summarise my inbox']);
+    // With no conversation yet there is nothing "on the left" to pick.
+    expect(await page.getByTestId('chat-no-conversation').innerText()).toContain('You have no conversations yet');
     await look(page, 'screens-chat-dismissed');
     await page.reload();
     await waitUntilLive(page);
@@ -243,6 +245,11 @@ describe('every view as a new user sees it, in both themes and at both sizes', (
     const background = () => page.evaluate(`getComputedStyle(document.documentElement).backgroundColor`);
     await expect.poll(() => page.getByTestId('settings-theme-system').isChecked()).toBe(true);
     expect(await page.getByTestId('settings-theme').innerText()).toContain('Right now: light.');
+    // "Right now" names what is drawn: the system turning dark (prefers-color-scheme) changes it at once.
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await expect.poll(() => page.getByTestId('settings-theme').innerText()).toContain('Right now: dark.');
+    await page.emulateMedia({ colorScheme: 'light' });
+    await expect.poll(() => page.getByTestId('settings-theme').innerText()).toContain('Right now: light.');
     await page.getByTestId('settings-theme-dark').click();
     await expect.poll(background).toBe('rgb(15, 19, 23)');
     expect(await page.getByTestId('settings-theme-dark').isChecked()).toBe(true);
@@ -326,7 +333,8 @@ describe('every view as a new user sees it, in both themes and at both sizes', (
     await result.waitFor({ timeout: 60_000 });
     expect(await result.getAttribute('data-outcome')).toBe('intact');
     expect(await result.innerText()).toMatch(/^Intact: all \d+ records? in 1 file pass their checksums and the hash chain is unbroken\./);
-    expect(await page.getByTestId('status-ledger').innerText()).toBe('Activity log intact');
+    expect(await page.getByTestId('status-ledger').innerText()).toBe('Activity log: no damage found');
+    expect(await page.getByTestId('settings-ledger-state').innerText()).toBe('No damage found.');
     await look(page, 'screens-settings-ledger', { focus: 'settings-ledger' });
   });
 

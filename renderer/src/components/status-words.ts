@@ -29,11 +29,15 @@ export function pendingWords(pending: number): StatusWords {
   return { text: `${pending} ${pending === 1 ? 'call' : 'calls'} waiting for your approval`, tone: 'warn' };
 }
 
-/** The activity log's health in words: damaged (safe mode), not kept, or sound. */
+/**
+ * The activity log's health in words: damaged (safe mode), not kept, or no damage found. Not
+ * "intact": the full check of the chain runs in the background after each start, so until it ends
+ * nothing has been found, which is all that can honestly be said.
+ */
 export function ledgerWords(status: Pick<CoreStatus, 'safeMode' | 'journal'>): StatusWords {
   if (status.safeMode) return { text: 'Activity log damaged: every tool asks', tone: 'danger' };
   if (status.journal.kind === 'memory') return { text: 'Activity log not saved to disk', tone: 'warn' };
-  return { text: 'Activity log intact', tone: 'ok' };
+  return { text: 'Activity log: no damage found', tone: 'ok' };
 }
 
 /** The link to the core itself, for the details and for when it fails. */

@@ -389,6 +389,7 @@ function Welcome() {
   const dismiss = useAppStore((s) => s.dismissWelcome);
   const navigate = useAppStore((s) => s.navigate);
   const openSettingsAt = useAppStore((s) => s.openSettingsAt);
+  const hasConversations = useAppStore((s) => s.conversations.length > 0);
   const demo = (
     <button type="button" className="button button-primary" disabled={busy} onClick={() => void start()} data-testid="chat-try-demo">
       {busy ? 'Starting the demo…' : 'Try the demo: summarise my inbox'}
@@ -398,7 +399,7 @@ function Welcome() {
     return (
       <div className="chat-main chat-welcome" data-testid="chat-no-conversation">
         <h1>No conversation open</h1>
-        <p>Pick one on the left, or start a new one.</p>
+        <p>{hasConversations ? 'Pick one on the left, or start a new one.' : 'You have no conversations yet: start one, or try the demo.'}</p>
         <div className="form-actions">
           <button type="button" className="button button-primary" onClick={() => void create()}>
             Start an empty conversation

@@ -71,8 +71,28 @@ const THEME_CHOICES: ReadonlyArray<{ preference: ThemePreference; label: string;
   { preference: 'dark', label: 'Dark', explain: 'Always dark.' },
 ];
 
+const DARK_QUERY = '(prefers-color-scheme: dark)';
+
+/**
+ * Whether the page is drawn dark right now: the same media query the stylesheets follow (which
+ * main drives through nativeTheme), so "Right now" always names what the person is looking at.
+ */
+function useDrawnDark(): boolean {
+  const [dark, setDark] = useState(() => globalThis.matchMedia?.(DARK_QUERY).matches ?? false);
+  useEffect(() => {
+    const query = globalThis.matchMedia?.(DARK_QUERY);
+    if (!query) return;
+    const update = () => setDark(query.matches);
+    update();
+    query.addEventListener('change', update);
+    return () => query.removeEventListener('change', update);
+  }, []);
+  return dark;
+}
+
 function AppearanceSection() {
   const theme = useAppStore((s) => s.theme);
+  const drawnDark = useDrawnDark();
   const setTheme = useAppStore((s) => s.setTheme);
   return (
     <Section id="appearance">
@@ -92,7 +112,7 @@ function AppearanceSection() {
               <strong>{c.label}</strong>
               <span className="choice-explain">
                 {c.explain}
-                {c.preference === 'system' && theme?.preference === 'system' ? ` Right now: ${theme.dark ? 'dark' : 'light'}.` : ''}
+                {c.preference === 'system' && theme?.preference === 'system' ? ` Right now: ${drawnDark ? 'dark' : 'light'}.` : ''}
               </span>
             </span>
           </label>
@@ -239,6 +259,8 @@ function LedgerResult({ check }: { check: LedgerCheck }) {
 
 function LedgerSection() {
   const ledger = useAppStore((s) => s.settings?.ledger);
+  // Live, like the count: the background check can find damage after this page was read.
+  const safeMode = useAppStore((s) => s.status?.safeMode ?? s.settings?.ledger.safeMode ?? false);
   // The live count from the core status (the settings snapshot is read once when the page opens).
   const records = useAppStore((s) => s.status?.journal.records ?? s.settings?.ledger.records ?? 0);
   const check = useAppStore((s) => s.ledgerCheck);
@@ -249,17 +271,18 @@ function LedgerSection() {
     <Section id="ledger">
       <p>
         Every decision and every call is recorded in Warden's activity log. Each record carries a checksum and the hash of the record before it,
-        so a change anywhere breaks the chain. Warden checks the whole chain when it starts.
+        so a change anywhere breaks the chain. When Warden starts it checks the records written since the last start, then the whole chain in the
+        background; damage found at any time holds every tool at Ask.
       </p>
       {ledger ? (
         <dl className="facts">
           <dt>State</dt>
           <dd data-testid="settings-ledger-state">
-            {ledger.safeMode
-              ? 'Damage was found at start: every tool asks until you acknowledge it (see Recovery).'
+            {safeMode
+              ? 'Damage was found: every tool asks until the damage is acknowledged.'
               : ledger.kind === 'memory'
                 ? 'Kept in memory only: nothing is saved to disk.'
-                : 'Intact at start.'}
+                : 'No damage found.'}
           </dd>
           <dt>Records</dt>
           <dd data-testid="settings-ledger-records">{records.toLocaleString()}</dd>

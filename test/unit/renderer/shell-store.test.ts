@@ -110,7 +110,7 @@ describe('status bar words', () => {
     expect(ledgerWords({ safeMode: true, journal: { kind: 'ledger', records: 9 } }).tone).toBe('danger');
     expect(ledgerWords({ safeMode: true, journal: { kind: 'memory', records: 9 } }).text).toBe('Activity log damaged: every tool asks');
     expect(ledgerWords({ safeMode: false, journal: { kind: 'memory', records: 0 } })).toEqual({ text: 'Activity log not saved to disk', tone: 'warn' });
-    expect(ledgerWords({ safeMode: false, journal: { kind: 'ledger', records: 0 } })).toEqual({ text: 'Activity log intact', tone: 'ok' });
+    expect(ledgerWords({ safeMode: false, journal: { kind: 'ledger', records: 0 } })).toEqual({ text: 'Activity log: no damage found', tone: 'ok' });
   });
 
   it('the link to the core', () => {
