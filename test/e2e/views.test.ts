@@ -224,6 +224,8 @@ describe('the views in a real browser against the real core and a real stdio ser
     await page.getByTestId('nav-activity').click();
     await page.locator(`[data-testid="activity-row"][data-operation="${allowedId}"][data-to="succeeded"]`).waitFor({ timeout: 30_000 });
     expect(await page.locator(`[data-testid="activity-row"][data-operation="${rejectedId}"][data-to="rejected"]`).count()).toBe(1);
+    // Events in words, not record types.
+    expect(await page.locator(`[data-testid="activity-row"][data-operation="${allowedId}"][data-to="succeeded"]`).getByTestId('activity-event').innerText()).toBe('Succeeded');
     await page.locator(`[data-testid="activity-row"][data-operation="${allowedId}"][data-to="succeeded"]`).getByRole('button', { name: 'Why?' }).click();
     const history = page.getByTestId('activity-history');
     await history.waitFor();

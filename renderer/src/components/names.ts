@@ -25,3 +25,40 @@ export function namesFor(servers: readonly ServerView[], serverId: string | null
     known: server !== undefined && (accountId === null || account !== undefined),
   };
 }
+
+/** What each operation state means, as the Activity log's event column says it. */
+const STATE_WORDS: Record<string, string> = {
+  proposed: 'Requested',
+  validation_failed: 'Refused: arguments did not fit the tool',
+  denied: 'Refused by the rules',
+  awaiting_approval: 'Waiting for approval',
+  rejected: 'Rejected',
+  expired: 'Expired without approval',
+  invalidated: 'No longer valid',
+  cancelled: 'Cancelled',
+  approved: 'Approved',
+  executing: 'Sent to the server',
+  succeeded: 'Succeeded',
+  failed: 'Failed',
+  outcome_unknown: 'Outcome unknown',
+};
+
+/** Record types other than state changes, in words. */
+const TYPE_WORDS: Record<string, string> = {
+  'policy.changed': 'Permission changed',
+  'tool.contract-changed': 'Tool changed on the server',
+  'server.endpoint-changed': 'Server address changed',
+  'model.provider-changed': 'Model provider changed',
+  'account.switched': 'Active account switched',
+  'op.reconciled': 'Outcome recorded by you',
+  'ledger.safe_mode_acknowledged': 'Damage acknowledged',
+};
+
+/**
+ * An activity record's event in words ("Sent to the server", "Permission changed"); a record type
+ * this version does not know keeps its own name rather than being hidden.
+ */
+export function eventWords(row: { type: string; to: string | null }): string {
+  if ((row.type === 'op.transition' || row.type === 'op.proposed') && row.to) return STATE_WORDS[row.to] ?? row.to;
+  return TYPE_WORDS[row.type] ?? row.type;
+}

@@ -7,7 +7,7 @@ import { useEffect, useMemo, useState } from 'react';
 import type { AuditFilter } from '../../../shared/domain/ledger';
 import { toShownError, type ShownError } from '../api';
 import { DecisionPill, EmptyState, ErrorNote, StatePill, TechnicalDetails, Time, ViewFrame } from '../components/common';
-import { namesFor } from '../components/names';
+import { eventWords, namesFor } from '../components/names';
 import { useAppStore } from '../store';
 
 /** `datetime-local` text → ms since epoch, or undefined when empty/invalid. */
@@ -261,9 +261,8 @@ export function ActivityView() {
                 <td>
                   <Time at={r.time} />
                 </td>
-                <td>
-                  <code className="small">{r.type}</code>
-                  {r.from || r.to ? <span className="muted small"> {`${r.from ?? '∅'} → ${r.to ?? '∅'}`}</span> : null}
+                <td data-testid="activity-event" data-type={r.type}>
+                  {eventWords(r)}
                 </td>
                 <td>{r.toolName ? <code>{r.toolName}</code> : null}</td>
                 <td className="small">{r.serverId ? serverAccount(r.serverId, r.accountId) : ''}</td>

@@ -15,7 +15,8 @@ import {
   type KeyValueStorage,
 } from '../../../renderer/src/store/layout-slice';
 import { connectionWords, ledgerWords, pendingWords, serversWords } from '../../../renderer/src/components/status-words';
-import { namesFor } from '../../../renderer/src/components/names';
+import { eventWords, namesFor } from '../../../renderer/src/components/names';
+import { OperationState } from '../../../shared/domain/operations';
 import { expiryChoices, formatDuration, isSettableExpiry, EXPIRY_CHOICES_MS } from '../../../renderer/src/views/settings-helpers';
 import type { ServerView } from '../../../shared/domain/servers';
 
@@ -129,6 +130,15 @@ describe('names, not ids', () => {
   it('falls back to the id, marked unknown, for a server or account that was removed', () => {
     expect(namesFor(servers, 'gone-9', 'acct-9')).toEqual({ server: 'gone-9', account: 'acct-9', known: false });
     expect(namesFor(servers, 'files-1a2b', 'old-acct')).toEqual({ server: 'Files', account: 'old-acct', known: false });
+  });
+  it('activity events are said in words; every operation state has its own, and an unknown record type keeps its name', () => {
+    expect(eventWords({ type: 'op.proposed', to: 'proposed' })).toBe('Requested');
+    expect(eventWords({ type: 'op.transition', to: 'executing' })).toBe('Sent to the server');
+    expect(eventWords({ type: 'policy.changed', to: null })).toBe('Permission changed');
+    expect(eventWords({ type: 'something.new', to: null })).toBe('something.new');
+    const said = OperationState.options.map((to) => eventWords({ type: 'op.transition', to }));
+    expect(said.filter((w, i) => w === OperationState.options[i])).toEqual([]);
+    expect(new Set(said).size).toBe(said.length);
   });
 });
 
