@@ -120,6 +120,9 @@ export const PolicyState = z.object({
 });
 export type PolicyState = z.infer<typeof PolicyState>;
 
+/** The rule id a change of `defaultMode` is journaled under (it is the lowest layer, not a stored rule). */
+export const DEFAULT_MODE_RULE_ID = 'default-tool-mode';
+
 /** What is being decided: the permission identity plus normalized arguments. */
 export interface PolicyRequest {
   serverId: string;

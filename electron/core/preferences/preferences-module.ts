@@ -21,6 +21,7 @@ import {
   type SettingsView,
 } from '../../../shared/contract/settings';
 import { journalEntry } from '../../../shared/domain/journal-events';
+import { DEFAULT_MODE_RULE_ID } from '../../../shared/domain/policy';
 import type { LedgerVerifyResult } from '../../../shared/domain/ledger';
 import { WardenError } from '../../../shared/result';
 import type { CoreEvents } from '../events';
@@ -28,8 +29,6 @@ import type { ApprovalPrompter, Clock, Journal } from '../ports';
 import type { ListableSecretStore } from '../secrets/keytar-secret-store';
 import type { SettingsRepository } from '../settings/settings-repository';
 
-/** The id the default mode is journaled under (it is the policy's lowest layer, not a stored rule). */
-export const DEFAULT_MODE_RULE_ID = 'default-tool-mode';
 
 /** Reads the preferences the gate needs, from the current settings document. */
 export function preferenceReaders(settings: SettingsRepository): { approvalExpiryMs(): number; defaultToolMode(): DefaultToolMode } {

@@ -160,7 +160,7 @@ describe('Settings change what the gate does', () => {
     await expect(core.gate.gate.approve(waiting.operationId)).rejects.toThrow();
     expect(mcp.count()).toBe(0);
     const { rows } = await value<{ rows: Array<{ type: string; reason: string; actor: string | null }> }>(core, 'activity:audit', { filter: {} });
-    expect(rows.find((r) => r.type === 'policy.changed')).toMatchObject({ actor: 'user', reason: expect.stringContaining('default-tool-mode changed') });
+    expect(rows.find((r) => r.type === 'policy.changed')).toMatchObject({ actor: 'user', reason: 'Default for tools with no mode changed from Ask to Disabled' });
   });
 
   it('a renderer alone cannot lift the Disabled default: going back to Ask needs the native confirmation, and a refusal changes nothing', async () => {
