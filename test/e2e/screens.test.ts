@@ -184,7 +184,8 @@ describe('every view as a new user sees it, in both themes and at both sizes', (
   it('the sidebar collapses to icons and back, keeps every view reachable, and remembers the choice after a reload', async () => {
     await page.setViewportSize({ width: 1280, height: 800 });
     const toggle = page.getByTestId('sidebar-toggle');
-    expect(await toggle.getAttribute('aria-expanded')).toBe('true');
+    // The window-size media query reports the wider window in its own time.
+    await expect.poll(() => toggle.getAttribute('aria-expanded')).toBe('true');
     await toggle.click();
     expect(await toggle.getAttribute('aria-expanded')).toBe('false');
     expect(await page.getByTestId('sidebar').getAttribute('data-collapsed')).toBe('true');
@@ -322,7 +323,8 @@ describe('every view as a new user sees it, in both themes and at both sizes', (
     answer.next = 'approve';
     await page.getByTestId('settings-default-mode-ask').click();
     await expect.poll(async () => (await core!.handlers['settings:get']({})).permissions.defaultToolMode).toBe('ask');
-    expect(await page.getByTestId('settings-default-mode-ask').isChecked()).toBe(true);
+    // The page hears of the change after the core has made it.
+    await expect.poll(() => page.getByTestId('settings-default-mode-ask').isChecked()).toBe(true);
     expect(await page.getByTestId('settings-error').count()).toBe(0);
   });
 
