@@ -14,7 +14,7 @@ import { LedgerLineProblem } from '../domain/ledger';
 /** The shortest and longest approval expiry the settings accept (1 minute to 24 hours). */
 export const APPROVAL_EXPIRY_MIN_MS = 60_000;
 export const APPROVAL_EXPIRY_MAX_MS = 86_400_000;
-/** The approval expiry when the person has not chosen one (DESIGN.md §2: 10 minutes). */
+/** The approval expiry when the person has not chosen one: 10 minutes. */
 export const DEFAULT_APPROVAL_EXPIRY_MS = 10 * 60_000;
 
 /** The default for a tool with no rule: Ask, or Disabled (not offered). Never Always Allow. */
