@@ -313,7 +313,8 @@ describe('every view as a new user sees it, in both themes and at both sizes', (
     await page.getByTestId('settings-default-mode-ask').click();
     const error = page.getByTestId('settings-error');
     await error.waitFor();
-    expect(await error.innerText()).toMatch(/DENIED .*not confirmed in the dialog/);
+    // In words; the code is under its details.
+    expect(await error.innerText()).toMatch(/rules don't allow this/);
     expect(prompts.at(-1)).toMatchObject({ title: 'Offer tools that have no rule again?' });
     // The page shows what is really in force: still Disabled.
     expect(await page.getByTestId('settings-default-mode-disabled').isChecked()).toBe(true);
@@ -375,7 +376,8 @@ describe('every view as a new user sees it, in both themes and at both sizes', (
     await open('recovery');
     const card = page.getByTestId(`recovery-${id}`);
     await card.waitFor({ timeout: 30_000 });
-    expect(await card.locator('h2').innerText()).toBe('notes_delete on Warden demo (built-in) (Default)');
+    // The server's only account is not repeated.
+    expect(await card.locator('h2').innerText()).toBe('notes_delete on Warden demo (built-in)');
     expect(await card.innerText()).not.toContain(serverId);
     await look(page, 'screens-recovery', { focus: `recovery-${id}` });
   });
