@@ -21,6 +21,7 @@ import { authChannels } from './contract/auth';
 import { modelsChannels, modelsEvents } from './contract/models';
 import { appEvents, themeChannels, themeEvents } from './contract/app';
 import { chatChannels, chatEvents } from './contract/chat';
+import { settingsChannels, settingsEvents } from './contract/settings';
 
 /** Every request/response channel. */
 export const channels = {
@@ -36,6 +37,7 @@ export const channels = {
   ...modelsChannels,
   ...themeChannels,
   ...chatChannels,
+  ...settingsChannels,
 } as const satisfies Record<string, ChannelSpec>;
 
 /** Every main→renderer event. */
@@ -50,6 +52,7 @@ export const events = {
   ...appEvents,
   ...themeEvents,
   ...chatEvents,
+  ...settingsEvents,
 } as const satisfies Record<string, EventSpec>;
 
 export type Channels = typeof channels;

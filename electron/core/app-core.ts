@@ -29,6 +29,9 @@ import { createThemeModule, type Appearance } from './appearance/theme';
 import { createChatModule, type ChatOptions } from './chat/chat-module';
 import { DEMO_PROVIDER_CHOICE, DemoModel } from './models/demo-model';
 import type { ChatService } from './chat/chat-service';
+import { createPreferencesModule, preferenceReaders } from './preferences/preferences-module';
+import { verifyLedgerInWorker } from './ledger/verify-in-worker';
+import type { LedgerVerifyResult } from '../../shared/domain/ledger';
 
 /** What the core needs from its host. */
 export interface CoreDeps {
@@ -79,6 +82,10 @@ export interface CoreDeps {
   appearance?: Appearance;
   /** Conversations folder, model providers, loop caps, link confirmation (default: memory, the demo model only). */
   chat?: ChatOptions;
+  /** The folder Warden keeps its files in (main: the user-data folder), shown in Settings. */
+  dataFolder?: string;
+  /** Verifies a ledger folder for `ledger:verify` (default: in a worker thread, off the main thread). */
+  verifyLedger?: (dir: string) => Promise<LedgerVerifyResult>;
 }
 
 /** The running core: contract handlers, outgoing events, and shutdown. */
@@ -176,10 +183,14 @@ export function createCore(deps: CoreDeps): WardenCore {
   // A deleted server or account, or a new address, ends the OAuth sign-in: revoked and forgotten
   // before the keychain entries go.
   serversModule.service.onOAuthDiscarded((server, accountIds) => oauth.discardServer(server, accountIds));
+  // Settings the gate reads at every decision, so a change applies without a restart.
+  const preferences = preferenceReaders(serversModule.settings);
   const gateModule = createGateModule({
     registry: connections.manager,
     executor: connections.manager,
     ...deps.gate,
+    approvalTtlMs: deps.gate?.approvalTtlMs ?? preferences.approvalExpiryMs,
+    defaultToolMode: deps.gate?.defaultToolMode ?? preferences.defaultToolMode,
     journal,
     history,
     clock,
@@ -212,6 +223,19 @@ export function createCore(deps: CoreDeps): WardenCore {
   const theme = createThemeModule({ settings: serversModule.settings, events, appearance: deps.appearance });
 
   const chat = createChatModule({ options: deps.chat, demo: demoModel, providers: modelsModule.service, gate: gateModule, registry: deps.gate?.registry ?? connections.manager, connections: connections.manager, servers: serversModule.service, events, clock, browser, recovered });
+  const preferencesModule = createPreferencesModule({
+    settings: serversModule.settings,
+    secrets: serversModule.secrets,
+    events,
+    journal,
+    clock,
+    prompter: deps.gate?.prompter ?? denyingPrompter,
+    revalidate: (cause) => gateModule.gate.revalidate(cause),
+    about: { version: deps.version, platform: deps.platform ?? process.platform },
+    dataFolder: deps.dataFolder ?? null,
+    ledger: deps.ledger ? { dir: deps.ledger.ledger.dir, safeMode: () => deps.ledger!.ledger.safeMode } : null,
+    verify: deps.verifyLedger ?? verifyLedgerInWorker,
+  });
 
   const status = (): CoreStatus => ({
     version: deps.version,
@@ -242,6 +266,7 @@ export function createCore(deps: CoreDeps): WardenCore {
     ...modelsModule.handlers,
     ...theme.handlers,
     ...chat.handlers,
+    ...preferencesModule.handlers,
   };
 
   // Leaving safe mode loosens every tool at once: confirmed in the native dialog (deny-all without one).

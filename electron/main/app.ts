@@ -143,6 +143,7 @@ export async function startWarden(options: StartOptions = {}): Promise<RunningWa
     ...durable,
     version: app.getVersion(),
     platform: process.platform,
+    dataFolder: app.getPath('userData'),
     browser: systemBrowser,
     elicitor: createDialogElicitor(() => window),
     // Saving a server decides what runs on this machine: a person confirms it natively.

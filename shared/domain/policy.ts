@@ -112,8 +112,16 @@ export const PolicyState = z.object({
   user: z.array(UserRule).default([]),
   /** Set when the ledger found tampering: every tool is held at ask until acknowledged. */
   safeMode: z.boolean().default(false),
+  /**
+   * The person's default for a tool no rule covers (Settings): `ask`, or `disabled` so such tools
+   * are not offered at all. Never `allow`: discovering a tool never grants it. Absent = ask.
+   */
+  defaultMode: z.enum(['ask', 'disabled']).optional(),
 });
 export type PolicyState = z.infer<typeof PolicyState>;
+
+/** The rule id a change of `defaultMode` is journaled under (it is the lowest layer, not a stored rule). */
+export const DEFAULT_MODE_RULE_ID = 'default-tool-mode';
 
 /** What is being decided: the permission identity plus normalized arguments. */
 export interface PolicyRequest {

@@ -42,7 +42,10 @@ export interface GateModuleOptions {
   prompter?: ApprovalPrompter;
   initialPolicy?: Partial<PolicyState>;
   persistPolicy?: (state: PolicyState) => void | Promise<void>;
-  approvalTtlMs?: number;
+  /** How long a new approval waits (a function: read at each new approval, so a setting applies at once). */
+  approvalTtlMs?: number | (() => number);
+  /** The person's default for tools no rule covers (Settings); read at every decision. Default: ask. */
+  defaultToolMode?: () => 'ask' | 'disabled';
   /** Longest a call waits for a re-list its server announced (default 5 s; see GateDeps). */
   listingWaitMs?: number;
   /** Largest result the gate keeps and journals (default 256 KiB; see GateDeps). */
@@ -120,7 +123,13 @@ export function createGateModule(options: GateModuleOptions): GateModule {
   const policy = new PolicyStore({ journal: options.journal, clock: options.clock, initial: options.initialPolicy, persist: options.persistPolicy });
   const isSafeMode = options.isSafeMode ?? (() => false);
   // Spreading keeps the rule arrays (the engine's compile cache is keyed by them).
-  const effectivePolicy = { current: (): PolicyState => (isSafeMode() ? { ...policy.current(), safeMode: true } : policy.current()) };
+  const effectivePolicy = {
+    current: (): PolicyState => {
+      const base = policy.current();
+      const withDefault = options.defaultToolMode?.() === 'disabled' ? { ...base, defaultMode: 'disabled' as const } : base;
+      return isSafeMode() ? { ...withDefault, safeMode: true } : withDefault;
+    },
+  };
   const gate = new Gate({
     journal: options.journal,
     history: options.history,
@@ -293,7 +302,8 @@ export function createGateModule(options: GateModuleOptions): GateModule {
       throw new WardenError('UNSUPPORTED', 'mode: Always Allow for every tool of every server is not offered; it would grant tools no server has listed yet. Allow a server or a tool instead.');
     }
     const pin = pinFor(change);
-    const before = policy.current();
+    // The effective state: a Disabled default is a restriction that a rule can lift too.
+    const before = effectivePolicy.current();
     const ruleId = PolicyStore.ruleIdFor(change);
     const old = policy.find(ruleId);
     const oldMode = old?.mode;
@@ -317,6 +327,7 @@ export function createGateModule(options: GateModuleOptions): GateModule {
   /** True if some disabled (or invalid, read as disabled) rule could apply to what `change` covers. */
   function restrictiveRuleNear(change: PermissionChange, state: PolicyState): boolean {
     const restrictive = (mode: unknown) => mode !== 'allow' && mode !== 'ask';
+    if (state.defaultMode === 'disabled') return true;
     const serverId = 'serverId' in change ? change.serverId : null;
     const user = state.user.some((r) => restrictive(r.mode) && (serverId === null || r.scope.kind === 'global' || ('serverId' in r.scope && r.scope.serverId === serverId)));
     const conversation = state.conversation.some((r) => restrictive(r.mode) && (serverId === null || r.serverId === serverId));

@@ -65,7 +65,8 @@ export interface GateDeps {
   registry: ToolRegistry;
   policy: PolicySource;
   clock?: Clock;
-  approvalTtlMs?: number;
+  /** How long a new approval waits; a function is read at each new approval (a setting can change it). */
+  approvalTtlMs?: number | (() => number);
   /** Path semantics and file system for the normalization step (default: the host's, with symlink resolution). */
   paths?: { semantics: PathSemantics; fs: PathFs | null };
   newId?: () => string;
@@ -170,6 +171,7 @@ interface CachedDecision {
   conversation: PolicyState['conversation'];
   organization: PolicyState['organization'];
   safeMode: PolicyState['safeMode'];
+  defaultMode: PolicyState['defaultMode'];
   accounts: number;
   conversationId: string | null;
   serverId: string;
@@ -220,7 +222,7 @@ export class Gate {
   private readonly validators = new Map<string, ValidateFunction>();
   private readonly ajv: Ajv;
   private readonly clock: Clock;
-  private readonly ttl: number;
+  private readonly ttl: () => number;
   private readonly activeAccounts = new Map<string, string>();
   /** Bumped on every account switch (part of the decision cache's validity). */
   private accountsVersion = 0;
@@ -239,7 +241,8 @@ export class Gate {
 
   constructor(private readonly deps: GateDeps) {
     this.clock = deps.clock ?? systemClock;
-    this.ttl = deps.approvalTtlMs ?? DEFAULT_APPROVAL_TTL_MS;
+    const ttl = deps.approvalTtlMs ?? DEFAULT_APPROVAL_TTL_MS;
+    this.ttl = typeof ttl === 'function' ? ttl : () => ttl;
     this.paths = deps.paths ?? hostPaths();
     // The schema is the server's: its patterns run on the linear-time engine, never V8's backtracking one.
     this.ajv = createLinearAjv({ strict: false, allErrors: false, validateSchema: false });
@@ -363,7 +366,7 @@ export class Gate {
       return this.recorded(op, entries);
     }
     if (decision.decision === 'ask') {
-      op.expiresAt = now + this.ttl;
+      op.expiresAt = now + this.ttl();
       proposed.expiresAt = op.expiresAt;
       entries.push(this.transition(op, 'awaiting_approval', decision.reason, { decision, actor: 'policy', expiresAt: op.expiresAt }));
       this.scheduleExpiry(op);
@@ -627,7 +630,7 @@ export class Gate {
       const op = this.rebuild(r);
       this.live.set(op.id, op);
       // A recovered approval without a recorded deadline gets a fresh one, never an endless wait.
-      if (op.expiresAt === null) op.expiresAt = this.clock.now() + this.ttl;
+      if (op.expiresAt === null) op.expiresAt = this.clock.now() + this.ttl();
       this.scheduleExpiry(op);
       op.waitingForServer = this.deps.registry.listTools({ serverId: op.identity.serverId, accountId: op.identity.accountId }).length === 0;
     }
@@ -864,6 +867,7 @@ export class Gate {
       hit.conversation === state.conversation &&
       hit.organization === state.organization &&
       hit.safeMode === state.safeMode &&
+      hit.defaultMode === state.defaultMode &&
       hit.accounts === this.accountsVersion &&
       hit.conversationId === op.origin.conversationId &&
       hit.serverId === op.identity.serverId &&
@@ -887,6 +891,7 @@ export class Gate {
         conversation: state.conversation,
         organization: state.organization,
         safeMode: state.safeMode,
+        defaultMode: state.defaultMode,
         accounts: this.accountsVersion,
         conversationId: op.origin.conversationId,
         serverId: op.identity.serverId,

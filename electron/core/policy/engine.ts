@@ -9,7 +9,7 @@
  *   availability (tool not listed → deny) > organization (forbid / cap at ask / allow)
  *   > safe mode (cap at ask) > unverified listing (cap at ask) > conversation override > user rules
  *   [tool+constraint > tool > server/account > global; most restrictive wins within a level]
- *   > built-in default `ask`.
+ *   > the default for tools with no rule (`ask`, or `disabled` when the person chose so).
  * Always Allow is pinned to the tool's contract hash and the server's endpoint hash.
  * Rule arrays must be treated as immutable: replace them to change the policy, never mutate.
  */
@@ -39,8 +39,12 @@ interface CompiledRule {
   configError: string | null;
   pin: { contractHash: string | null; endpointHash: string | null; tools?: Record<string, string> | null } | null;
   constraints: CompiledConstraint[];
-  /** Words for explanations: "for Work account", "under /project/docs". */
-  scopeWords: string;
+  /**
+   * Words for explanations: "for Work account", "under /project/docs". A function of the labels of
+   * the call being decided, because the rule holds ids and a person reads names; a matched rule's
+   * server and account are the call's own, so their labels are the call's.
+   */
+  scopeWords: (labels: DecisionLabels) => string;
   /** Canonical JSON of the raw rule, computed on first tie: breaks ties between rules sharing an id. */
   sortKey: () => string;
   /** Conversation overrides only: whether the override covers this identity. */
@@ -181,7 +185,10 @@ export function decide(request: PolicyRequest, policyState: PolicyState, context
   let decision: Decision;
   let reason: string;
   let pin: PinStatus = 'none';
-  if (!chosen) {
+  if (!chosen && policyState.defaultMode === 'disabled') {
+    decision = 'deny';
+    reason = `Disabled: no rule for ${request.toolName} on ${context.labels?.server ?? request.serverId}, and your default for such tools is Disabled`;
+  } else if (!chosen) {
     decision = 'ask';
     reason = `Ask every time: no rule for ${request.toolName} on ${context.labels?.server ?? request.serverId} (discovered tools are never allowed by default)`;
   } else {
@@ -191,10 +198,10 @@ export function decide(request: PolicyRequest, policyState: PolicyState, context
       decision = 'deny';
       reason = chosen.configError
         ? `Disabled: rule ${chosen.id} has an invalid mode (${chosen.configError})`
-        : `Disabled${where}${chosen.scopeWords}${uncertainty}`;
+        : `Disabled${where}${chosen.scopeWords(labelsOf(request, context))}${uncertainty}`;
     } else if (chosen.mode === 'ask') {
       decision = 'ask';
-      reason = `Ask every time${where}${chosen.scopeWords}${uncertainty}`;
+      reason = `Ask every time${where}${chosen.scopeWords(labelsOf(request, context))}${uncertainty}`;
     } else {
       pin = checkPin(chosen, context, request.toolName);
       if (pin === 'endpoint-changed') {
@@ -205,7 +212,7 @@ export function decide(request: PolicyRequest, policyState: PolicyState, context
         reason = 'Ask: tool changed since you allowed it';
       } else {
         decision = 'allow';
-        reason = `Always allowed${where}${chosen.scopeWords}`;
+        reason = `Always allowed${where}${chosen.scopeWords(labelsOf(request, context))}`;
       }
     }
   }
@@ -425,27 +432,34 @@ function compileMode(id: string, raw: unknown): { mode: PermissionMode; configEr
     : { mode: 'disabled', configError: `rule ${id}: unknown mode ${describeMode(raw)} (expected allow, ask or disabled); treated as disabled` };
 }
 
+/** The names explanations use for the call's server and account (its ids when no label is known). */
+interface DecisionLabels {
+  server: string;
+  account: string;
+}
+
+function labelsOf(request: PolicyRequest, context: PolicyContext): DecisionLabels {
+  return { server: context.labels?.server ?? request.serverId, account: context.labels?.account ?? request.accountId };
+}
+
 function compileUser(rule: UserRule): CompiledRule {
   const s = rule.scope;
   const constraints = s.kind === 'tool-constraint' ? s.constraints.map(compileConstraint) : [];
-  const account = 'accountId' in s && s.accountId ? ` for ${s.accountId} account` : '';
-  const scopeWords =
-    s.kind === 'global'
-      ? ' (global default)'
-      : s.kind === 'server'
-        ? `${account} (default for ${s.serverId})`
-        : `${account}${constraints.length ? ' ' + constraints.map((c) => c.words).join(' and ') : ''}`;
+  const hasAccount = 'accountId' in s && Boolean(s.accountId);
+  const account = (l: DecisionLabels) => (hasAccount ? ` for ${l.account} account` : '');
+  const constraintWords = constraints.length ? ' ' + constraints.map((c) => c.words).join(' and ') : '';
+  const scopeWords = (l: DecisionLabels) =>
+    s.kind === 'global' ? ' (global default)' : s.kind === 'server' ? `${account(l)} (default for ${l.server})` : `${account(l)}${constraintWords}`;
   return { id: rule.id, ...compileMode(rule.id, rule.mode), pin: rule.pin ?? null, constraints, scopeWords, sortKey: lazyKey(rule) };
 }
 
 function compileConversation(rule: ConversationOverride): CompiledRule {
-  const account = rule.accountId ? ` for ${rule.accountId} account` : '';
   return {
     id: rule.id,
     ...compileMode(rule.id, rule.mode),
     pin: rule.pin ?? null,
     constraints: [],
-    scopeWords: account,
+    scopeWords: (l) => (rule.accountId ? ` for ${l.account} account` : ''),
     sortKey: lazyKey(rule),
     match: (r) => r.serverId === rule.serverId && (rule.accountId === null || rule.accountId === r.accountId) && (rule.toolName === null || rule.toolName === r.toolName),
   };

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { Account, ServerDefinition, TimeoutMs } from '../../../shared/domain/servers';
 import { ThemePreference } from '../../../shared/contract/app';
+import { DefaultToolMode } from '../../../shared/contract/settings';
 
 /** The version this build writes. Bump it together with a migration in `MIGRATIONS`. */
 export const SETTINGS_VERSION = 1;
@@ -24,6 +25,8 @@ export const Preferences = z.looseObject({
   relistAfterMs: z.number().int().min(10_000).max(86_400_000).optional(),
   /** How Warden is drawn: following the system (default), or always light or dark. */
   theme: ThemePreference.optional(),
+  /** What a tool no rule covers gets: Ask (default) or Disabled (not offered). Never Always Allow. */
+  defaultToolMode: DefaultToolMode.optional(),
 });
 export type Preferences = z.infer<typeof Preferences>;
 

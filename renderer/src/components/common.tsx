@@ -138,3 +138,43 @@ export function ViewFrame({ id, title, note, actions, children, wide }: { id: st
     </section>
   );
 }
+
+/**
+ * An empty view or list: what is missing, what to do next, and the buttons that do it.
+ *
+ * Why a component: every empty state should read the same way, so a person learns once where to
+ * look for the next step.
+ */
+export function EmptyState({ testId, title, children, actions }: { testId: string; title: string; children?: ReactNode; actions?: ReactNode }) {
+  return (
+    <div className="empty-state" data-testid={testId}>
+      <h2>{title}</h2>
+      {children}
+      {actions ? <div className="form-actions">{actions}</div> : null}
+    </div>
+  );
+}
+
+/**
+ * Ids and fingerprints, one click away instead of in the sentence a person reads.
+ *
+ * Why: names are what people recognise; the ids are still needed for support and exports, so they
+ * are kept, closed, under "Technical details".
+ */
+export function TechnicalDetails({ facts, testId }: { facts: Array<[string, ReactNode]>; testId?: string }) {
+  return (
+    <details className="ids" data-testid={testId}>
+      <summary>Technical details</summary>
+      <dl className="facts">
+        {facts.map(([label, value]) => (
+          <div className="facts-row" key={label}>
+            <dt>{label}</dt>
+            <dd>
+              <code className="small">{value}</code>
+            </dd>
+          </div>
+        ))}
+      </dl>
+    </details>
+  );
+}

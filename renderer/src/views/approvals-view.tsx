@@ -7,7 +7,7 @@
  */
 import { useEffect, useState } from 'react';
 import type { PendingApproval } from '../../../shared/contract/approvals';
-import { ErrorNote, StatePill, Time, ViewFrame } from '../components/common';
+import { EmptyState, ErrorNote, StatePill, TechnicalDetails, Time, ViewFrame } from '../components/common';
 import { useAppStore } from '../store';
 
 function ApprovalCard({ approval }: { approval: PendingApproval }) {
@@ -26,13 +26,9 @@ function ApprovalCard({ approval }: { approval: PendingApproval }) {
       <p>{preview.detail}</p>
       <dl className="facts">
         <dt>Server</dt>
-        <dd>
-          {preview.serverLabel} <code className="muted">{op.identity.serverId}</code>
-        </dd>
+        <dd>{preview.serverLabel}</dd>
         <dt>Account</dt>
-        <dd>
-          {preview.accountLabel} <code className="muted">{op.identity.accountId}</code>
-        </dd>
+        <dd>{preview.accountLabel}</dd>
         <dt>Tool</dt>
         <dd>
           <code>{preview.toolName}</code>
@@ -49,11 +45,16 @@ function ApprovalCard({ approval }: { approval: PendingApproval }) {
             </dd>
           </>
         ) : null}
-        <dt>Fingerprint</dt>
-        <dd>
-          <code className="small">{op.fingerprint}</code>
-        </dd>
       </dl>
+      <TechnicalDetails
+        testId={`approval-${id}-details`}
+        facts={[
+          ['Operation', id],
+          ['Server id', op.identity.serverId],
+          ['Account id', op.identity.accountId],
+          ['Fingerprint', op.fingerprint],
+        ]}
+      />
       <div className="field">
         <span>Exact arguments that will be sent</span>
         <pre className="code-block" data-testid={`approval-${id}-arguments`}>
@@ -69,7 +70,7 @@ function ApprovalCard({ approval }: { approval: PendingApproval }) {
         <button type="button" className="button button-primary" disabled={reviewing} onClick={() => void review(id)} data-testid={`approval-${id}-review`}>
           {reviewing ? 'Waiting for Warden’s dialog…' : 'Review…'}
         </button>
-        <input className="input" placeholder="Reason (optional)" value={reason} onChange={(e) => setReason(e.target.value)} aria-label="reason for rejecting" />
+        <input className="input" placeholder="Reason (optional)" value={reason} onChange={(e) => setReason(e.target.value)} aria-label={`Reason for rejecting ${preview.toolName} (optional)`} />
         <button type="button" className="button button-danger" onClick={() => void reject(id, reason.trim() || undefined)} data-testid={`approval-${id}-reject`}>
           Reject
         </button>
@@ -84,6 +85,7 @@ export function ApprovalsView() {
   const operations = useAppStore((s) => s.operations);
   const error = useAppStore((s) => s.approvalsError);
   const refreshApprovals = useAppStore((s) => s.refreshApprovals);
+  const navigate = useAppStore((s) => s.navigate);
   useEffect(() => {
     void refreshApprovals();
   }, [refreshApprovals]);
@@ -102,45 +104,58 @@ export function ApprovalsView() {
     >
       <ErrorNote error={error} testId="approvals-error" />
       {approvals.length === 0 ? (
-        <p className="empty" data-testid="approvals-empty">
-          Nothing is waiting for your approval.
-        </p>
+        <EmptyState
+          testId="approvals-empty"
+          title="Nothing is waiting for your approval"
+          actions={
+            <button type="button" className="button" onClick={() => navigate('permissions')}>
+              Choose which tools ask
+            </button>
+          }
+        >
+          <p>
+            When a model, or you with Run…, calls a tool that is set to Ask, the call waits here until you review it in Warden's dialog or reject
+            it. Nothing is sent before that.
+          </p>
+        </EmptyState>
       ) : (
         approvals.map((a) => <ApprovalCard key={a.operation.operationId} approval={a} />)
       )}
       {recent.length > 0 ? (
         <>
           <h2 className="section-title">Recent decisions</h2>
-          <table className="table" data-testid="approvals-recent">
-            <thead>
-              <tr>
-                <th>Time</th>
-                <th>Tool</th>
-                <th>Server / account</th>
-                <th>State</th>
-                <th>Why</th>
-              </tr>
-            </thead>
-            <tbody>
-              {recent.map((o) => (
-                <tr key={o.operationId}>
-                  <td>
-                    <Time at={o.requestedAt} />
-                  </td>
-                  <td>
-                    <code>{o.identity.toolName}</code>
-                  </td>
-                  <td>
-                    {o.labels.server} / {o.labels.account}
-                  </td>
-                  <td>
-                    <StatePill state={o.state} />
-                  </td>
-                  <td className="muted">{o.reason}</td>
+          <div className="table-scroll" tabIndex={0} role="region" aria-label="Recent decisions">
+            <table className="table" data-testid="approvals-recent">
+              <thead>
+                <tr>
+                  <th>Time</th>
+                  <th>Tool</th>
+                  <th>Server / account</th>
+                  <th>State</th>
+                  <th>Why</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {recent.map((o) => (
+                  <tr key={o.operationId}>
+                    <td>
+                      <Time at={o.requestedAt} />
+                    </td>
+                    <td>
+                      <code>{o.identity.toolName}</code>
+                    </td>
+                    <td>
+                      {o.labels.server} / {o.labels.account}
+                    </td>
+                    <td>
+                      <StatePill state={o.state} />
+                    </td>
+                    <td className="muted">{o.reason}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         </>
       ) : null}
     </ViewFrame>

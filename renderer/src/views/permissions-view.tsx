@@ -10,11 +10,14 @@ import { useVirtualizer } from '@tanstack/react-virtual';
 import { useDeferredValue, useEffect, useMemo, useRef, useState } from 'react';
 import type { MatrixRow } from '../../../shared/contract/permissions';
 import type { PermissionMode } from '../../../shared/domain/operations';
-import { DecisionPill, ErrorNote, ViewFrame } from '../components/common';
+import { DecisionPill, EmptyState, ErrorNote, ViewFrame } from '../components/common';
 import { useAppStore } from '../store';
 import { filterMatrix } from './view-helpers';
 
-const ROW_HEIGHT = 58;
+/** A first guess of a row's height; each row is measured once drawn (text wraps, never clips). */
+const ROW_ESTIMATE = 64;
+/** Descriptions longer than this show their start and a "Show all" button, so one long claim cannot fill the screen. */
+const CLAIM_PREVIEW_CHARS = 180;
 
 function pinBadge(pin: MatrixRow['pin']) {
   if (pin === 'contract-changed') return <span className="pill pill-warn" title="The tool's name, description, schema or hints changed after you allowed it; it falls back to Ask.">Changed since allowed</span>;
@@ -60,6 +63,47 @@ function ModeSelect({ row }: { row: MatrixRow }) {
   );
 }
 
+/** No tools at all: they appear once a server is connected. */
+function NoTools() {
+  const navigate = useAppStore((s) => s.navigate);
+  return (
+    <EmptyState
+      testId="perm-empty"
+      title="No tools yet"
+      actions={
+        <button type="button" className="button button-primary" onClick={() => navigate('servers')}>
+          Go to Servers
+        </button>
+      }
+    >
+      <p>A server's tools are listed here once it is connected. Add or connect a server in Servers, then choose for each tool whether Warden asks you, allows it, or keeps it disabled.</p>
+    </EmptyState>
+  );
+}
+
+/** The server's description: the start of a long one, with a button for the rest (never hover-only). */
+function Claim({ text, onResize }: { text: string | null; onResize: () => void }) {
+  const [open, setOpen] = useState(false);
+  if (!text) return <span className="muted">none</span>;
+  if (text.length <= CLAIM_PREVIEW_CHARS) return <>{text}</>;
+  return (
+    <>
+      {open ? text : `${text.slice(0, CLAIM_PREVIEW_CHARS).trimEnd()}…`}{' '}
+      <button
+        type="button"
+        className="link"
+        aria-expanded={open}
+        onClick={() => {
+          setOpen(!open);
+          onResize();
+        }}
+      >
+        {open ? 'Show less' : 'Show all'}
+      </button>
+    </>
+  );
+}
+
 /** The Permissions view. */
 export function PermissionsView() {
   const matrix = useAppStore((s) => s.matrix);
@@ -70,7 +114,13 @@ export function PermissionsView() {
   const deferred = useDeferredValue(query);
   const rows = useMemo(() => filterMatrix(matrix, deferred), [matrix, deferred]);
   const scroller = useRef<HTMLDivElement>(null);
-  const virtualizer = useVirtualizer({ count: rows.length, getScrollElement: () => scroller.current, estimateSize: () => ROW_HEIGHT, overscan: 8 });
+  const virtualizer = useVirtualizer({
+    count: rows.length,
+    getScrollElement: () => scroller.current,
+    estimateSize: () => ROW_ESTIMATE,
+    overscan: 8,
+    getItemKey: (index) => `${rows[index]!.serverId}/${rows[index]!.accountId}/${rows[index]!.toolName}`,
+  });
   useEffect(() => {
     void refreshMatrix();
   }, [refreshMatrix]);
@@ -82,12 +132,12 @@ export function PermissionsView() {
       wide
       note={
         <p>
-          Discovering a tool never grants it: a tool with no mode set is decided by the default (Ask). Always Allow and lifting Disabled are
+          Discovering a tool never grants it: a tool with no mode set gets your default (Ask, unless you chose Disabled in Settings). Always Allow and lifting Disabled are
           confirmed in Warden's own dialog. A tool that changed since you allowed it falls back to Ask.
         </p>
       }
     >
-      <div className="toolbar">
+      <div className={matrix.length === 0 ? 'toolbar matrix-none' : 'toolbar'}>
         <input className="input grow" type="search" placeholder="Search servers, accounts, tools, descriptions…" value={query} onChange={(e) => setQuery(e.target.value)} data-testid="perm-search" aria-label="Search permissions" />
         <span className="muted" data-testid="perm-count">
           {rows.length} of {matrix.length} tools
@@ -104,7 +154,16 @@ export function PermissionsView() {
           </ul>
         </div>
       ) : null}
-      <div className="matrix" role="table" aria-label="Permission matrix" aria-rowcount={rows.length}>
+      {matrix.length === 0 ? <NoTools /> : null}
+      {matrix.length > 0 && rows.length === 0 ? (
+        <p className="empty" data-testid="perm-no-match">
+          No tool matches “{query}”.{' '}
+          <button type="button" className="link" onClick={() => setQuery('')}>
+            Clear the search
+          </button>
+        </p>
+      ) : null}
+      <div className={matrix.length === 0 ? 'matrix matrix-none' : 'matrix'} role="table" aria-label="Permission matrix" aria-rowcount={rows.length}>
         <div className="matrix-row matrix-header" role="row">
           <span role="columnheader">Server / account</span>
           <span role="columnheader">Tool</span>
@@ -113,35 +172,40 @@ export function PermissionsView() {
           <span role="columnheader">Server's description (untrusted claim)</span>
         </div>
         <div className="matrix-body" ref={scroller} data-testid="perm-body">
-          {matrix.length === 0 ? <p className="empty">No tools yet. Connect a server to see its tools here.</p> : null}
           <div className="matrix-inner" data-height={virtualizer.getTotalSize()} ref={(el) => el?.style.setProperty('height', `${virtualizer.getTotalSize()}px`)}>
             {virtualizer.getVirtualItems().map((item) => {
               const row = rows[item.index]!;
               return (
                 <div
-                  key={`${row.serverId}/${row.accountId}/${row.toolName}`}
+                  key={item.key}
                   className="matrix-row matrix-data"
                   role="row"
+                  data-index={item.index}
                   data-testid={`perm-row-${row.serverId}-${row.accountId}-${row.toolName}`}
-                  ref={(el) => el?.style.setProperty('transform', `translateY(${item.start}px)`)}
+                  ref={(el) => {
+                    if (!el) return;
+                    el.style.setProperty('transform', `translateY(${item.start}px)`);
+                    virtualizer.measureElement(el);
+                  }}
                 >
-                  <span role="cell" className="cell-ellipsis" title={`${row.serverLabel} / ${row.accountLabel}`}>
+                  <span role="cell" className="cell-ellipsis">
                     {row.serverLabel}
                     <span className="muted"> / {row.accountLabel}</span>
                   </span>
-                  <span role="cell" className="cell-tool" title={row.toolName}>
+                  <span role="cell" className="cell-tool">
                     <code className="cell-ellipsis">{row.toolName}</code>
                     {pinBadge(row.pin)}
                   </span>
                   <span role="cell">
                     <ModeSelect row={row} />
                   </span>
-                  <span role="cell" className="cell-explain" title={row.explanation}>
+                  <span role="cell" className="cell-explain">
                     <DecisionPill decision={row.effective} testId={`perm-effective-${row.serverId}-${row.accountId}-${row.toolName}`} />
                     <span className="muted small">{row.explanation}</span>
                   </span>
-                  <span role="cell" className="cell-claim" title={row.serverDescription ?? ''}>
-                    {row.serverDescription ?? <span className="muted">none</span>}
+                  <span role="cell" className="cell-claim">
+                    <span className="visually-hidden">Server's description: </span>
+                    <Claim text={row.serverDescription} onResize={() => requestAnimationFrame(() => virtualizer.measure())} />
                   </span>
                 </div>
               );

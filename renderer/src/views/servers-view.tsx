@@ -9,7 +9,7 @@ import type { AuthStatus } from '../../../shared/contract/auth';
 import type { ToolView } from '../../../shared/contract/connections';
 import type { AccountView, ServerView } from '../../../shared/domain/servers';
 import { getWardenApi, toShownError, unwrap, type ShownError } from '../api';
-import { ConnectionPill, ConnectionProblem, ErrorNote, ServerClaim, ViewFrame } from '../components/common';
+import { ConnectionPill, ConnectionProblem, EmptyState, ErrorNote, ServerClaim, ViewFrame } from '../components/common';
 import { InlineEntry } from '../components/form-field';
 import { useAppStore } from '../store';
 import { connectionKey } from '../store/servers-slice';
@@ -195,9 +195,11 @@ function AccountPanel({ server, account }: { server: ServerView; account: Accoun
           >
             {showLogs ? 'Hide log' : 'Log'}
           </button>
-          <button type="button" className="button button-small" onClick={() => run(() => switchAccount('default', serverId, account.id))} title="Use this account in the default conversation">
-            Use
-          </button>
+          {server.accounts.length > 1 ? (
+            <button type="button" className="button button-small" onClick={() => run(() => switchAccount('default', serverId, account.id))}>
+              Use in chats
+            </button>
+          ) : null}
           <button type="button" className="button button-small" onClick={() => setRenaming(account.label)}>
             Rename…
           </button>
@@ -348,15 +350,31 @@ export function ServersView() {
       {editing !== null ? <ServerForm server={editing === 'new' ? null : editing} onDone={() => setEditing(null)} /> : null}
       {importing ? <ImportPanel onDone={() => setImporting(false)} /> : null}
       {servers.length === 0 && editing === null && !importing ? (
-        <div className="empty-block">
-          <p className="empty" data-testid="servers-empty">
-            No servers yet. Add one, or import them from Claude Desktop, VS Code or Cursor.
-          </p>
-          <button type="button" className="button" data-testid="servers-add-demo" onClick={() => void addDemo()}>
-            Add the built-in demo server
-          </button>
+        <EmptyState
+          testId="servers-empty"
+          title="No servers yet"
+          actions={
+            <>
+              <button type="button" className="button button-primary" data-testid="servers-add-demo" onClick={() => void addDemo()}>
+                Add the built-in demo server
+              </button>
+              <button type="button" className="button" onClick={() => (setImporting(false), setEditing('new'))}>
+                Add a server…
+              </button>
+              <button type="button" className="button" onClick={() => (setEditing(null), setImporting(true))}>
+                Import…
+              </button>
+            </>
+          }
+        >
+          <p>A server gives Warden tools a model can ask to use. Start with one of these:</p>
+          <ul>
+            <li>The built-in demo server runs inside Warden, offline, with make-believe notes: a safe place to see approvals at work.</li>
+            <li>Add a server of your own: a program on this computer, or a remote server at an https address.</li>
+            <li>Import the servers you already set up in Claude Desktop, VS Code or Cursor.</li>
+          </ul>
           <ErrorNote error={demoError} />
-        </div>
+        </EmptyState>
       ) : null}
       {servers.map((s) => (
         <ServerCard key={s.definition.id} server={s} onEdit={() => (setImporting(false), setEditing(s))} />

@@ -48,6 +48,17 @@ describe('policy engine: modes and defaults', () => {
     expect(d.reason).toMatch(/does not currently list close_issue/);
   });
 
+  it('explanations name the server and account a person knows, never the ids the rules hold', () => {
+    const allowed = decide(req(), state({ user: [toolRule('r1', 'allow')] }), ctx);
+    expect(allowed.reason).toBe('Always allowed for Work account');
+    const server = decide(req(), state({ user: [{ id: 's1', scope: { kind: 'server', serverId: 'gh', accountId: 'work' }, mode: 'ask', pin: null }] }), ctx);
+    expect(server.reason).toBe('Ask every time for Work account (default for GitHub)');
+    const here = decide(req(), state({ conversation: [{ id: 'c1', conversationId: 'conv1', serverId: 'gh', accountId: 'work', toolName: 'close_issue', mode: 'disabled', pin: null }] }), ctx);
+    expect(here.reason).toBe('Disabled in this conversation for Work account');
+    // Without labels (nothing better is known) the ids are all there is.
+    expect(decide(req(), state({ user: [toolRule('r1', 'allow')] }), { ...ctx, labels: undefined }).reason).toBe('Always allowed for work account');
+  });
+
   it('server annotations and descriptions never make a decision more permissive', () => {
     const d = decide(req(), state(), { ...ctx, tool: { ...tool, annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true } } });
     expect(d.decision).toBe('ask');
