@@ -24,7 +24,7 @@ import type { ConnectionManager } from './mcp/connection-manager';
 import { runHandlers } from './run/run-handlers';
 import { applyDemoLabRules, offerDemoServerOnFirstRun, openBuiltinTransport } from './demo/demo-setup';
 import { createModelsModule, type ModelsModuleOptions } from './models/models-module';
-import type { ModelProviderService } from './models/provider-service';
+import type { ModelProviderService, ProviderEndpointConfirmer } from './models/provider-service';
 import { createThemeModule, type Appearance } from './appearance/theme';
 import { createChatModule, type ChatOptions } from './chat/chat-module';
 import { DEMO_PROVIDER_CHOICE, DemoModel } from './models/demo-model';
@@ -59,6 +59,12 @@ export interface CoreDeps {
    * authorization server). Default: refused, so a host without dialogs never uses one.
    */
   confirmAuthorizationServer?: OriginConfirmer;
+  /**
+   * Native confirmation before a model provider's base URL is saved (adding one, or moving it):
+   * conversations go there. Main passes its dialog; without one (tests, the browser test host)
+   * providers are saved as requested.
+   */
+  confirmProviderEndpoint?: ProviderEndpointConfirmer;
   /** The DNS port OAuth's address checks use (default: the operating system's resolver). */
   resolveHost?: ResolveHost;
   /**
@@ -129,6 +135,7 @@ export function createCore(deps: CoreDeps): WardenCore {
   const modelsModule = createModelsModule({
     ...deps.models,
     builtins: deps.models?.builtins ?? [{ choice: DEMO_PROVIDER_CHOICE, provider: demoModel }],
+    ...(deps.confirmProviderEndpoint ? { confirmEndpoint: deps.confirmProviderEndpoint } : {}),
     secrets: serversModule.secrets,
     onSecretValue: deps.servers?.onSecretValue,
     journal,
