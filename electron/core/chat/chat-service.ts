@@ -40,6 +40,17 @@ export interface ChatLimits {
 
 export const DEFAULT_CHAT_LIMITS: ChatLimits = { maxCallsPerReply: 10, maxRoundsPerMessage: 8, perToolPerMinute: 20, resultChars: DEFAULT_MODEL_RESULT_CHARS, maxTokens: 4096 };
 
+/**
+ * The most calls of one reply the chat keeps when a reply is over the cap. Each kept call is
+ * refused on record in the gate and answered; the rest are dropped unsent, as a stopped reply's
+ * calls are, so a model that sends tens of thousands of calls cannot stall the main thread or fill
+ * the ledger (every call in the gate is a synchronous decision and two journal records).
+ */
+export const MAX_CALLS_KEPT = 100;
+
+/** The call ids both providers accept back in a tool result. */
+const PROVIDER_CALL_ID = /^[a-zA-Z0-9_-]{1,64}$/;
+
 /** The identity used for a name the model made up: no server can have it (ids are [a-z0-9-]). */
 export const NOT_OFFERED_SERVER = '~model';
 
@@ -377,7 +388,14 @@ export class ChatService {
     const over = calls.length > this.limits.maxCallsPerReply;
     let capReason: string | null = over ? `the model asked for ${calls.length} tool calls in one reply, more than the ${this.limits.maxCallsPerReply} Warden allows` : null;
     const work: Array<{ t: Tracked; submitted: Promise<OperationSnapshot>; parseError: string | null }> = [];
-    for (const call of calls) {
+    // Every call is answered under an id that is its own in this conversation and that providers
+    // accept back: a repeated id would pair two results with one call (a refusal could read as
+    // the other call's result), and an id the provider refuses would break every later request.
+    const usedIds = new Set(c.messages.flatMap((m) => m.toolCalls.map((x) => x.callId)));
+    for (const raw of over ? calls.slice(0, Math.max(MAX_CALLS_KEPT, this.limits.maxCallsPerReply)) : calls) {
+      const id = PROVIDER_CALL_ID.test(raw.id) && !usedIds.has(raw.id) ? raw.id : `call_${randomUUID().replace(/-/g, '')}`;
+      usedIds.add(id);
+      const call: ModelToolCall = { ...raw, id };
       const entry: ToolEntry | undefined = table.get(call.name);
       const isOffered = entry !== undefined && offered.has(key(entry.tool.serverId, entry.tool.accountId, entry.tool.name));
       let args: unknown = undefined;
