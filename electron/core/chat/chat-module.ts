@@ -49,7 +49,7 @@ export function createChatModule(deps: {
   clock: Clock;
   browser: BrowserOpener;
   /** Resolves once the gate knows every recorded operation (recovery after a restart). */
-  recovered: Promise<unknown>;
+  recovered: Promise<{ requeued: readonly string[] } | null>;
 }) {
   const options = deps.options ?? {};
   const providers = options.providers ? options.providers(deps.demo) : deps.providers;
@@ -72,8 +72,8 @@ export function createChatModule(deps: {
   const ready = (async () => {
     await store.load();
     for (const p of store.problems) console.error(`[warden] a conversation file could not be read and was left as it is: ${p}`);
-    await deps.recovered.catch(() => undefined);
-    await service.recover();
+    const report = await deps.recovered.catch(() => null);
+    await service.recover(report?.requeued ?? []);
   })();
   ready.catch((error: unknown) => console.error('[warden] loading conversations failed', error));
   const whenReady = <T>(f: () => T | Promise<T>) => ready.then(f);

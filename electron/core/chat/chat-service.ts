@@ -254,9 +254,10 @@ export class ChatService {
   /**
    * After a restart: a reply that was in progress is closed, calls that waited for approval are
    * cancelled in the gate and shown as expired (ask again), and calls that were running show the
-   * outcome recovery recorded. Call once the gate has restored the ledger's operations.
+   * outcome recovery recorded. Call once the gate has restored the ledger's operations, with the
+   * ids the ledger's recovery put back in the approval queue.
    */
-  async recover(): Promise<void> {
+  async recover(requeued: readonly string[] = []): Promise<void> {
     for (const c of this.deps.store.all()) {
       let touched = false;
       for (const message of c.messages) {
@@ -287,6 +288,15 @@ export class ChatService {
         c.messages.push({ ...this.newMessage('notice', 'Warden stopped during this reply. Calls that were waiting for approval did not run; use "Ask again" to try them.'), tone: 'warning' });
         await this.deps.store.save(c.id);
       }
+    }
+    // A model's call put back in the queue belongs to a turn that ended with the restart, whether
+    // or not its conversation was saved with it (a crash can come between the gate's record and
+    // the conversation's save): nobody could ever hand its result to the model, so it never runs.
+    // Only those: a call made since this start belongs to a live turn.
+    for (const id of requeued) {
+      const op = this.deps.gate.gate.getLive(id);
+      if (op?.state !== 'awaiting_approval' || op.origin.source !== 'model') continue;
+      await this.deps.gate.gate.cancel(op.operationId, 'The chat turn that asked for this ended when Warden stopped; ask again in the chat').catch(() => undefined);
     }
   }
 
