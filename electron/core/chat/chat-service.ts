@@ -457,8 +457,13 @@ export class ChatService {
       };
       message.toolCalls.push(record);
       const t: Tracked = { conversation: c, message, call: record, skipped };
+      // The turn knows the operation before the gate records it: Stop pressed while the records
+      // are still being written must reach this call too (cancel it, or abort it before sending).
+      const operationId = randomUUID();
+      turn.ops.add(operationId);
       const submitted = gate.submit({
         source: 'model',
+        operationId,
         conversationId: c.id,
         round,
         batchId,

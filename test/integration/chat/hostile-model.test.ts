@@ -8,7 +8,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Conversation } from '../../../shared/contract/chat';
 import { toModelMessages } from '../../../electron/core/chat/chat-service';
 import type { ModelRequest } from '../../../electron/core/models/provider';
-import { call, callsOf, settled, startChatCore, type ChatCore } from './helpers';
+import { MemoryJournal } from '../../../electron/core/memory-journal';
+import { systemClock, type JournalEntry } from '../../../electron/core/ports';
+import { call, callsOf, settled, startChatCore, until, type ChatCore } from './helpers';
 import { offeredName, ScriptedModel, withScripted, type ScriptedReply } from './scripted-model';
 
 let t: ChatCore | undefined;
@@ -17,9 +19,9 @@ afterEach(async () => {
   t = undefined;
 });
 
-async function scripted(script: (r: ModelRequest, i: number) => ScriptedReply) {
+async function scripted(script: (r: ModelRequest, i: number) => ScriptedReply, journal?: MemoryJournal) {
   const model = new ScriptedModel(script);
-  t = await startChatCore({ chat: { providers: withScripted(model) } });
+  t = await startChatCore({ chat: { providers: withScripted(model) }, ...(journal ? { journal } : {}) });
   await call(t.core, 'connections:connect', t.demo);
   const c = await call<Conversation>(t.core, 'chat:create', { providerId: 'scripted', model: 'scripted' });
   return { model, c };
@@ -96,5 +98,47 @@ describe('call ids a model repeats or makes up', () => {
     expect(new Set(ids).size).toBe(2);
     const replayed = model.requests.at(-1)!.messages.flatMap((m) => (m.role === 'tool' ? m.results.map((x) => x.callId) : []));
     expect(replayed).toEqual(ids);
+  });
+});
+
+/** A journal whose appends, once held, finish only when released (a slow disk: fsync taking a while). */
+class SlowJournal extends MemoryJournal {
+  held = false;
+  private waiting: Array<() => void> = [];
+  override async append(entries: JournalEntry[]) {
+    const stored = super.append(entries);
+    if (this.held) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    return stored;
+  }
+  release() {
+    this.held = false;
+    for (const go of this.waiting.splice(0)) go();
+  }
+}
+
+describe('Stop while the calls of a reply are being recorded', () => {
+  it('cancels every call of that reply: the allowed one is not sent, the one that asks is not left approvable', async () => {
+    const journal = new SlowJournal(systemClock);
+    const { c } = await scripted(
+      (r, i) => (i === 0 ? { calls: [{ name: offeredName(r, 'notes_list')!, args: {} }, { name: offeredName(r, 'notes_add')!, args: { text: 'after stop' } }] } : { text: 'done' }),
+      journal,
+    );
+    journal.held = true;
+    await call(t!.core, 'chat:send-message', { conversationId: c.id, text: 'go' });
+    // Both calls are decided (the gate decides synchronously); their records are still being written.
+    await until(() => t!.core.gate.gate.list({ conversationId: c.id }).length === 2, 'both calls to be decided');
+    const stopping = call(t!.core, 'chat:stop', { conversationId: c.id });
+    journal.release();
+    expect(await stopping).toEqual({ stopped: true });
+    await until(() => t!.core.gate.gate.list({ conversationId: c.id }).every((o) => o.state !== 'executing'), 'the allowed call to end');
+    // Nothing of that reply may still wait for a decision, nor have reached the server.
+    expect(t!.core.gate.gate.pending()).toEqual([]);
+    expect(received()).toEqual([]);
+    const done = await settled(t!.core, c.id);
+    // Finished operations leave the gate's live list: read each from the history.
+    const ops = await Promise.all(callsOf(done).map((x) => t!.core.gate.gate.get(x.operationId!)));
+    expect(ops.map((o) => o?.state).sort()).toEqual(['cancelled', 'failed']);
+    expect(callsOf(done).map((x) => x.status).sort()).toEqual(['cancelled', 'failed']);
+    expect(done.messages.at(-1)!.text).toMatch(/Stopped by you/);
   });
 });
