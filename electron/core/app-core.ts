@@ -217,7 +217,10 @@ export function createCore(deps: CoreDeps): WardenCore {
   demoOffered.catch(() => undefined);
   const theme = createThemeModule({ settings: serversModule.settings, events, appearance: deps.appearance });
 
-  const chat = createChatModule({ options: deps.chat, demo: demoModel, providers: modelsModule.service, gate: gateModule, registry: deps.gate?.registry ?? connections.manager, connections: connections.manager, servers: serversModule.service, events, clock, browser, recovered });
+  const chat = createChatModule({ options: deps.chat, demo: demoModel, providers: modelsModule.service, gate: gateModule, registry: deps.gate?.registry ?? connections.manager, connections: connections.manager, servers: serversModule.service, events, clock, browser, recovered,
+    // The ledger's redactor, which the keychain and OAuth feed: the chat keeps what the ledger would.
+    ...(deps.ledger ? { redact: (text: string) => deps.ledger!.ledger.redactor.scrubString(text) } : {}),
+  });
 
   const status = (): CoreStatus => ({
     version: deps.version,

@@ -50,6 +50,8 @@ export function createChatModule(deps: {
   browser: BrowserOpener;
   /** Resolves once the gate knows every recorded operation (recovery after a restart). */
   recovered: Promise<{ requeued: readonly string[] } | null>;
+  /** The app's redactor (see ChatServiceDeps.redact). */
+  redact?: (text: string) => string;
 }) {
   const options = deps.options ?? {};
   const providers = options.providers ? options.providers(deps.demo) : deps.providers;
@@ -63,6 +65,7 @@ export function createChatModule(deps: {
     clock: deps.clock,
     limits: options.limits,
     defaultProviderId: DEMO_PROVIDER_ID,
+    ...(deps.redact ? { redact: deps.redact } : {}),
     instructions: () =>
       deps.connections
         .snapshot()

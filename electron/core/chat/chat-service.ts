@@ -66,6 +66,11 @@ export interface ChatServiceDeps {
   limits?: Partial<ChatLimits>;
   /** The provider new conversations use when none is named and none was used before. */
   defaultProviderId?: string;
+  /**
+   * Replaces every secret Warden holds (keychain values, OAuth tokens, API keys) in a text: the
+   * app's one redactor, the ledger's. Absent (a core without a ledger has no redactor): kept as is.
+   */
+  redact?: (text: string) => string;
 }
 
 interface Turn {
@@ -92,9 +97,18 @@ export class ChatService {
   private readonly recent = new Map<string, number[]>();
   private readonly pendingEmits = new Map<ChatMessage, string>();
   private readonly unsubscribe: () => void;
+  /**
+   * What the chat keeps of any text that came from a server or a model. Why: the chat's records
+   * go to the model provider (a third party, and a model that obeys injected text can pass what
+   * it read to another server's tool), to the renderer (which holds no secrets) and into the
+   * conversation file (secrets live only in the keychain). A server that echoes the token it was
+   * sent, or a secret it read, must reach none of them; the ledger scrubs the same values.
+   */
+  private readonly redact: (text: string) => string;
 
   constructor(private readonly deps: ChatServiceDeps) {
     this.limits = { ...DEFAULT_CHAT_LIMITS, ...deps.limits };
+    this.redact = deps.redact ?? ((text) => text);
     // Every transition of a chat call (approved in the dialog, running, done) updates its card.
     this.unsubscribe = deps.gate.gate.onChange((op) => {
       const t = this.tracked.get(op.operationId);
@@ -340,7 +354,7 @@ export class ChatService {
       const calls: ModelToolCall[] = [];
       let stopReason: string | null = null;
       try {
-        for await (const event of provider.stream({ model: c.model, system: systemPromptWith(this.deps.instructions?.() ?? []), messages: history, tools: specs, maxTokens: this.limits.maxTokens, signal: turn.abort.signal })) {
+        for await (const event of provider.stream({ model: c.model, system: systemPromptWith(this.instructions()), messages: history, tools: specs, maxTokens: this.limits.maxTokens, signal: turn.abort.signal })) {
           if (turn.stopped) break;
           if (event.type === 'text-delta') {
             message.text += event.text;
@@ -441,7 +455,9 @@ export class ChatService {
         serverLabel: tool?.serverLabel ?? null,
         accountLabel: tool?.accountLabel ?? null,
         preview: tool ? previewLine({ toolName: tool.name, serverLabel: tool.serverLabel ?? tool.serverId, accountLabel: tool.accountLabel ?? tool.accountId }, null) : `${oneLine(call.name, 100)} (not a tool Warden offered)`,
-        argumentsJson: call.argumentsJson.slice(0, 20_000),
+        // The gate gets the arguments as written; the chat's copy (replayed to the model, shown,
+        // saved) has Warden's secrets replaced, like the result.
+        argumentsJson: this.redact(call.argumentsJson).slice(0, 20_000),
         status: 'deciding',
         decision: null,
         why: 'Entering the gate',
@@ -519,14 +535,14 @@ export class ChatService {
     const call = t.call;
     const outcome = outcomeOf(op, { cap: this.limits.resultChars, skipped: t.skipped });
     const labels = { toolName: op.identity.toolName, serverLabel: op.labels.server, accountLabel: op.labels.account };
-    if (call.serverId !== null && op.state !== 'denied') call.preview = previewLine(labels, op.arguments);
+    if (call.serverId !== null && op.state !== 'denied') call.preview = this.redact(previewLine(labels, op.arguments));
     call.status = outcome.status;
-    call.why = outcome.why;
-    call.modelResult = outcome.modelResult;
+    call.why = this.redact(outcome.why);
+    call.modelResult = this.redact(outcome.modelResult);
     call.isError = outcome.isError;
-    call.resultText = outcome.resultText;
+    call.resultText = this.redact(outcome.resultText);
     call.flagged = outcome.flagged;
-    call.flags = outcome.flags;
+    call.flags = outcome.flags.map(this.redact);
     call.truncated = outcome.truncated;
     call.decision = op.decision?.decision ?? (op.state === 'denied' ? 'deny' : null);
     const ran = op.history.find((h) => h.to === 'executing');
@@ -550,6 +566,11 @@ export class ChatService {
     times.push(now);
     this.recent.set(k, times);
     return false;
+  }
+
+  /** Connected servers' instructions, with Warden's secrets replaced. */
+  private instructions(): Array<{ server: string; text: string }> {
+    return (this.deps.instructions?.() ?? []).map((i) => ({ server: i.server, text: this.redact(i.text) }));
   }
 
   /** The tools the gate module offers here: effective decision is not deny (its one definition). */
