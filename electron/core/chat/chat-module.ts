@@ -10,6 +10,7 @@ import type { ToolRegistry } from '../gate/ports';
 import type { ConnectionManager } from '../mcp/connection-manager';
 import { DEMO_MODEL_ID, DEMO_PROVIDER_ID } from '../models/demo-model';
 import type { ModelProvider, ModelProviders } from '../models/provider';
+import { cleanModels } from '../models/provider-service';
 import type { BrowserOpener, Clock } from '../ports';
 import type { ServerService } from '../settings/server-service';
 import { findDemoServer } from '../demo/demo-setup';
@@ -91,7 +92,12 @@ export function createChatModule(deps: {
     'chat:delete': ({ conversationId }) => whenReady(async () => ({ deleted: await service.delete(conversationId) })),
     'chat:set-model': ({ conversationId, providerId, model }) => whenReady(() => service.setModel(conversationId, providerId, model)),
     'chat:providers': async () => ({ providers: await providers.list() }),
-    'chat:models': async ({ providerId }) => ({ models: await (await providers.get(providerId)).listModels(AbortSignal.timeout(10_000)) }),
+    // A provider's listing is its own text: cleaned as the Models panel's is (valid ids once each,
+    // labels without control or bidi characters) before the chat's model picker shows it.
+    'chat:models': async ({ providerId }) => {
+      const listed = await (await providers.get(providerId)).listModels(AbortSignal.timeout(10_000));
+      return { models: listed === null ? null : cleanModels(listed) };
+    },
     'chat:tools': ({ conversationId }) => whenReady(() => ({ tools: service.tools(conversationId) })),
     'chat:review': ({ conversationId, messageId }) => whenReady(() => service.review(conversationId, messageId)),
     'chat:ask-again': ({ conversationId, messageId }) => whenReady(async () => ({ messageId: await service.askAgain(conversationId, messageId) })),

@@ -432,7 +432,7 @@ function configuredView(p: ProviderConfig, present: Set<string>): ProviderView {
  * A provider's model list as the renderer may see it: ids that are usable model ids (others are
  * dropped), labels sanitized (they are the provider's text), duplicates removed.
  */
-function cleanModels(models: ReadonlyArray<{ id: string; label: string }>): ModelInfoView[] {
+export function cleanModels(models: ReadonlyArray<{ id: string; label: string }>): ModelInfoView[] {
   const seen = new Set<string>();
   const out: ModelInfoView[] = [];
   for (const m of models) {

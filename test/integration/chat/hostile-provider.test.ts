@@ -3,7 +3,8 @@
  * reply Warden asks for — endless text, endless tool-call arguments, one SSE line that never ends,
  * a model listing of hundreds of megabytes. Warden must stop reading, end the turn with a plain
  * reason, and keep what it holds bounded, instead of buffering whatever the other side sends
- * until the main process runs out of memory.
+ * until the main process runs out of memory. And the names it gives its models are its own text,
+ * cleaned before any view shows them.
  *
  * Through the core as the app assembles it (createCore, the contract dispatch, the real adapters
  * on the official SDKs) against raw loopback HTTP servers speaking each provider's wire format.
@@ -12,6 +13,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Conversation } from '../../../shared/contract/chat';
+import { startOpenAIFixture } from '../../fixtures/models';
 import { call, settled, startChatCore, until, type ChatCore } from './helpers';
 
 /** Far more than the cap; the server stops on its own here if the client never hangs up. */
@@ -151,5 +153,29 @@ describe('a provider that sends far more than any reply', () => {
     expect(listed).toMatchObject({ models: null, problem: { code: 'PROVIDER_ERROR', message: expect.stringMatching(/sent more than \d+ MB in one response/) } });
     await until(() => server!.hungUp(), 'Warden to hang up', 5000);
     expect(server.written()).toBeLessThan(READ_AT_MOST);
+  });
+});
+
+describe('a hostile provider naming its models', () => {
+  it("the chat's model picker gets the listing cleaned as the Models panel does: valid ids once each, no control or bidi characters", async () => {
+    const provider = await startOpenAIFixture({
+      models: [
+        { id: 'good-model' },
+        { id: 'good-model' },
+        // Displayed right to left after the override: reads as "evil-model" followed by "exe.gnp".
+        { id: 'evil-\u202Eexe.gnp' },
+        { id: 'ansi-\u001b[2J\u001b[31mred' },
+        { id: 'x'.repeat(5000) },
+      ],
+    });
+    server = { baseUrl: provider.baseUrl, written: () => 0, hungUp: () => false, close: () => provider.close() };
+    t = await startChatCore();
+    const { provider: added } = await call<{ provider: { providerId: string } }>(t.core, 'models:add-provider', { kind: 'openai', label: 'Hostile', baseUrl: provider.baseUrl, defaultModel: 'good-model' });
+    const panel = await call<{ models: Array<{ id: string; label: string }> }>(t.core, 'models:list-models', { providerId: added.providerId });
+    const picker = await call<{ models: Array<{ id: string; label: string }> }>(t.core, 'chat:models', { providerId: added.providerId });
+    expect(picker.models).toEqual(panel.models);
+    expect(picker.models.map((m) => m.id)).toEqual(['evil-\u202Eexe.gnp', 'good-model']);
+    // eslint-disable-next-line no-control-regex
+    for (const m of picker.models) expect(m.label).not.toMatch(/[\u0000-\u001f\u007f\u202a-\u202e\u2066-\u2069]/);
   });
 });
