@@ -24,7 +24,7 @@ import { DEFAULT_RELIST_AFTER_MS, type ConnectionManager } from './mcp/connectio
 import { runHandlers } from './run/run-handlers';
 import { applyDemoLabRules, offerDemoServerOnFirstRun, openBuiltinTransport } from './demo/demo-setup';
 import { createModelsModule, type ModelsModuleOptions } from './models/models-module';
-import type { ModelProviderService } from './models/provider-service';
+import type { ModelProviderService, ProviderEndpointConfirmer } from './models/provider-service';
 import { createThemeModule, type Appearance } from './appearance/theme';
 import { createChatModule, type ChatOptions } from './chat/chat-module';
 import { DEMO_PROVIDER_CHOICE, DemoModel } from './models/demo-model';
@@ -32,6 +32,7 @@ import type { ChatService } from './chat/chat-service';
 import { createPreferencesModule, preferenceReaders } from './preferences/preferences-module';
 import { verifyLedgerInWorker } from './ledger/verify-in-worker';
 import type { LedgerVerifyResult } from '../../shared/domain/ledger';
+import type { Redactor } from './redact/redactor';
 
 /** What the core needs from its host. */
 export interface CoreDeps {
@@ -62,6 +63,12 @@ export interface CoreDeps {
    * authorization server). Default: refused, so a host without dialogs never uses one.
    */
   confirmAuthorizationServer?: OriginConfirmer;
+  /**
+   * Native confirmation before a model provider's base URL is saved (adding one, or moving it):
+   * conversations go there. Main passes its dialog; without one (tests, the browser test host)
+   * providers are saved as requested.
+   */
+  confirmProviderEndpoint?: ProviderEndpointConfirmer;
   /** The DNS port OAuth's address checks use (default: the operating system's resolver). */
   resolveHost?: ResolveHost;
   /**
@@ -127,7 +134,12 @@ export function createCore(deps: CoreDeps): WardenCore {
   const journal: Journal = deps.ledger?.ledger ?? memory!;
   // One source of operation history: the ledger's index, or the in-memory journal's records.
   const history: HistoryReads = deps.ledger?.history ?? new MemoryHistory(() => memory!.read());
-  const events = new CoreEvents();
+  // Nothing that leaves the core for the window (a response, an event, an error) carries a secret
+  // Warden holds: a server that echoes the token it was sent, or a secret it read, reaches the
+  // renderer (which holds no secrets, and may be compromised) redacted, as the ledger records it.
+  const redactor = deps.ledger?.ledger.redactor;
+  const forWindow = <T>(value: T): T => (redactor ? redactor.scrubIfPresent(value) : value);
+  const events = new CoreEvents(forWindow);
   const startedAt = new Date(clock.now()).toISOString();
   const serversModule = createServersModule({ ...deps.servers, ...(deps.fileDialogs ? { fileDialogs: deps.fileDialogs } : {}), clock, journal, events });
   // Provider keys share the one keychain store; the redactor learns each key whichever store it is.
@@ -136,6 +148,7 @@ export function createCore(deps: CoreDeps): WardenCore {
   const modelsModule = createModelsModule({
     ...deps.models,
     builtins: deps.models?.builtins ?? [{ choice: DEMO_PROVIDER_CHOICE, provider: demoModel }],
+    ...(deps.confirmProviderEndpoint ? { confirmEndpoint: deps.confirmProviderEndpoint } : {}),
     secrets: serversModule.secrets,
     onSecretValue: deps.servers?.onSecretValue,
     journal,
@@ -222,7 +235,10 @@ export function createCore(deps: CoreDeps): WardenCore {
   demoOffered.catch(() => undefined);
   const theme = createThemeModule({ settings: serversModule.settings, events, appearance: deps.appearance });
 
-  const chat = createChatModule({ options: deps.chat, demo: demoModel, providers: modelsModule.service, gate: gateModule, registry: deps.gate?.registry ?? connections.manager, connections: connections.manager, servers: serversModule.service, events, clock, browser, recovered });
+  const chat = createChatModule({ options: deps.chat, demo: demoModel, providers: modelsModule.service, gate: gateModule, registry: deps.gate?.registry ?? connections.manager, connections: connections.manager, servers: serversModule.service, events, clock, browser, recovered,
+    // The ledger's redactor, which the keychain and OAuth feed: the chat keeps what the ledger would.
+    ...(redactor ? { redact: (text: string) => redactor.scrubString(text) } : {}),
+  });
   const preferencesModule = createPreferencesModule({
     settings: serversModule.settings,
     secrets: serversModule.secrets,
@@ -309,6 +325,20 @@ export function createCore(deps: CoreDeps): WardenCore {
     return result;
   };
 
+  if (redactor) {
+    const all = handlers as unknown as Record<string, (request: unknown) => unknown>;
+    for (const channel of Object.keys(all)) {
+      const handler = all[channel]!;
+      all[channel] = async (request) => {
+        try {
+          return forWindow(await handler(request));
+        } catch (error) {
+          throw redactedError(error, redactor);
+        }
+      };
+    }
+  }
+
   return {
     handlers,
     events,
@@ -330,4 +360,14 @@ export function createCore(deps: CoreDeps): WardenCore {
       return journal.close();
     },
   };
+}
+
+/** The same failure with Warden's secrets replaced in its message (and stack, which logs show). */
+function redactedError(error: unknown, redactor: Redactor): unknown {
+  if (error instanceof WardenError) return new WardenError(error.code, redactor.scrubString(error.message));
+  if (!(error instanceof Error)) return redactor.scrubIfPresent(error);
+  const clean = new Error(redactor.scrubString(error.message));
+  clean.name = error.name;
+  clean.stack = error.stack === undefined ? undefined : redactor.scrubString(error.stack);
+  return clean;
 }

@@ -161,6 +161,12 @@ export interface PolicyContext {
   unresolvedPaths?: ReadonlyMap<string, string>;
   /** `pathUnder` folders as written → where they really lead (symlinks resolved). */
   pathRoots?: ReadonlyMap<string, string>;
+  /**
+   * Fields read as paths: the value as written and where the server will open it (null when that
+   * cannot be known). A `matches` glob on such a field holds only if it holds for both readings;
+   * if they differ, or the place is unknown, it may only make the decision stricter.
+   */
+  pathValues?: ReadonlyMap<string, { written: string; opened: string | null; why?: string }>;
   /** Display labels for explanations. */
   labels?: { server?: string; account?: string };
 }

@@ -942,6 +942,7 @@ export class Gate {
         paths: paths.semantics,
         unresolvedPaths: normalized.unresolvedPaths,
         pathRoots: normalized.pathRoots,
+        pathValues: normalized.pathValues,
         labels: { server: tool?.serverLabel ?? op.labels.server, account: tool?.accountLabel ?? op.labels.account },
       },
     );

@@ -71,6 +71,8 @@ type CompiledConstraint = {
   words: string;
   /** Why the test cannot be known, when that is the constraint's own fault (a glob it cannot evaluate). */
   unknownWhy?: string;
+  /** Why the test cannot be known for this value, when the constraint can say. */
+  explainUnknown?: (value: unknown, ctx: PolicyContext) => string | undefined;
 };
 
 /** Rules by server, then account (or ANY), then tool (or ANY): nested maps, so a lookup hashes
@@ -299,7 +301,7 @@ function whyUncertain(rule: CompiledRule, request: PolicyRequest, context: Polic
   for (const c of rule.constraints) {
     const value = getField(request.arguments, c.field);
     if (c.test(value, context) !== UNKNOWN) continue;
-    return c.unknownWhy ?? context.unresolvedPaths?.get(c.dotted) ?? `arguments.${c.dotted} ${JSON.stringify(value)} is not an absolute path`;
+    return c.unknownWhy ?? c.explainUnknown?.(value, context) ?? context.unresolvedPaths?.get(c.dotted) ?? `arguments.${c.dotted} ${JSON.stringify(value)} is not an absolute path`;
   }
   return 'a path could not be placed';
 }
@@ -494,7 +496,23 @@ function compileConstraint(c: ArgumentConstraint): CompiledConstraint {
       const words = `${c.field} matching ${c.value}`;
       // A glob that cannot be evaluated could match anything: its rule may only make calls stricter.
       if ('why' in glob) return { field, dotted: c.field, words, test: (v) => (typeof v === 'string' ? UNKNOWN : false), unknownWhy: glob.why };
-      return { field, dotted: c.field, words, test: (v) => typeof v === 'string' && glob.test(v) };
+      return {
+        field,
+        dotted: c.field,
+        words,
+        test: (v, ctx) => {
+          if (typeof v !== 'string') return false;
+          const p = ctx.pathValues?.get(c.field);
+          return p ? globOnPath(c.value, glob, p, ctx) : glob.test(v);
+        },
+        explainUnknown: (v, ctx) => {
+          const p = ctx.pathValues?.get(c.field);
+          if (!p) return undefined;
+          const written = JSON.stringify(p.written.length > 120 ? `${p.written.slice(0, 120)}…` : p.written);
+          if (p.opened === null) return `arguments.${c.field} ${written} ${p.why ?? 'is a path whose place Warden cannot know'}`;
+          return `arguments.${c.field} ${written} is opened as ${p.opened.length > 200 ? `${p.opened.slice(0, 200)}…` : p.opened}, and the glob matches one way of writing it but not another`;
+        },
+      };
     }
     case 'min':
       return { field, dotted: c.field, words: `${c.field} ≥ ${c.value}`, test: (v) => typeof v === 'number' && v >= c.value };
@@ -528,6 +546,33 @@ function globMatcher(glob: string): { test: (s: string) => boolean } | { why: st
     globCache.set(glob, m);
   }
   return m;
+}
+
+/**
+ * A glob on a path argument. The path is read as written and as the system will open it (a
+ * relative path from the server's working folder, `..` and symlinks walked); on Windows both
+ * separators are one (`\\` counts as `/`) and case does not tell files apart. A glob that holds
+ * for every reading holds; one that holds for none does not; anything between (or a path whose
+ * place is unknown) is UNKNOWN, so the rule can only make the decision stricter: a Disabled glob
+ * is not escaped by writing the path another way, and an Allow glob never allows more than it
+ * names.
+ */
+function globOnPath(source: string, glob: { test: (s: string) => boolean }, p: { written: string; opened: string | null }, ctx: PolicyContext): Holds {
+  if (p.opened === null) return UNKNOWN;
+  const win = ctx.paths === 'win32';
+  const fold = ctx.caseInsensitivePaths ?? win;
+  const folded = fold ? globMatcher(source.toLowerCase()) : null;
+  let answer: boolean | null = null;
+  for (const raw of [p.written, p.opened]) {
+    const form = win ? raw.replace(/\\/g, '/') : raw;
+    const readings = [glob.test(form)];
+    if (folded) readings.push('why' in folded ? !readings[0] : folded.test(form.toLowerCase()));
+    for (const r of readings) {
+      answer ??= r;
+      if (r !== answer) return UNKNOWN;
+    }
+  }
+  return answer!;
 }
 
 function safeCanonical(v: unknown): string {

@@ -285,4 +285,39 @@ describe('paths the way the operating system opens them', () => {
       `Disabled under /p/secrets (${why.get('path')}; the strictest rule it could fall under applies)`,
     );
   });
+
+  it('a glob on a path holds only if it holds as written and where the path is opened; otherwise it can only make the call stricter', () => {
+    const glob = (id: string, mode: string, value: string): UserRule => ({
+      id,
+      scope: { kind: 'tool-constraint', serverId: 'gh', accountId: null, toolName: 'close_issue', constraints: [{ op: 'matches', field: 'path', value }] },
+      mode,
+      pin: null,
+    });
+    const withTool = (mode: string, ...rules: UserRule[]) => state({ user: [toolRule('t', mode), ...rules] });
+    const at = (written: string, opened: string | null, extra: Partial<PolicyContext> = {}) => ({
+      request: req({ arguments: { path: written } }),
+      context: { ...ctx, ...extra, pathValues: new Map([['path', opened === null ? { written, opened, why: 'is a relative path and the server\'s working folder is unknown' } : { written, opened }]]) },
+    });
+    const decideAt = (where: ReturnType<typeof at>, policy: PolicyState) => decide(where.request, policy, where.context);
+    // Both readings agree: exactly as before.
+    expect(decideAt(at('/p/secrets/k', '/p/secrets/k'), withTool('allow', glob('s', 'disabled', '/p/secrets/**')))).toMatchObject({ decision: 'deny', ruleId: 's' });
+    expect(decideAt(at('/p/docs/a', '/p/docs/a'), withTool('allow', glob('s', 'disabled', '/p/secrets/**')))).toMatchObject({ decision: 'allow', ruleId: 't' });
+    expect(decideAt(at('/p/docs/a', '/p/docs/a'), withTool('ask', glob('d', 'allow', '/p/docs/**')))).toMatchObject({ decision: 'allow', ruleId: 'd' });
+    // Written one way, opened another (a relative path, a symlink): a Disabled glob holds, an Allow glob does not apply.
+    const denied = decideAt(at('secrets/k', '/p/secrets/k'), withTool('allow', glob('s', 'disabled', '/p/secrets/**')));
+    expect(denied).toMatchObject({ decision: 'deny', ruleId: 's' });
+    expect(denied.reason).toContain('arguments.path "secrets/k" is opened as /p/secrets/k');
+    expect(decideAt(at('/p/docs/link/a', '/outside/a'), withTool('ask', glob('d', 'allow', '/p/docs/**')))).toMatchObject({ decision: 'ask', ruleId: 't' });
+    // A place that cannot be known: strictest.
+    expect(decideAt(at('secrets/k', null), withTool('allow', glob('s', 'disabled', '/srv/secrets/**')))).toMatchObject({ decision: 'deny', ruleId: 's' });
+    expect(decideAt(at('notes.md', null), withTool('ask', glob('d', 'allow', '*.md')))).toMatchObject({ decision: 'ask', ruleId: 't' });
+    // Windows: either separator, any case.
+    const win: Partial<PolicyContext> = { paths: 'win32' };
+    expect(decideAt(at('C:\\Users\\Me\\.ssh\\id', 'C:\\Users\\Me\\.ssh\\id', win), withTool('allow', glob('s', 'disabled', 'C:/Users/Me/.ssh/**')))).toMatchObject({ decision: 'deny' });
+    expect(decideAt(at('c:/users/me/.SSH/id', 'c:\\users\\me\\.SSH\\id', win), withTool('allow', glob('s', 'disabled', '**/.ssh/**')))).toMatchObject({ decision: 'deny' });
+    expect(decideAt(at('C:/P/Docs/a', 'C:\\P\\Docs\\a', win), withTool('ask', glob('d', 'allow', 'C:/P/Docs/**')))).toMatchObject({ decision: 'allow', ruleId: 'd' });
+    expect(decideAt(at('c:/p/docs/a', 'c:\\p\\docs\\a', win), withTool('ask', glob('d', 'allow', 'C:/P/Docs/**')))).toMatchObject({ decision: 'ask', ruleId: 't' });
+    // Not a path field: the glob reads the string as it is.
+    expect(decide(req({ arguments: { path: 'secrets/k' } }), withTool('allow', glob('s', 'disabled', '/p/secrets/**')), ctx)).toMatchObject({ decision: 'allow' });
+  });
 });
