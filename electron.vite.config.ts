@@ -7,7 +7,14 @@ export default defineConfig({
   main: {
     build: {
       outDir: 'out/main',
-      rollupOptions: { input: { index: resolve(__dirname, 'electron/main/index.ts') } },
+      rollupOptions: {
+        input: {
+          index: resolve(__dirname, 'electron/main/index.ts'),
+          // The activity-log check runs in a worker thread; the core starts it from this file
+          // next to the main bundle (electron/core/ledger/verify-in-worker.ts).
+          'ledger-verify-worker': resolve(__dirname, 'electron/core/ledger/verify-worker.ts'),
+        },
+      },
     },
   },
   preload: {

@@ -5,6 +5,7 @@
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import react from '@vitejs/plugin-react';
+import { licensesPlugin } from './licenses';
 import { externalizeInlineScriptsInDev } from './vite-csp-dev';
 
 // import.meta.url, not import.meta.dirname: Vite rewrites the former per file when it bundles the config.
@@ -13,7 +14,8 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const rendererConfig = {
   root: resolve(root, 'renderer'),
   // Dev keeps the production CSP: inline scripts the dev tooling injects become same-origin files.
-  plugins: [react(), externalizeInlineScriptsInDev()],
+  // The build also writes licenses.json (what Warden ships and under which licence) for About.
+  plugins: [react(), externalizeInlineScriptsInDev(), licensesPlugin(root)],
   build: {
     outDir: resolve(root, 'out/renderer'),
     rollupOptions: { input: { index: resolve(root, 'renderer/index.html') } },

@@ -22,6 +22,7 @@ import { modelsChannels, modelsEvents } from './contract/models';
 import { appEvents, themeChannels, themeEvents } from './contract/app';
 import { chatChannels, chatEvents } from './contract/chat';
 import { accountsTrustChannels } from './contract/accounts';
+import { settingsChannels, settingsEvents } from './contract/settings';
 
 /** Every request/response channel. */
 export const channels = {
@@ -38,6 +39,7 @@ export const channels = {
   ...themeChannels,
   ...chatChannels,
   ...accountsTrustChannels,
+  ...settingsChannels,
 } as const satisfies Record<string, ChannelSpec>;
 
 /** Every main→renderer event. */
@@ -52,6 +54,7 @@ export const events = {
   ...appEvents,
   ...themeEvents,
   ...chatEvents,
+  ...settingsEvents,
 } as const satisfies Record<string, EventSpec>;
 
 export type Channels = typeof channels;

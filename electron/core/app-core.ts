@@ -20,16 +20,20 @@ import type { ServerService } from './settings/server-service';
 import { createGateModule, denyingPrompter, type GateModule, type GateModuleOptions } from './gate/gate-module';
 import { requireSafeModeConfirmation } from './safe-mode-confirmation';
 import { createConnectionLayer, type ConnectionLayerOptions } from './mcp/connection-layer';
-import type { ConnectionManager } from './mcp/connection-manager';
+import { DEFAULT_RELIST_AFTER_MS, type ConnectionManager } from './mcp/connection-manager';
 import { runHandlers } from './run/run-handlers';
 import { applyDemoLabRules, offerDemoServerOnFirstRun, openBuiltinTransport } from './demo/demo-setup';
 import { createModelsModule, type ModelsModuleOptions } from './models/models-module';
-import type { ModelProviderService } from './models/provider-service';
+import type { ModelProviderService, ProviderEndpointConfirmer } from './models/provider-service';
 import { createThemeModule, type Appearance } from './appearance/theme';
 import { createChatModule, type ChatOptions } from './chat/chat-module';
 import { DEMO_PROVIDER_CHOICE, DemoModel } from './models/demo-model';
 import type { ChatService } from './chat/chat-service';
 import { createPermissionsModule, type PermissionsModule } from './permissions/permissions-module';
+import { createPreferencesModule, preferenceReaders } from './preferences/preferences-module';
+import { verifyLedgerInWorker } from './ledger/verify-in-worker';
+import type { LedgerVerifyResult } from '../../shared/domain/ledger';
+import type { Redactor } from './redact/redactor';
 
 /** What the core needs from its host. */
 export interface CoreDeps {
@@ -60,6 +64,12 @@ export interface CoreDeps {
    * authorization server). Default: refused, so a host without dialogs never uses one.
    */
   confirmAuthorizationServer?: OriginConfirmer;
+  /**
+   * Native confirmation before a model provider's base URL is saved (adding one, or moving it):
+   * conversations go there. Main passes its dialog; without one (tests, the browser test host)
+   * providers are saved as requested.
+   */
+  confirmProviderEndpoint?: ProviderEndpointConfirmer;
   /** The DNS port OAuth's address checks use (default: the operating system's resolver). */
   resolveHost?: ResolveHost;
   /**
@@ -85,6 +95,10 @@ export interface CoreDeps {
    * from it; a changed tool is shown before and after). Default: memory only.
    */
   listingsDir?: string;
+  /** The folder Warden keeps its files in (main: the user-data folder), shown in Settings. */
+  dataFolder?: string;
+  /** Verifies a ledger folder for `ledger:verify` (default: in a worker thread, off the main thread). */
+  verifyLedger?: (dir: string) => Promise<LedgerVerifyResult>;
 }
 
 /** The running core: contract handlers, outgoing events, and shutdown. */
@@ -128,7 +142,12 @@ export function createCore(deps: CoreDeps): WardenCore {
   const journal: Journal = deps.ledger?.ledger ?? memory!;
   // One source of operation history: the ledger's index, or the in-memory journal's records.
   const history: HistoryReads = deps.ledger?.history ?? new MemoryHistory(() => memory!.read());
-  const events = new CoreEvents();
+  // Nothing that leaves the core for the window (a response, an event, an error) carries a secret
+  // Warden holds: a server that echoes the token it was sent, or a secret it read, reaches the
+  // renderer (which holds no secrets, and may be compromised) redacted, as the ledger records it.
+  const redactor = deps.ledger?.ledger.redactor;
+  const forWindow = <T>(value: T): T => (redactor ? redactor.scrubIfPresent(value) : value);
+  const events = new CoreEvents(forWindow);
   const startedAt = new Date(clock.now()).toISOString();
   const serversModule = createServersModule({ ...deps.servers, ...(deps.fileDialogs ? { fileDialogs: deps.fileDialogs } : {}), clock, journal, events });
   // Provider keys share the one keychain store; the redactor learns each key whichever store it is.
@@ -137,6 +156,7 @@ export function createCore(deps: CoreDeps): WardenCore {
   const modelsModule = createModelsModule({
     ...deps.models,
     builtins: deps.models?.builtins ?? [{ choice: DEMO_PROVIDER_CHOICE, provider: demoModel }],
+    ...(deps.confirmProviderEndpoint ? { confirmEndpoint: deps.confirmProviderEndpoint } : {}),
     secrets: serversModule.secrets,
     onSecretValue: deps.servers?.onSecretValue,
     journal,
@@ -176,6 +196,7 @@ export function createCore(deps: CoreDeps): WardenCore {
       authProviderFor: (d, a) => oauth.providerFor(d, a),
       elicitation: { elicitor: deps.elicitor ?? cancellingElicitor, browser },
       builtinTransport: openBuiltinTransport,
+      relistAfterMs: () => serversModule.settings.get().preferences.relistAfterMs ?? DEFAULT_RELIST_AFTER_MS,
       ...deps.connections,
     },
   });
@@ -183,10 +204,14 @@ export function createCore(deps: CoreDeps): WardenCore {
   // A deleted server or account, or a new address, ends the OAuth sign-in: revoked and forgotten
   // before the keychain entries go.
   serversModule.service.onOAuthDiscarded((server, accountIds) => oauth.discardServer(server, accountIds));
+  // Settings the gate reads at every decision, so a change applies without a restart.
+  const preferences = preferenceReaders(serversModule.settings);
   const gateModule = createGateModule({
     registry: connections.manager,
     executor: connections.manager,
     ...deps.gate,
+    approvalTtlMs: deps.gate?.approvalTtlMs ?? preferences.approvalExpiryMs,
+    defaultToolMode: deps.gate?.defaultToolMode ?? preferences.defaultToolMode,
     journal,
     history,
     clock,
@@ -238,8 +263,24 @@ export function createCore(deps: CoreDeps): WardenCore {
     ...(deps.fileDialogs?.chooseFolder ? { chooseFolder: (o: { title: string }) => deps.fileDialogs!.chooseFolder!(o) } : {}),
   });
 
-  const chat = createChatModule({ options: deps.chat, demo: demoModel, providers: modelsModule.service, gate: gateModule, registry: deps.gate?.registry ?? connections.manager, connections: connections.manager, servers: serversModule.service, events, clock, browser, recovered });
+  const chat = createChatModule({ options: deps.chat, demo: demoModel, providers: modelsModule.service, gate: gateModule, registry: deps.gate?.registry ?? connections.manager, connections: connections.manager, servers: serversModule.service, events, clock, browser, recovered,
+    // The ledger's redactor, which the keychain and OAuth feed: the chat keeps what the ledger would.
+    ...(redactor ? { redact: (text: string) => redactor.scrubString(text) } : {}),
+  });
   late2.chat = chat.service;
+  const preferencesModule = createPreferencesModule({
+    settings: serversModule.settings,
+    secrets: serversModule.secrets,
+    events,
+    journal,
+    clock,
+    prompter: deps.gate?.prompter ?? denyingPrompter,
+    revalidate: (cause) => gateModule.gate.revalidate(cause),
+    about: { version: deps.version, platform: deps.platform ?? process.platform },
+    dataFolder: deps.dataFolder ?? null,
+    ledger: deps.ledger ? { dir: deps.ledger.ledger.dir, safeMode: () => deps.ledger!.ledger.safeMode } : null,
+    verify: deps.verifyLedger ?? verifyLedgerInWorker,
+  });
 
   const status = (): CoreStatus => ({
     version: deps.version,
@@ -272,6 +313,7 @@ export function createCore(deps: CoreDeps): WardenCore {
     ...chat.handlers,
     // After the gate's: the full matrix (every account, listings, changes) replaces its live-only one.
     ...permissions.handlers,
+    ...preferencesModule.handlers,
   };
 
   // Leaving safe mode loosens every tool at once: confirmed in the native dialog (deny-all without one).
@@ -314,6 +356,20 @@ export function createCore(deps: CoreDeps): WardenCore {
     return result;
   };
 
+  if (redactor) {
+    const all = handlers as unknown as Record<string, (request: unknown) => unknown>;
+    for (const channel of Object.keys(all)) {
+      const handler = all[channel]!;
+      all[channel] = async (request) => {
+        try {
+          return forWindow(await handler(request));
+        } catch (error) {
+          throw redactedError(error, redactor);
+        }
+      };
+    }
+  }
+
   return {
     handlers,
     events,
@@ -337,4 +393,14 @@ export function createCore(deps: CoreDeps): WardenCore {
       return journal.close();
     },
   };
+}
+
+/** The same failure with Warden's secrets replaced in its message (and stack, which logs show). */
+function redactedError(error: unknown, redactor: Redactor): unknown {
+  if (error instanceof WardenError) return new WardenError(error.code, redactor.scrubString(error.message));
+  if (!(error instanceof Error)) return redactor.scrubIfPresent(error);
+  const clean = new Error(redactor.scrubString(error.message));
+  clean.name = error.name;
+  clean.stack = error.stack === undefined ? undefined : redactor.scrubString(error.stack);
+  return clean;
 }

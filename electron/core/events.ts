@@ -9,6 +9,12 @@ export type EventListener = <E extends EventName>(event: E, payload: PayloadOf<E
 export class CoreEvents {
   private readonly listeners = new Set<EventListener>();
 
+  /**
+   * @param outgoing applied to every payload after it is checked, before any listener sees it
+   *   (the core passes its redactor: nothing pushed to the window may carry a secret).
+   */
+  constructor(private readonly outgoing: <T>(payload: T) => T = (payload) => payload) {}
+
   /** Registers a listener for every event; returns an unsubscribe function. */
   subscribe(listener: EventListener): () => void {
     this.listeners.add(listener);
@@ -17,7 +23,7 @@ export class CoreEvents {
 
   /** Emits an event after checking its payload against the contract. */
   emit<E extends EventName>(event: E, payload: PayloadOf<E>): void {
-    const parsed = events[event].payload.parse(payload) as PayloadOf<E>;
+    const parsed = this.outgoing(events[event].payload.parse(payload) as PayloadOf<E>);
     for (const l of this.listeners) l(event, parsed);
   }
 }

@@ -21,6 +21,7 @@ import { loadPolicyFile, savePolicyFile } from '../core/settings/policy-file';
 import { createDialogPrompter, createLinkConfirmer, createServerChangeConfirmer } from './dialogs';
 import { createDialogElicitor } from './elicitor';
 import { createAuthorizationServerConfirmer } from './oauth-dialog';
+import { createProviderEndpointConfirmer } from './provider-dialog';
 import { openElectronSettingsStore } from './electron-settings-store';
 import { bindContract, createSenderCheck } from './ipc';
 import { createPendingBadge } from './badge';
@@ -145,6 +146,7 @@ export async function startWarden(options: StartOptions = {}): Promise<RunningWa
     ...durable,
     version: app.getVersion(),
     platform: process.platform,
+    dataFolder: app.getPath('userData'),
     browser: systemBrowser,
     elicitor: createDialogElicitor(() => window),
     // Saving a server decides what runs on this machine: a person confirms it natively.
@@ -153,6 +155,8 @@ export async function startWarden(options: StartOptions = {}): Promise<RunningWa
     confirmAuthorizationServer: createAuthorizationServerConfirmer(() => window),
     // Import reads only a file the person chose in the native open dialog.
     fileDialogs: createFileDialogs(() => window),
+    // A model provider's address is where conversations go: a person confirms it natively.
+    confirmProviderEndpoint: createProviderEndpointConfirmer(() => window),
     // First run with no servers: add the in-process demo server (README: useful offline, no keys).
     offerDemoServer: true,
     gate: { ...durable.gate, prompter: createDialogPrompter(() => window) },

@@ -11,7 +11,7 @@ import type { BrowserWindowConstructorOptions } from 'electron';
  * The window's own colour, shown before the page paints and behind it while it resizes: the
  * page background of the light and dark themes, so opening Warden in dark mode never flashes white.
  */
-export const WINDOW_BACKGROUND = { light: '#f6f7f9', dark: '#111318' } as const;
+export const WINDOW_BACKGROUND = { light: '#f5f6f8', dark: '#0f1317' } as const;
 
 /** The window background for the theme Warden is drawn in now. */
 export function windowBackground(dark: boolean): string {

@@ -50,6 +50,11 @@ export const ConnectionView = z
     toolCount: z.number().int().nonnegative(),
     /** The server's `instructions` (untrusted, sanitized), if it sent any. */
     instructions: z.string().optional(),
+    /**
+     * Why the instructions read like instructions to an AI model ("tells the model to ignore its
+     * instructions"), in plain words; absent when nothing matched. A heuristic: it never blocks anything.
+     */
+    instructionsFlags: z.array(z.string()).optional(),
     instructionsHash: z.string().nullable(),
     endpointHash: z.string(),
   })
@@ -69,6 +74,11 @@ export const ToolView = z
     outputSchema: z.record(z.string(), z.unknown()).optional(),
     /** Untrusted hints (readOnlyHint, destructiveHint, …) as the server claims them. */
     annotations: z.record(z.string(), z.unknown()).optional(),
+    /**
+     * Why the tool's title, description or annotated title read like instructions to an AI model,
+     * in plain words; absent when nothing matched. A heuristic: it never blocks anything.
+     */
+    flags: z.array(z.string()).optional(),
     contractHash: z.string(),
   })
   .strict();
@@ -148,7 +158,7 @@ export const connectionsEvents = defineEvents({
   'connections:tools-changed': {
     doc: 'Tools were added, removed or changed their contract (a pinned hash no longer matches).',
     payload: ConnectionKey.extend({
-      trigger: z.enum(['initial', 'list_changed', 'reconnect']),
+      trigger: z.enum(['initial', 'list_changed', 'reconnect', 'recheck']),
       added: z.array(z.string()),
       removed: z.array(z.string()),
       changed: z.array(z.object({ name: z.string(), fields: z.array(ContractFieldView) }).strict()),

@@ -4,8 +4,30 @@
  */
 import { z } from 'zod';
 import { defineChannels, defineEvents } from '../contract-kit';
-import { DecisionRecord, ErrorRecord, RequestOrigin, ToolIdentity, ToolResultRecord } from '../domain/journal-events';
+import { DecisionRecord, ErrorRecord, RequestOrigin, ToolIdentity } from '../domain/journal-events';
 import { OperationState } from '../domain/operations';
+
+/**
+ * A tool result as the UI shows it: the server's text, sanitized (no escape sequences, control,
+ * bidi or zero-width characters), at most 64 KiB of it, with plain-words flags when it reads like
+ * instructions to a model. Untrusted: show it labelled as the server's answer.
+ */
+export const ResultView = z.object({
+  isError: z.boolean(),
+  /** Each content block: its type and its text (a short label such as "[image content]" for binary content). */
+  content: z.array(z.object({ type: z.string(), text: z.string() })),
+  /** True when text in the result reads like instructions to a model (a heuristic; it never blocks anything). */
+  instructionLike: z.boolean(),
+  /** Why, in plain words ("tells the model to ignore its instructions"); empty when nothing matched. */
+  flags: z.array(z.string()),
+  /**
+   * Set when not all of the result is shown: `shownBytes` of the whole result's `totalBytes`,
+   * and the whole result's sha256 when Warden cut it before keeping it (null when only the
+   * display was shortened).
+   */
+  truncated: z.object({ shownBytes: z.number().int().nonnegative(), totalBytes: z.number().int().nonnegative(), sha256: z.string().nullable() }).nullable(),
+});
+export type ResultView = z.infer<typeof ResultView>;
 
 /** One operation as shown in the chat trace, approvals queue and activity views. */
 export const OperationSummary = z.object({
@@ -21,9 +43,11 @@ export const OperationSummary = z.object({
   decision: DecisionRecord.nullable(),
   reason: z.string(),
   approvedByUser: z.boolean(),
-  result: ToolResultRecord.nullable(),
+  /** The result as shown (sanitized, capped, flagged): never the raw result. */
+  result: ResultView.nullable(),
   error: ErrorRecord.nullable(),
   history: z.array(z.object({ from: OperationState, to: OperationState, reason: z.string(), at: z.number() })),
+  /** Display labels; the tool's title and description are the server's words, sanitized. */
   labels: z.object({
     server: z.string(),
     account: z.string(),

@@ -79,6 +79,12 @@ export const ToolResultRecord = z.object({
   isError: z.boolean(),
   content: z.array(z.record(z.string(), z.unknown())),
   structuredContent: z.record(z.string(), z.unknown()).optional(),
+  /**
+   * Set when the result was larger than Warden keeps (256 KiB by default): the content above is
+   * cut and ends with a visible "[truncated: N of M bytes …]" text block. `totalBytes` and
+   * `sha256` describe the whole result's canonical JSON; `keptBytes` what was kept of it.
+   */
+  truncated: z.object({ totalBytes: z.number().int().nonnegative(), sha256: z.string(), keptBytes: z.number().int().nonnegative() }).optional(),
 });
 export type ToolResultRecord = z.infer<typeof ToolResultRecord>;
 

@@ -112,8 +112,16 @@ export const PolicyState = z.object({
   user: z.array(UserRule).default([]),
   /** Set when the ledger found tampering: every tool is held at ask until acknowledged. */
   safeMode: z.boolean().default(false),
+  /**
+   * The person's default for a tool no rule covers (Settings): `ask`, or `disabled` so such tools
+   * are not offered at all. Never `allow`: discovering a tool never grants it. Absent = ask.
+   */
+  defaultMode: z.enum(['ask', 'disabled']).optional(),
 });
 export type PolicyState = z.infer<typeof PolicyState>;
+
+/** The rule id a change of `defaultMode` is journaled under (it is the lowest layer, not a stored rule). */
+export const DEFAULT_MODE_RULE_ID = 'default-tool-mode';
 
 /** What is being decided: the permission identity plus normalized arguments. */
 export interface PolicyRequest {
@@ -131,6 +139,11 @@ export interface PolicyToolInfo {
   endpointHash: string;
   /** Untrusted; only ever read to make things stricter. */
   annotations?: Readonly<Record<string, unknown>>;
+  /**
+   * Set while the server's listing cannot be relied on (a re-list it announced is under way, or a
+   * re-list failed or timed out): why, in words. Always Allow is then held at Ask.
+   */
+  unverifiedListing?: string;
 }
 
 /** Facts `decide()` needs besides rules. */
@@ -148,6 +161,12 @@ export interface PolicyContext {
   unresolvedPaths?: ReadonlyMap<string, string>;
   /** `pathUnder` folders as written → where they really lead (symlinks resolved). */
   pathRoots?: ReadonlyMap<string, string>;
+  /**
+   * Fields read as paths: the value as written and where the server will open it (null when that
+   * cannot be known). A `matches` glob on such a field holds only if it holds for both readings;
+   * if they differ, or the place is unknown, it may only make the decision stricter.
+   */
+  pathValues?: ReadonlyMap<string, { written: string; opened: string | null; why?: string }>;
   /** Display labels for explanations. */
   labels?: { server?: string; account?: string };
 }

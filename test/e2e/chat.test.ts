@@ -8,21 +8,28 @@
  * Each sentence of the README's account of the offline demo (the prompt-injection lab) is a test
  * below.
  */
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createCore, type WardenCore } from '../../electron/core/app-core';
 import { openDemoTransport, type DemoState } from '../../electron/core/demo/demo-server';
 import { ensureRendererBuilt } from '../host/build-renderer';
 import { startTestHost, type TestHost } from '../host/test-host';
 import { CHROMIUM_ARGS, CHROMIUM_PATH, openWatchedAppPage } from '../helpers/chromium';
+import { look } from '../helpers/look';
 import { DialogStandIn, MapKeychain } from '../integration/chat/helpers';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const resultsDir = `${root}test-results`;
-/** Pending approvals expire after this long (the expiry test waits it out). */
+/** Pending approvals expire after this long in the expiry test, which waits it out. */
 const TTL_MS = 6_000;
+/**
+ * The approval expiry the gate reads for each new approval: the usual 10 minutes, so looking at a
+ * pending call (screenshots and axe in both themes and sizes) never outlasts it; TTL_MS only while
+ * the expiry test runs.
+ */
+let ttlMs = 10 * 60_000;
 
 let core: WardenCore;
 let host: TestHost;
@@ -34,15 +41,12 @@ const errors = { consoleErrors: [] as string[], pageErrors: [] as string[] };
 
 const received = () => demos.flatMap((d) => d.calls.map((c) => c.tool));
 const notes = () => demos.flatMap((d) => d.notes.map((n) => n.text));
-const shot = async (name: string) => {
-  for (const [w, h] of [[1280, 800], [800, 600]] as const) {
-    await page.setViewportSize({ width: w, height: h });
+/** Looks at the Chat view (both sizes, both themes, axe, clipping) with the newest messages in sight. */
+const shot = (name: string) =>
+  look(page, `chat-${name}`, {
     // The newest messages, as a person sees them after the window is resized.
-    await page.evaluate("document.querySelector('[data-testid=chat-messages]')?.scrollTo(0, 1e9)");
-    await page.screenshot({ path: `${resultsDir}/chat-${name}-${w}x${h}.png` });
-  }
-  await page.setViewportSize({ width: 1280, height: 800 });
-};
+    arrange: (p) => p.evaluate("document.querySelector('[data-testid=chat-messages]')?.scrollTo(0, 1e9)"),
+  });
 /** Sends a message the way a person does: type, then Enter. */
 async function send(text: string) {
   await page.getByTestId('chat-input').fill(text);
@@ -72,7 +76,7 @@ describe('chat in a real browser against the real core and the demo server', () 
       platform: 'e2e-test-os',
       offerDemoServer: true,
       servers: { secrets: new MapKeychain() },
-      gate: { prompter: dialogs.prompter, approvalTtlMs: TTL_MS },
+      gate: { prompter: dialogs.prompter, approvalTtlMs: () => ttlMs },
       chat: { demoChunkDelayMs: 8 },
       connections: {
         reconnect: { maxAttempts: 0 },
@@ -176,6 +180,10 @@ describe('chat in a real browser against the real core and the demo server', () 
   });
 
   it('an expired approval runs nothing', async () => {
+    ttlMs = TTL_MS;
+    onTestFinished(() => {
+      ttlMs = 10 * 60_000;
+    });
     await send('Save a note: too late');
     await page.getByTestId('chat-pending').waitFor({ timeout: 30_000 });
     await page.locator('[data-testid^="call-"][data-status="expired"]').waitFor({ timeout: TTL_MS + 20_000 });
@@ -214,13 +222,9 @@ describe('chat in a real browser against the real core and the demo server', () 
     await page.getByLabel('Conversation title').press('Enter');
     await page.getByTestId('chat-title').filter({ hasText: 'Notes check' }).waitFor();
     await shot('conversation');
-    // No serious accessibility violations in the Chat view (axe-core, with a tool panel open).
+    // No serious accessibility violations in the Chat view, with a tool panel open (look runs axe in both themes).
     await page.getByTestId('chat-tools-toggle').click();
-    await page.evaluate(await readFile(`${root}node_modules/axe-core/axe.min.js`, 'utf8'));
-    const violations = (await page.evaluate(
-      `axe.run(document.querySelector('[data-testid="view-chat"]'), { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')) })))`,
-    )) as Array<{ id: string; impact: string; nodes: string[] }>;
-    expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
+    await shot('tools-panel');
     await page.getByTestId('chat-tools-toggle').click();
     await page.getByTestId('chat-delete').click();
     await expect.poll(() => page.locator('[data-testid^="chat-item-"]').count()).toBe(1);

@@ -193,7 +193,9 @@ describe('after a crash while a call was running', () => {
     await expect.poll(() => page.getByTestId('activity-focus').innerText(), { timeout: 15_000 }).toContain('send_invoice on Billing');
     const history = page.getByTestId('activity-history');
     await history.waitFor({ timeout: 30_000 });
-    expect(await history.innerText()).toContain(retryId);
+    // The id is one click away, under Technical details (names where a person reads).
+    await history.getByTestId('activity-history-details').locator('summary').click();
+    expect(await history.getByTestId('activity-history-details').innerText()).toContain(retryId);
     const rows = page.getByTestId('activity-row');
     const shownOperations = async () => {
       const ids = new Set<string>();

@@ -10,6 +10,7 @@ import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { CHROMIUM_ARGS, CHROMIUM_PATH, openWatchedAppPage } from '../helpers/chromium';
+import { look } from '../helpers/look';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createCore, type WardenCore } from '../../electron/core/app-core';
@@ -22,7 +23,7 @@ import { SUBPROTOCOL, TOKEN_PROTOCOL_PREFIX } from '../host/wire';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const resultsDir = `${root}test-results`;
-const VIEWS = ['chat', 'servers', 'permissions', 'approvals', 'activity', 'recovery', 'models'] as const;
+const VIEWS = ['chat', 'servers', 'permissions', 'approvals', 'activity', 'recovery', 'settings'] as const;
 
 let core: WardenCore;
 let host: TestHost;
@@ -109,7 +110,7 @@ describe('renderer shell in a real browser against the real core', () => {
   it('renders the app frame with navigation for every view, starting on Chat', async () => {
     expect(await page.getByTestId('app-frame').isVisible()).toBe(true);
     const labels = await page.getByRole('navigation', { name: 'Views' }).getByRole('button').allInnerTexts();
-    expect(labels.map((l) => l.trim())).toEqual(['Chat', 'Servers', 'Permissions', 'Approvals', 'Activity', 'Recovery', 'Models']);
+    expect(labels.map((l) => l.trim())).toEqual(['Chat', 'Servers', 'Permissions', 'Approvals', 'Activity', 'Recovery', 'Settings']);
     expect(await page.getByTestId('view-chat').isVisible()).toBe(true);
     expect(await page.getByTestId('nav-chat').getAttribute('aria-current')).toBe('page');
     // The stylesheet loaded under style-src 'self' (the sidebar has its dark background from styles.css).
@@ -129,16 +130,28 @@ describe('renderer shell in a real browser against the real core', () => {
     await page.getByTestId('nav-chat').click();
   });
 
-  it('status bar shows the live values the core reports', async () => {
+  it('status bar says what matters in words, with the developer details behind a toggle', async () => {
     const status = core.status();
+    expect(await field('status-servers')).toBe('No servers yet');
+    expect(await field('status-pending')).toBe('Nothing waiting for approval');
+    expect(await field('status-ledger')).toBe('Activity log not saved to disk');
+    // Details are closed until asked for, then show the raw values the core reports.
+    expect(await page.getByTestId('status-details').count()).toBe(0);
+    const toggle = page.getByTestId('status-details-toggle');
+    expect(await toggle.getAttribute('aria-expanded')).toBe('false');
+    await toggle.click();
+    expect(await toggle.getAttribute('aria-expanded')).toBe('true');
+    expect(await field('status-connection')).toBe('Live');
     expect(await field('status-version')).toBe(status.version);
     expect(await field('status-platform')).toBe('e2e-test-os');
-    expect(await field('status-started')).toBe(status.startedAt);
+    expect(await page.getByTestId('status-started').locator('time').getAttribute('datetime')).toBe(status.startedAt);
     expect(await field('status-journal')).toBe(`${status.journal.kind} · ${status.journal.records} records`);
-    expect(await field('status-servers')).toBe(`${status.servers.connected}/${status.servers.configured} connected`);
-    expect(await field('status-pending')).toBe(String(status.pendingApprovals));
+    expect(await field('status-servers-count')).toBe(`${status.servers.connected}/${status.servers.configured} connected`);
+    expect(await field('status-pending-count')).toBe(String(status.pendingApprovals));
     expect(await page.getByTestId('safe-mode-banner').count()).toBe(0);
-    await page.screenshot({ path: `${resultsDir}/shell.png` });
+    await look(page, 'shell-status-details');
+    await toggle.click();
+    expect(await page.getByTestId('status-details').count()).toBe(0);
   });
 
   it('window.warden exposes exactly the contract, with no generic invoke', async () => {
@@ -193,12 +206,20 @@ describe('renderer shell in a real browser against the real core', () => {
       pendingApprovals: 7,
       safeMode: true,
     });
-    await expect.poll(() => field('status-pending'), { timeout: 15_000 }).toBe('7');
-    expect(await field('status-servers')).toBe('2/3 connected');
-    expect(await field('status-journal')).toBe(`${status.journal.kind} · 41 records`);
-    expect(await page.getByTestId('nav-approvals-badge').innerText()).toBe('7');
+    await expect.poll(() => field('status-pending'), { timeout: 15_000 }).toBe('7 calls waiting for your approval');
+    expect(await field('status-servers')).toBe('2 of 3 servers connected');
+    expect(await field('status-ledger')).toBe('Activity log damaged: every tool asks');
+    expect(await page.getByTestId('status-ledger').getAttribute('data-tone')).toBe('danger');
+    expect(await page.getByTestId('nav-approvals-badge').innerText()).toMatch(/^7\b/);
     expect(await page.getByTestId('safe-mode-banner').isVisible()).toBe(true);
-    await page.screenshot({ path: `${resultsDir}/shell-status-event.png` });
+    await page.getByTestId('status-details-toggle').click();
+    expect(await field('status-journal')).toBe(`${status.journal.kind} · 41 records`);
+    await look(page, 'shell-status-event');
+    await page.getByTestId('status-details-toggle').click();
+    // The pending count is a way to the calls: it opens Approvals.
+    await page.getByTestId('status-pending').click();
+    await page.getByTestId('view-approvals').waitFor();
+    await page.getByTestId('nav-chat').click();
     // Back to the core's real status, as main would push after the change is resolved.
     core.events.emit('core:status-changed', core.status());
     await expect.poll(() => page.getByTestId('safe-mode-banner').count(), { timeout: 15_000 }).toBe(0);
@@ -213,14 +234,15 @@ describe('renderer shell in a real browser against the real core', () => {
       expect(await page.getByTestId('core-error').innerText()).toContain("This isn't available in this version of Warden or on this computer.");
       expect(await page.getByTestId('core-error-code').textContent()).toBe('UNSUPPORTED');
       expect(await page.getByTestId('core-error-message').textContent()).toContain('switched off by the e2e test');
-      expect(await field('status-connection')).toContain('Error');
+      expect(await field('status-core-problem')).toContain('not answering');
+      expect(await page.getByTestId('status-panel').getAttribute('data-connection')).toBe('error');
     } finally {
       failStatus = false;
     }
     await page.getByRole('button', { name: 'Retry' }).click();
-    await expect.poll(() => field('status-connection'), { timeout: 15_000 }).toContain('Live');
+    await expect.poll(() => page.getByTestId('status-panel').getAttribute('data-connection'), { timeout: 15_000 }).toBe('live');
     expect(await page.getByTestId('core-error').count()).toBe(0);
-    expect(await field('status-started')).toBe(core.status().startedAt);
+    expect(await page.getByTestId('status-core-problem').count()).toBe(0);
   });
 
   it('the socket refuses a wrong token, a missing token and a foreign Origin, and accepts the right pair', async () => {

@@ -18,6 +18,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { CHROMIUM_ARGS, CHROMIUM_PATH, openWatchedAppPage } from '../helpers/chromium';
+import { look, type LookOptions } from '../helpers/look';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCore, type WardenCore } from '../../electron/core/app-core';
 import type { Handlers } from '../../electron/core/dispatch';
@@ -54,7 +55,8 @@ const consoleErrors: string[] = [];
 const received = (): Array<{ tool: string; args: Record<string, unknown> }> =>
   existsSync(countFile) ? readFileSync(countFile, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
 
-const shot = (name: string) => page.screenshot({ path: `${resultsDir}/views-${name}.png`, fullPage: true });
+/** Looks at the current screen: both sizes, both themes, axe and clipping checks (test/helpers/look.ts). */
+const shot = (name: string, options?: LookOptions) => look(page, `views-${name}`, options);
 
 describe('the views in a real browser against the real core and a real stdio server', () => {
   let serverId = '';
@@ -137,7 +139,9 @@ describe('the views in a real browser against the real core and a real stdio ser
     expect(await page.getByTestId('server-form-save').innerText()).toBe('Confirm and save');
     expect(await page.getByTestId('server-form-commandline').innerText()).toBe(expected);
     expect(core!.servers.definitions()).toHaveLength(0);
-    await shot('server-form');
+    await shot('server-form', { focus: 'server-form' });
+    // The form's main control is reachable at 800×600 (scrolled to, not cut off).
+    await shot('server-form-confirm', { focus: 'server-form-save' });
     await page.getByTestId('server-form-save').click();
     await page.getByTestId('server-form').waitFor({ state: 'detached' });
     const defs = core!.servers.definitions();
@@ -156,7 +160,7 @@ describe('the views in a real browser against the real core and a real stdio ser
     expect(await tools.locator('.tool-item').count()).toBe(4);
     expect(await tools.getByTestId('tool-close_issue').innerText()).toMatch(/server says:\s*close_issue \(counting fixture\)/i);
     // The status bar follows the connection (re-read on the connection event).
-    await expect.poll(() => page.getByTestId('status-servers').innerText(), { timeout: 15_000 }).toBe('1/1 connected');
+    await expect.poll(() => page.getByTestId('status-servers').innerText(), { timeout: 15_000 }).toBe('Server connected');
     await page.getByTestId(`${prefix}-logs-toggle`).click();
     await page.getByTestId(`${prefix}-logs`).waitFor();
     await shot('servers');
@@ -216,22 +220,27 @@ describe('the views in a real browser against the real core and a real stdio ser
     expect(calls.map((c) => [c.tool, c.args])).toEqual([['close_issue', { n: 7, text: 'second' }]]);
     // Finished operations are read from the history (the gate holds live ones only).
     allowedId = (await core!.gate.handlers['operations:list']({ limit: 200 })).operations.find((o) => o.state === 'succeeded')!.operationId;
-    await shot('run-form');
+    await shot('run-form', { focus: 'run-form' });
   });
 
   it('Activity shows both runs, explains why one ran, and exports the log to the file chosen in the save dialog', async () => {
     await page.getByTestId('nav-activity').click();
     await page.locator(`[data-testid="activity-row"][data-operation="${allowedId}"][data-to="succeeded"]`).waitFor({ timeout: 30_000 });
     expect(await page.locator(`[data-testid="activity-row"][data-operation="${rejectedId}"][data-to="rejected"]`).count()).toBe(1);
+    // Events in words, not record types.
+    expect(await page.locator(`[data-testid="activity-row"][data-operation="${allowedId}"][data-to="succeeded"]`).getByTestId('activity-event').innerText()).toBe('Succeeded');
     await page.locator(`[data-testid="activity-row"][data-operation="${allowedId}"][data-to="succeeded"]`).getByRole('button', { name: 'Why?' }).click();
     const history = page.getByTestId('activity-history');
     await history.waitFor();
-    expect(await history.innerText()).toContain(allowedId);
-    // Names, not ids, where a person reads (the operation id stays in the Why? panel's facts).
+    // Names where a person reads; the operation id one click away under Technical details.
+    expect(await history.innerText()).toContain('Counting fixture / Default');
+    expect(await history.innerText()).not.toContain(allowedId);
+    expect(await history.innerText()).not.toContain(serverId);
     const rowText = await page.locator(`[data-testid="activity-row"][data-operation="${allowedId}"]`).first().innerText();
     expect(rowText).toContain('Counting fixture / ');
     expect(rowText).not.toContain(serverId);
-    expect(await history.innerText()).not.toContain(serverId);
+    await history.getByTestId('activity-history-details').locator('summary').click();
+    expect(await history.getByTestId('activity-history-details').innerText()).toContain(allowedId);
     await page.getByTestId('activity-filter-tool').fill('close_issue');
     await page.getByTestId('activity-export-jsonl').click();
     const saved = page.getByTestId('activity-export-path');
@@ -242,6 +251,7 @@ describe('the views in a real browser against the real core and a real stdio ser
     const ops = new Set(exported.split('\n').filter(Boolean).map((l) => JSON.parse(l).operationId));
     expect(ops.has(allowedId) && ops.has(rejectedId)).toBe(true);
     await shot('activity');
+    await shot('activity-table', { focus: 'activity-table' });
     await page.getByTestId('nav-recovery').click();
     await page.getByTestId('recovery-empty').waitFor();
     await shot('recovery');
@@ -289,7 +299,7 @@ describe('the views in a real browser against the real core and a real stdio ser
     expect(core!.servers.definitions()).toHaveLength(1);
     const choices = panel.getByLabel(/^what to do with /);
     for (let i = 0; i < (await choices.count()); i++) await choices.nth(i).selectOption('keychain');
-    await shot('import');
+    await shot('import', { focus: 'import-panel' });
     await importButton.click();
     await panel.getByText(/Imported 3 servers/).waitFor({ timeout: 30_000 });
     expect(core!.servers.definitions().map((d) => d.name).sort()).toEqual(['Counting fixture', 'filesystem', 'github', 'remote-notes']);

@@ -23,7 +23,7 @@ export interface PageErrors {
 /**
  * Opens the app at `url` in a new page that records console errors, page errors and, from the
  * document's first moment, every CSP violation (in `window.__cspViolations`; an init script is
- * not subject to the page's CSP), then waits until the status bar reports the core as Live.
+ * not subject to the page's CSP), then waits until the status bar reports the core as live.
  *
  * Why: the e2e suites assert "no errors, nothing blocked" over a whole session; they must watch
  * the same things the same way.
@@ -41,6 +41,11 @@ export async function openWatchedAppPage(browser: Browser, url: string, viewport
       "window.__cspViolations.push(e.violatedDirective + ' ' + e.blockedURI + ' at ' + e.sourceFile + ':' + e.lineNumber), true);",
   });
   await page.goto(url);
-  await page.getByTestId('status-connection').filter({ hasText: 'Live' }).waitFor({ timeout: 30_000 });
+  await waitUntilLive(page);
   return page;
+}
+
+/** Waits until the status bar reports the core as live (its first status arrived). */
+export async function waitUntilLive(page: Page): Promise<void> {
+  await page.locator('[data-testid="status-panel"][data-connection="live"]').waitFor({ timeout: 30_000 });
 }

@@ -10,6 +10,7 @@ import type { ToolRegistry } from '../gate/ports';
 import type { ConnectionManager } from '../mcp/connection-manager';
 import { DEMO_MODEL_ID, DEMO_PROVIDER_ID } from '../models/demo-model';
 import type { ModelProvider, ModelProviders } from '../models/provider';
+import { cleanModels } from '../models/provider-service';
 import type { BrowserOpener, Clock } from '../ports';
 import type { ServerService } from '../settings/server-service';
 import { findDemoServer } from '../demo/demo-setup';
@@ -49,7 +50,9 @@ export function createChatModule(deps: {
   clock: Clock;
   browser: BrowserOpener;
   /** Resolves once the gate knows every recorded operation (recovery after a restart). */
-  recovered: Promise<unknown>;
+  recovered: Promise<{ requeued: readonly string[] } | null>;
+  /** The app's redactor (see ChatServiceDeps.redact). */
+  redact?: (text: string) => string;
 }) {
   const options = deps.options ?? {};
   const providers = options.providers ? options.providers(deps.demo) : deps.providers;
@@ -63,6 +66,7 @@ export function createChatModule(deps: {
     clock: deps.clock,
     limits: options.limits,
     defaultProviderId: DEMO_PROVIDER_ID,
+    ...(deps.redact ? { redact: deps.redact } : {}),
     instructions: () =>
       deps.connections
         .snapshot()
@@ -72,8 +76,8 @@ export function createChatModule(deps: {
   const ready = (async () => {
     await store.load();
     for (const p of store.problems) console.error(`[warden] a conversation file could not be read and was left as it is: ${p}`);
-    await deps.recovered.catch(() => undefined);
-    await service.recover();
+    const report = await deps.recovered.catch(() => null);
+    await service.recover(report?.requeued ?? []);
   })();
   ready.catch((error: unknown) => console.error('[warden] loading conversations failed', error));
   const whenReady = <T>(f: () => T | Promise<T>) => ready.then(f);
@@ -88,7 +92,12 @@ export function createChatModule(deps: {
     'chat:delete': ({ conversationId }) => whenReady(async () => ({ deleted: await service.delete(conversationId) })),
     'chat:set-model': ({ conversationId, providerId, model }) => whenReady(() => service.setModel(conversationId, providerId, model)),
     'chat:providers': async () => ({ providers: await providers.list() }),
-    'chat:models': async ({ providerId }) => ({ models: await (await providers.get(providerId)).listModels(AbortSignal.timeout(10_000)) }),
+    // A provider's listing is its own text: cleaned as the Models panel's is (valid ids once each,
+    // labels without control or bidi characters) before the chat's model picker shows it.
+    'chat:models': async ({ providerId }) => {
+      const listed = await (await providers.get(providerId)).listModels(AbortSignal.timeout(10_000));
+      return { models: listed === null ? null : cleanModels(listed) };
+    },
     'chat:tools': ({ conversationId }) => whenReady(() => ({ tools: service.tools(conversationId) })),
     'chat:review': ({ conversationId, messageId }) => whenReady(() => service.review(conversationId, messageId)),
     'chat:ask-again': ({ conversationId, messageId }) => whenReady(async () => ({ messageId: await service.askAgain(conversationId, messageId) })),

@@ -40,6 +40,17 @@ export interface ChatLimits {
 
 export const DEFAULT_CHAT_LIMITS: ChatLimits = { maxCallsPerReply: 10, maxRoundsPerMessage: 8, perToolPerMinute: 20, resultChars: DEFAULT_MODEL_RESULT_CHARS, maxTokens: 4096 };
 
+/**
+ * The most calls of one reply the chat keeps when a reply is over the cap. Each kept call is
+ * refused on record in the gate and answered; the rest are dropped unsent, as a stopped reply's
+ * calls are, so a model that sends tens of thousands of calls cannot stall the main thread or fill
+ * the ledger (every call in the gate is a synchronous decision and two journal records).
+ */
+export const MAX_CALLS_KEPT = 100;
+
+/** The call ids both providers accept back in a tool result. */
+const PROVIDER_CALL_ID = /^[a-zA-Z0-9_-]{1,64}$/;
+
 /** The identity used for a name the model made up: no server can have it (ids are [a-z0-9-]). */
 export const NOT_OFFERED_SERVER = '~model';
 
@@ -55,6 +66,11 @@ export interface ChatServiceDeps {
   limits?: Partial<ChatLimits>;
   /** The provider new conversations use when none is named and none was used before. */
   defaultProviderId?: string;
+  /**
+   * Replaces every secret Warden holds (keychain values, OAuth tokens, API keys) in a text: the
+   * app's one redactor, the ledger's. Absent (a core without a ledger has no redactor): kept as is.
+   */
+  redact?: (text: string) => string;
 }
 
 interface Turn {
@@ -81,9 +97,18 @@ export class ChatService {
   private readonly recent = new Map<string, number[]>();
   private readonly pendingEmits = new Map<ChatMessage, string>();
   private readonly unsubscribe: () => void;
+  /**
+   * What the chat keeps of any text that came from a server or a model. Why: the chat's records
+   * go to the model provider (a third party, and a model that obeys injected text can pass what
+   * it read to another server's tool), to the renderer (which holds no secrets) and into the
+   * conversation file (secrets live only in the keychain). A server that echoes the token it was
+   * sent, or a secret it read, must reach none of them; the ledger scrubs the same values.
+   */
+  private readonly redact: (text: string) => string;
 
   constructor(private readonly deps: ChatServiceDeps) {
     this.limits = { ...DEFAULT_CHAT_LIMITS, ...deps.limits };
+    this.redact = deps.redact ?? ((text) => text);
     // Every transition of a chat call (approved in the dialog, running, done) updates its card.
     this.unsubscribe = deps.gate.gate.onChange((op) => {
       const t = this.tracked.get(op.operationId);
@@ -243,9 +268,10 @@ export class ChatService {
   /**
    * After a restart: a reply that was in progress is closed, calls that waited for approval are
    * cancelled in the gate and shown as expired (ask again), and calls that were running show the
-   * outcome recovery recorded. Call once the gate has restored the ledger's operations.
+   * outcome recovery recorded. Call once the gate has restored the ledger's operations, with the
+   * ids the ledger's recovery put back in the approval queue.
    */
-  async recover(): Promise<void> {
+  async recover(requeued: readonly string[] = []): Promise<void> {
     for (const c of this.deps.store.all()) {
       let touched = false;
       for (const message of c.messages) {
@@ -276,6 +302,15 @@ export class ChatService {
         c.messages.push({ ...this.newMessage('notice', 'Warden stopped during this reply. Calls that were waiting for approval did not run; use "Ask again" to try them.'), tone: 'warning' });
         await this.deps.store.save(c.id);
       }
+    }
+    // A model's call put back in the queue belongs to a turn that ended with the restart, whether
+    // or not its conversation was saved with it (a crash can come between the gate's record and
+    // the conversation's save): nobody could ever hand its result to the model, so it never runs.
+    // Only those: a call made since this start belongs to a live turn.
+    for (const id of requeued) {
+      const op = this.deps.gate.gate.getLive(id);
+      if (op?.state !== 'awaiting_approval' || op.origin.source !== 'model') continue;
+      await this.deps.gate.gate.cancel(op.operationId, 'The chat turn that asked for this ended when Warden stopped; ask again in the chat').catch(() => undefined);
     }
   }
 
@@ -319,7 +354,7 @@ export class ChatService {
       const calls: ModelToolCall[] = [];
       let stopReason: string | null = null;
       try {
-        for await (const event of provider.stream({ model: c.model, system: systemPromptWith(this.deps.instructions?.() ?? []), messages: history, tools: specs, maxTokens: this.limits.maxTokens, signal: turn.abort.signal })) {
+        for await (const event of provider.stream({ model: c.model, system: systemPromptWith(this.instructions()), messages: history, tools: specs, maxTokens: this.limits.maxTokens, signal: turn.abort.signal })) {
           if (turn.stopped) break;
           if (event.type === 'text-delta') {
             message.text += event.text;
@@ -377,7 +412,14 @@ export class ChatService {
     const over = calls.length > this.limits.maxCallsPerReply;
     let capReason: string | null = over ? `the model asked for ${calls.length} tool calls in one reply, more than the ${this.limits.maxCallsPerReply} Warden allows` : null;
     const work: Array<{ t: Tracked; submitted: Promise<OperationSnapshot>; parseError: string | null }> = [];
-    for (const call of calls) {
+    // Every call is answered under an id that is its own in this conversation and that providers
+    // accept back: a repeated id would pair two results with one call (a refusal could read as
+    // the other call's result), and an id the provider refuses would break every later request.
+    const usedIds = new Set(c.messages.flatMap((m) => m.toolCalls.map((x) => x.callId)));
+    for (const raw of over ? calls.slice(0, Math.max(MAX_CALLS_KEPT, this.limits.maxCallsPerReply)) : calls) {
+      const id = PROVIDER_CALL_ID.test(raw.id) && !usedIds.has(raw.id) ? raw.id : `call_${randomUUID().replace(/-/g, '')}`;
+      usedIds.add(id);
+      const call: ModelToolCall = { ...raw, id };
       const entry: ToolEntry | undefined = table.get(call.name);
       const isOffered = entry !== undefined && offered.has(key(entry.tool.serverId, entry.tool.accountId, entry.tool.name));
       let args: unknown = undefined;
@@ -413,7 +455,9 @@ export class ChatService {
         serverLabel: tool?.serverLabel ?? null,
         accountLabel: tool?.accountLabel ?? null,
         preview: tool ? whereWords({ toolName: tool.name, serverLabel: tool.serverLabel ?? tool.serverId, accountLabel: tool.accountLabel ?? tool.accountId }) : `${oneLine(call.name, 100)} (not a tool Warden offered)`,
-        argumentsJson: call.argumentsJson.slice(0, 20_000),
+        // The gate gets the arguments as written; the chat's copy (replayed to the model, shown,
+        // saved) has Warden's secrets replaced, like the result.
+        argumentsJson: this.redact(call.argumentsJson).slice(0, 20_000),
         status: 'deciding',
         decision: null,
         why: 'Entering the gate',
@@ -429,8 +473,13 @@ export class ChatService {
       };
       message.toolCalls.push(record);
       const t: Tracked = { conversation: c, message, call: record, skipped };
+      // The turn knows the operation before the gate records it: Stop pressed while the records
+      // are still being written must reach this call too (cancel it, or abort it before sending).
+      const operationId = randomUUID();
+      turn.ops.add(operationId);
       const submitted = gate.submit({
         source: 'model',
+        operationId,
         conversationId: c.id,
         round,
         batchId,
@@ -487,14 +536,14 @@ export class ChatService {
     const outcome = outcomeOf(op, { cap: this.limits.resultChars, skipped: t.skipped });
     const labels = { toolName: op.identity.toolName, serverLabel: op.labels.server, accountLabel: op.labels.account };
     // The gate's trusted summary (from the tool's identity and the stored arguments), then where it runs.
-    if (call.serverId !== null && op.state !== 'denied') call.preview = `${op.labels.summary} — ${whereWords(labels)}`;
+    if (call.serverId !== null && op.state !== 'denied') call.preview = this.redact(`${op.labels.summary} — ${whereWords(labels)}`);
     call.status = outcome.status;
-    call.why = outcome.why;
-    call.modelResult = outcome.modelResult;
+    call.why = this.redact(outcome.why);
+    call.modelResult = this.redact(outcome.modelResult);
     call.isError = outcome.isError;
-    call.resultText = outcome.resultText;
+    call.resultText = this.redact(outcome.resultText);
     call.flagged = outcome.flagged;
-    call.flags = outcome.flags;
+    call.flags = outcome.flags.map(this.redact);
     call.truncated = outcome.truncated;
     call.decision = op.decision?.decision ?? (op.state === 'denied' ? 'deny' : null);
     const ran = op.history.find((h) => h.to === 'executing');
@@ -518,6 +567,11 @@ export class ChatService {
     times.push(now);
     this.recent.set(k, times);
     return false;
+  }
+
+  /** Connected servers' instructions, with Warden's secrets replaced. */
+  private instructions(): Array<{ server: string; text: string }> {
+    return (this.deps.instructions?.() ?? []).map((i) => ({ server: i.server, text: this.redact(i.text) }));
   }
 
   /** The tools the gate module offers here: effective decision is not deny (its one definition). */

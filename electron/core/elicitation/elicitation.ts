@@ -12,6 +12,11 @@ import { ElicitRequestSchema, ErrorCode, McpError, type ElicitRequest, type Elic
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { BrowserOpener } from '../ports';
 import { createLinearAjv } from '../validation/schemas';
+import { displayText } from '../mcp/sanitize';
+
+/** Most of a server's question shown to the person (UTF-8 bytes), and of each field's label or help text. */
+const MESSAGE_BYTES = 4 * 1024;
+const FIELD_TEXT_BYTES = 512;
 
 /** The form a server asks to be filled in (only top-level primitive properties, per the MCP spec). */
 export interface RequestedSchema {
@@ -114,7 +119,7 @@ export function createElicitationHandler(options: ElicitationHandlerOptions) {
       let action: ElicitAction;
       try {
         action = await options.elicitor.url(
-          { serverId: options.serverId, serverLabel: options.serverLabel, message: params.message, url: url.href, domain: url.hostname, elicitationId: params.elicitationId },
+          { serverId: options.serverId, serverLabel: options.serverLabel, message: displayText(params.message, MESSAGE_BYTES), url: url.href, domain: url.hostname, elicitationId: params.elicitationId },
           extra.signal,
         );
       } catch {
@@ -138,12 +143,15 @@ export function createElicitationHandler(options: ElicitationHandlerOptions) {
       emit({ mode: 'form', outcome: 'refused', detail: 'invalid requestedSchema' });
       throw new McpError(ErrorCode.InvalidParams, `Invalid requestedSchema: ${error instanceof Error ? error.message : String(error)}`);
     }
+    // What the person is shown: the server's words sanitized; the schema validated against is the server's own.
+    const message = displayText(params.message, MESSAGE_BYTES);
+    const shownSchema = shownFormSchema(schema);
     let problem: string | undefined;
     for (let attempt = 0; attempt < maxAttempts; attempt++) {
       let answer: FormAnswer;
       try {
         answer = await options.elicitor.form(
-          { serverId: options.serverId, serverLabel: options.serverLabel, message: params.message, schema, ...(problem ? { problem } : {}) },
+          { serverId: options.serverId, serverLabel: options.serverLabel, message, schema: shownSchema, ...(problem ? { problem } : {}) },
           extra.signal,
         );
       } catch {
@@ -174,6 +182,21 @@ export function createElicitationHandler(options: ElicitationHandlerOptions) {
 export function registerElicitation(client: Client, options: ElicitationHandlerOptions): void {
   const handler = createElicitationHandler(options);
   client.setRequestHandler(ElicitRequestSchema, (request, extra) => handler(request, extra));
+}
+
+/**
+ * The form schema as shown: each field's title, description and display names sanitized; names,
+ * types, formats and allowed values kept exactly (they decide what an answer may be).
+ */
+function shownFormSchema(schema: RequestedSchema): RequestedSchema {
+  const properties: RequestedSchema['properties'] = {};
+  for (const [name, field] of Object.entries(schema.properties ?? {})) {
+    const shown: Record<string, unknown> = { ...field };
+    for (const key of ['title', 'description'] as const) if (typeof field[key] === 'string') shown[key] = displayText(field[key], FIELD_TEXT_BYTES);
+    if (Array.isArray(field.enumNames)) shown.enumNames = field.enumNames.map((n: unknown) => (typeof n === 'string' ? displayText(n, FIELD_TEXT_BYTES) : n));
+    properties[name] = shown;
+  }
+  return { ...schema, properties };
 }
 
 /** Why Warden will not open `raw` for a URL-mode elicitation, or null: https only, no credentials in the URL. */

@@ -20,6 +20,7 @@ import { PolicyStore } from '../policy/store';
 import { hostPaths, type PathFs, type PathSemantics } from '../policy/paths';
 import type { ApprovalPreview, ApprovalPrompter, BatchChoice, Clock, Journal, OperationHistory } from '../ports';
 import { Gate, type OperationNames, type OperationSnapshot } from './gate';
+import { createOperationPresenter } from '../mcp/result-display';
 import { CallNotSentError, type ToolDescriptor, type ToolExecutor, type ToolRegistry } from './ports';
 
 type GateChannel = 'approvals:list' | 'approvals:review' | 'approvals:reject' | 'approvals:cancel' | 'operations:list' | 'operations:get' | 'permissions:matrix' | 'permissions:set' | 'permissions:revoke' | 'tools:offered';
@@ -41,7 +42,14 @@ export interface GateModuleOptions {
   prompter?: ApprovalPrompter;
   initialPolicy?: Partial<PolicyState>;
   persistPolicy?: (state: PolicyState) => void | Promise<void>;
-  approvalTtlMs?: number;
+  /** How long a new approval waits (a function: read at each new approval, so a setting applies at once). */
+  approvalTtlMs?: number | (() => number);
+  /** The person's default for tools no rule covers (Settings); read at every decision. Default: ask. */
+  defaultToolMode?: () => 'ask' | 'disabled';
+  /** Longest a call waits for a re-list its server announced (default 5 s; see GateDeps). */
+  listingWaitMs?: number;
+  /** Largest result the gate keeps and journals (default 256 KiB; see GateDeps). */
+  maxResultBytes?: number;
   paths?: { semantics: PathSemantics; fs: PathFs | null };
   /** Safe mode (ledger tamper detected): every tool held at ask while this returns true. */
   isSafeMode?: () => boolean;
@@ -53,6 +61,8 @@ export interface GateModuleOptions {
 export interface GateModule {
   gate: Gate;
   policy: PolicyStore;
+  /** The rules as the gate decides with them: the Settings default and safe mode applied. */
+  effectivePolicy(): PolicyState;
   handlers: GateHandlers;
   /** Shows the native dialog for one operation, approves only if the person chose Approve, and says what actually happened. */
   review(operationId: string): Promise<ReviewAnswer>;
@@ -123,7 +133,13 @@ export function createGateModule(options: GateModuleOptions): GateModule {
   const policy = new PolicyStore({ journal: options.journal, clock: options.clock, initial: options.initialPolicy, persist: options.persistPolicy });
   const isSafeMode = options.isSafeMode ?? (() => false);
   // Spreading keeps the rule arrays (the engine's compile cache is keyed by them).
-  const effectivePolicy = { current: (): PolicyState => (isSafeMode() ? { ...policy.current(), safeMode: true } : policy.current()) };
+  const effectivePolicy = {
+    current: (): PolicyState => {
+      const base = policy.current();
+      const withDefault = options.defaultToolMode?.() === 'disabled' ? { ...base, defaultMode: 'disabled' as const } : base;
+      return isSafeMode() ? { ...withDefault, safeMode: true } : withDefault;
+    },
+  };
   const gate = new Gate({
     journal: options.journal,
     history: options.history,
@@ -132,15 +148,19 @@ export function createGateModule(options: GateModuleOptions): GateModule {
     executor,
     policy: effectivePolicy,
     approvalTtlMs: options.approvalTtlMs,
+    listingWaitMs: options.listingWaitMs,
+    maxResultBytes: options.maxResultBytes,
     paths: options.paths ?? hostPaths(),
     ...(options.names ? { names: options.names } : {}),
   });
   const unsubscribePolicy = policy.onChange(() => gate.revalidate('permission changed'));
   const reviewing = new Set<string>();
+  // Operations leave for the renderer only as summaries: server text sanitized, results capped and flagged.
+  const present = createOperationPresenter();
 
   const unsubscribeGate = gate.onChange((op) => {
     if (!options.events) return;
-    options.events.emit('operations:updated', op);
+    options.events.emit('operations:updated', present(op));
     const pending = gate.pending();
     options.events.emit('approvals:changed', { pending: pending.length, operationIds: pending.map((p) => p.operationId) });
   });
@@ -148,7 +168,7 @@ export function createGateModule(options: GateModuleOptions): GateModule {
   const paths = options.paths ?? hostPaths();
   const decideFor = (t: ToolDescriptor, conversationId: string | null, state: PolicyState) =>
     decide({ serverId: t.serverId, accountId: t.accountId, toolName: t.name, conversationId, arguments: {} }, state, {
-      tool: { contractHash: t.contractHash, endpointHash: t.endpointHash, annotations: t.annotations },
+      tool: { contractHash: t.contractHash, endpointHash: t.endpointHash, annotations: t.annotations, unverifiedListing: t.unverifiedListing },
       paths: paths.semantics,
       labels: { server: t.serverLabel ?? t.serverId, account: t.accountLabel ?? t.accountId },
     });
@@ -294,7 +314,8 @@ export function createGateModule(options: GateModuleOptions): GateModule {
       throw new WardenError('UNSUPPORTED', 'mode: Always Allow for every tool of every server is not offered; it would grant tools no server has listed yet. Allow a server or a tool instead.');
     }
     const pin = pinFor(change);
-    const before = policy.current();
+    // The effective state: a Disabled default is a restriction that a rule can lift too.
+    const before = effectivePolicy.current();
     const ruleId = PolicyStore.ruleIdFor(change);
     const old = policy.find(ruleId);
     const oldMode = old?.mode;
@@ -312,6 +333,7 @@ export function createGateModule(options: GateModuleOptions): GateModule {
   /** True if some disabled (or invalid, read as disabled) rule could apply to what `change` covers. */
   function restrictiveRuleNear(change: PermissionChange, state: PolicyState): boolean {
     const restrictive = (mode: unknown) => mode !== 'allow' && mode !== 'ask';
+    if (state.defaultMode === 'disabled') return true;
     const serverId = 'serverId' in change ? change.serverId : null;
     const user = state.user.some((r) => restrictive(r.mode) && (serverId === null || r.scope.kind === 'global' || ('serverId' in r.scope && r.scope.serverId === serverId)));
     const conversation = state.conversation.some((r) => restrictive(r.mode) && (serverId === null || r.serverId === serverId));
@@ -345,20 +367,23 @@ export function createGateModule(options: GateModuleOptions): GateModule {
     'approvals:list': () => ({
       approvals: gate.pending().map((operation) => {
         const { operationId: _id, ...preview } = gate.preview(operation.operationId);
-        return { operation, preview };
+        return { operation: present(operation), preview };
       }),
     }),
-    'approvals:review': ({ operationId }) => review(operationId),
-    'approvals:reject': ({ operationId, reason }) => gate.reject(operationId, reason ? `Rejected by you: ${reason}` : 'Rejected by you'),
-    'approvals:cancel': ({ operationId }) => gate.cancel(operationId),
+    'approvals:review': async ({ operationId }) => {
+      const answer = await review(operationId);
+      return { ...answer, operation: present(answer.operation) };
+    },
+    'approvals:reject': async ({ operationId, reason }) => present(await gate.reject(operationId, reason ? `Rejected by you: ${reason}` : 'Rejected by you')),
+    'approvals:cancel': async ({ operationId }) => present(await gate.cancel(operationId)),
     // One source for every operation the UI lists: the history (live ones shown as the gate holds them).
     'operations:list': async ({ state, conversationId, limit }) => ({
-      operations: (await options.history.recordedOperations({ ...(state ? { state } : {}), ...(conversationId !== undefined ? { conversationId } : {}), limit })).map((r) => gate.describe(r)),
+      operations: (await options.history.recordedOperations({ ...(state ? { state } : {}), ...(conversationId !== undefined ? { conversationId } : {}), limit })).map((r) => present(gate.describe(r))),
     }),
     'operations:get': async ({ operationId }) => {
       const op = await gate.get(operationId);
       if (!op) throw new WardenError('NOT_FOUND', `operationId: no operation ${JSON.stringify(operationId)}`);
-      return op;
+      return present(op);
     },
     'permissions:matrix': ({ conversationId, search }) => matrix(conversationId, search),
     'permissions:set': (change) => setPermission(change),
@@ -369,6 +394,7 @@ export function createGateModule(options: GateModuleOptions): GateModule {
   return {
     gate,
     policy,
+    effectivePolicy: () => effectivePolicy.current(),
     handlers,
     review,
     reviewBatch,

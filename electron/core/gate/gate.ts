@@ -39,6 +39,7 @@ import { systemClock, type ApprovalPreview, type Clock, type Journal, type Journ
 import { isCallFailed, isCallNotSent, type RegistryChange, type ToolDescriptor, type ToolExecutor, type ToolRegistry } from './ports';
 import { UnsafePatternError } from '../validation/linear-regexp';
 import { createLinearAjv, describeUnsafePattern } from '../validation/schemas';
+import { capErrorMessage, capToolResult, DEFAULT_MAX_RESULT_BYTES } from './result-cap';
 import { claimsOf, trustedPreview } from '../preview/trusted-preview';
 
 /** Who asked for a call, in words, for the approval dialog. */
@@ -52,6 +53,8 @@ const REQUESTED_BY: Record<CallSource, string> = {
 export const DEFAULT_APPROVAL_TTL_MS = 10 * 60 * 1000;
 /** Largest canonical argument payload the gate accepts. */
 export const MAX_ARGUMENTS_BYTES = 1024 * 1024;
+/** Longest a call (or an approval) waits for a re-list the server announced before it is decided. */
+export const DEFAULT_LISTING_WAIT_MS = 5_000;
 
 /** The current policy, read at every decision point. */
 export interface PolicySource {
@@ -70,12 +73,23 @@ export interface GateDeps {
   registry: ToolRegistry;
   policy: PolicySource;
   clock?: Clock;
-  approvalTtlMs?: number;
+  /** How long a new approval waits; a function is read at each new approval (a setting can change it). */
+  approvalTtlMs?: number | (() => number);
   /** Path semantics and file system for the normalization step (default: the host's, with symlink resolution). */
   paths?: { semantics: PathSemantics; fs: PathFs | null };
   newId?: () => string;
   /** Schedules expiry sweeps; defaults to real timers (unref'd). Tests with a fake clock call `sweepExpired()`. */
   scheduleExpiry?: boolean;
+  /**
+   * Longest a call or approval waits for a pending re-list of its server (default 5 s). Past it,
+   * the call is decided with the listing marked unverified, so Always Allow asks.
+   */
+  listingWaitMs?: number;
+  /**
+   * Largest result the gate keeps (UTF-8 bytes of its JSON; default 256 KiB). A larger one is cut
+   * before it enters the operation record or the journal (see result-cap.ts).
+   */
+  maxResultBytes?: number;
   /**
    * Names of configured servers and accounts, for an operation whose tool is not listed now (a
    * finished one read back from history, a disconnected server): people read names, not ids.
@@ -176,6 +190,7 @@ interface CachedDecision {
   conversation: PolicyState['conversation'];
   organization: PolicyState['organization'];
   safeMode: PolicyState['safeMode'];
+  defaultMode: PolicyState['defaultMode'];
   accounts: number;
   conversationId: string | null;
   serverId: string;
@@ -186,6 +201,7 @@ interface CachedDecision {
   annotations: ToolDescriptor['annotations'];
   serverLabel: ToolDescriptor['serverLabel'];
   accountLabel: ToolDescriptor['accountLabel'];
+  unverifiedListing: ToolDescriptor['unverifiedListing'];
   decision: PolicyDecision;
 }
 
@@ -225,7 +241,7 @@ export class Gate {
   private readonly validators = new Map<string, ValidateFunction>();
   private readonly ajv: Ajv;
   private readonly clock: Clock;
-  private readonly ttl: number;
+  private readonly ttl: () => number;
   private readonly activeAccounts = new Map<string, string>();
   /** Bumped on every account switch (part of the decision cache's validity). */
   private accountsVersion = 0;
@@ -244,7 +260,8 @@ export class Gate {
 
   constructor(private readonly deps: GateDeps) {
     this.clock = deps.clock ?? systemClock;
-    this.ttl = deps.approvalTtlMs ?? DEFAULT_APPROVAL_TTL_MS;
+    const ttl = deps.approvalTtlMs ?? DEFAULT_APPROVAL_TTL_MS;
+    this.ttl = typeof ttl === 'function' ? ttl : () => ttl;
     this.paths = deps.paths ?? hostPaths();
     // The schema is the server's: its patterns run on the linear-time engine, never V8's backtracking one.
     this.ajv = createLinearAjv({ strict: false, allErrors: false, validateSchema: false });
@@ -260,6 +277,8 @@ export class Gate {
    * Why: the chat loop wants one awaitable per tool call; every call of every source enters here.
    */
   async request(req: GateRequest): Promise<OperationSnapshot> {
+    const listing = this.listed(req.serverId, req.accountId);
+    if (listing !== undefined) await listing;
     const a = req.operationId === undefined || this.live.has(req.operationId) ? this.admit(req) : await this.admitKnown(req);
     await this.proceed(a, true);
     if (!TERMINAL_STATES.has(a.op.state)) await this.whenSettled(a.op);
@@ -272,6 +291,8 @@ export class Gate {
    * Why: the UI and batch handling need the operation id and state before the outcome.
    */
   async submit(req: GateRequest): Promise<OperationSnapshot> {
+    const listing = this.listed(req.serverId, req.accountId);
+    if (listing !== undefined) await listing;
     const a = req.operationId === undefined || this.live.has(req.operationId) ? this.admit(req) : await this.admitKnown(req);
     await this.proceed(a, false);
     return this.snapshot(a.op);
@@ -364,7 +385,7 @@ export class Gate {
       return this.recorded(op, entries);
     }
     if (decision.decision === 'ask') {
-      op.expiresAt = now + this.ttl;
+      op.expiresAt = now + this.ttl();
       proposed.expiresAt = op.expiresAt;
       entries.push(this.transition(op, 'awaiting_approval', decision.reason, { decision, actor: 'policy', expiresAt: op.expiresAt }));
       this.scheduleExpiry(op);
@@ -409,6 +430,24 @@ export class Gate {
   private async admitted(id: string): Promise<void> {
     const pending = this.admitting.get(id);
     if (pending) await pending.then(noop, noop);
+  }
+
+  /**
+   * Undefined when the server's listing can be used now; otherwise a promise that settles when
+   * the registry's pending re-list has, or after `listingWaitMs`, whichever comes first.
+   */
+  private listed(serverId: string, accountId: string): Promise<void> | undefined {
+    const pending = this.deps.registry.whenListed?.(serverId, accountId);
+    if (pending === undefined) return undefined;
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, this.deps.listingWaitMs ?? DEFAULT_LISTING_WAIT_MS);
+      timer.unref?.();
+      const done = (): void => {
+        clearTimeout(timer);
+        resolve();
+      };
+      pending.then(done, done);
+    });
   }
 
   /** Resolves once the operation is in a terminal state. */
@@ -469,6 +508,20 @@ export class Gate {
    */
   async approve(operationId: string): Promise<OperationSnapshot> {
     const op = await this.mustGet(operationId, 'approved');
+    // Approved against what the server lists now: a re-list it announced is waited for first.
+    const listing = op.state === 'awaiting_approval' ? this.listed(op.identity.serverId, op.identity.accountId) : undefined;
+    if (listing !== undefined) {
+      await listing;
+      // Settled while the new listing came in (invalidated by it, say): that is what happened.
+      if (op.state !== 'awaiting_approval') return this.snapshot(op);
+      // No new listing came (the re-list failed, was refused or is still running): the person
+      // approved a tool the server said it changed, and what it is now is unknown. Fail closed.
+      const unverified = this.deps.registry.getTool(op.identity.serverId, op.identity.accountId, op.identity.toolName)?.unverifiedListing;
+      if (unverified !== undefined) {
+        await this.append([this.transition(op, 'invalidated', `Invalidated: ${unverified}, so an approval given meanwhile sends nothing`, { actor: 'gate' })]);
+        return this.snapshot(op);
+      }
+    }
     if (op.state !== 'awaiting_approval') {
       throw new WardenError('CONFLICT', `Operation ${operationId} cannot be approved: it is ${op.state}${op.approvedByUser ? ' (approval is single-use)' : ''}`);
     }
@@ -596,7 +649,7 @@ export class Gate {
       const op = this.rebuild(r);
       this.live.set(op.id, op);
       // A recovered approval without a recorded deadline gets a fresh one, never an endless wait.
-      if (op.expiresAt === null) op.expiresAt = this.clock.now() + this.ttl;
+      if (op.expiresAt === null) op.expiresAt = this.clock.now() + this.ttl();
       this.scheduleExpiry(op);
       op.waitingForServer = this.deps.registry.listTools({ serverId: op.identity.serverId, accountId: op.identity.accountId }).length === 0;
     }
@@ -881,6 +934,7 @@ export class Gate {
       hit.conversation === state.conversation &&
       hit.organization === state.organization &&
       hit.safeMode === state.safeMode &&
+      hit.defaultMode === state.defaultMode &&
       hit.accounts === this.accountsVersion &&
       hit.conversationId === op.origin.conversationId &&
       hit.serverId === op.identity.serverId &&
@@ -890,7 +944,8 @@ export class Gate {
       hit.endpointHash === tool!.endpointHash &&
       hit.annotations === tool!.annotations &&
       hit.serverLabel === tool!.serverLabel &&
-      hit.accountLabel === tool!.accountLabel
+      hit.accountLabel === tool!.accountLabel &&
+      hit.unverifiedListing === tool!.unverifiedListing
     ) {
       return hit.decision;
     }
@@ -903,6 +958,7 @@ export class Gate {
         conversation: state.conversation,
         organization: state.organization,
         safeMode: state.safeMode,
+        defaultMode: state.defaultMode,
         accounts: this.accountsVersion,
         conversationId: op.origin.conversationId,
         serverId: op.identity.serverId,
@@ -913,6 +969,7 @@ export class Gate {
         annotations: tool.annotations,
         serverLabel: tool.serverLabel,
         accountLabel: tool.accountLabel,
+        unverifiedListing: tool.unverifiedListing,
         decision,
       });
     }
@@ -953,10 +1010,11 @@ export class Gate {
       { serverId: op.identity.serverId, accountId: op.identity.accountId, toolName: op.identity.toolName, conversationId: op.origin.conversationId, arguments: normalized.arguments },
       state,
       {
-        tool: tool ? { contractHash: tool.contractHash, endpointHash: tool.endpointHash, annotations: tool.annotations } : undefined,
+        tool: tool ? { contractHash: tool.contractHash, endpointHash: tool.endpointHash, annotations: tool.annotations, unverifiedListing: tool.unverifiedListing } : undefined,
         paths: paths.semantics,
         unresolvedPaths: normalized.unresolvedPaths,
         pathRoots: normalized.pathRoots,
+        pathValues: normalized.pathValues,
         labels: { server: tool?.serverLabel ?? op.labels.server, account: tool?.accountLabel ?? op.labels.account },
       },
     );
@@ -1022,11 +1080,11 @@ export class Gate {
           op.args,
           { signal, operationId: op.id },
         );
-        const result = toResultRecord(raw);
+        const result = capToolResult(raw, this.deps.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES);
         const to = result.isError ? 'failed' : 'succeeded';
         outcome = this.transition(op, to, result.isError ? 'The tool reported an error' : 'The tool call succeeded', { result });
       } catch (error) {
-        const message = signal.aborted ? reasonOf(signal.reason) : error instanceof Error ? error.message : String(error);
+        const message = capErrorMessage(signal.aborted ? reasonOf(signal.reason) : error instanceof Error ? error.message : String(error));
         outcome = isCallNotSent(error)
           ? this.transition(op, 'failed', `Not sent: ${message}`, { error: { code: 'NOT_SENT', message } })
           : isCallFailed(error) && !signal.aborted
@@ -1206,13 +1264,4 @@ function undeclaredField(schema: Record<string, unknown> | undefined, args: Read
 
 function reasonOf(reason: unknown): string {
   return reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : 'aborted';
-}
-
-function toResultRecord(raw: unknown): ToolResultRecord {
-  const r = (raw ?? {}) as { content?: unknown; structuredContent?: unknown; isError?: unknown };
-  // A frozen JSON copy: what the server said, immune to later edits, kept by the journal as is.
-  const content = Array.isArray(r.content) ? jsonCopy(r.content as Array<Record<string, unknown>>, true) : Object.freeze([]);
-  const out: ToolResultRecord = { isError: r.isError === true, content: content as Array<Record<string, unknown>> };
-  if (r.structuredContent && typeof r.structuredContent === 'object') out.structuredContent = jsonCopy(r.structuredContent as Record<string, unknown>, true);
-  return Object.freeze(out);
 }

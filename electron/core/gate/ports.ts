@@ -14,8 +14,12 @@ export interface ToolDescriptor {
   accountId: string;
   /** The tool's name as the server lists it (not namespaced; identity is the triple). */
   name: string;
+  /** Untrusted, sanitized for display (see mcp/sanitize.ts). */
   title?: string;
-  /** Untrusted: written by the server. Shown labelled as the server's claim; never loosens policy. */
+  /**
+   * Untrusted: written by the server, sanitized for display and forwarding (the raw text only feeds
+   * the contract hash). Shown labelled as the server's claim; never loosens policy.
+   */
   description?: string;
   /** JSON Schema the arguments are validated against (ajv) before the policy sees them. */
   inputSchema: Record<string, unknown>;
@@ -46,6 +50,11 @@ export interface ToolDescriptor {
   accountLabel?: string;
   /** Where the server runs, in words from its definition ("a program on this computer", "remote, at mcp.example.com"). */
   serverLocation?: string;
+  /**
+   * Set while the server's listing cannot be relied on (it said its tools changed and the re-list
+   * is under way, or a re-list failed or timed out): why, in words. Always Allow is held at Ask.
+   */
+  unverifiedListing?: string;
 }
 
 /** A change the registry reports, so the gate can invalidate pending approvals and abort calls. */
@@ -65,6 +74,12 @@ export interface ToolRegistry {
   getTool(serverId: string, accountId: string, toolName: string): ToolDescriptor | undefined;
   /** Every tool currently listed, optionally for one server and/or account. */
   listTools(filter?: { serverId?: string; accountId?: string }): ToolDescriptor[];
+  /**
+   * Undefined when the (server, account)'s listing can be used as it is; otherwise a promise that
+   * settles (never rejects) once the re-list under way has, so the gate decides against the new
+   * listing. Registries without re-lists leave it out.
+   */
+  whenListed?(serverId: string, accountId: string): Promise<void> | undefined;
   /** Optional change feed; the gate subscribes and re-validates everything not yet executing. */
   subscribe?(listener: (change: RegistryChange) => void): () => void;
 }

@@ -75,7 +75,16 @@ interface OpFacts {
   retryOf: string | null;
 }
 
-/** One record as classified when it was added (parsing happens once, on the way in). */
+/** A record as added, waiting for its batch. */
+interface Added {
+  record: StoredRecord;
+  location: RecordLocation;
+}
+
+/** Longest stretch of classifying before yielding to the event loop (a record takes tens of µs). */
+const CLASSIFY_SLICE_MS = 1;
+
+/** One record as classified for its batch (parsing happens once, on the way to the write). */
 type Pending =
   | { kind: 'skip'; record: StoredRecord; location: RecordLocation }
   | { kind: 'row'; record: StoredRecord; location: RecordLocation; server: string | null; account: string | null; tool: string | null; conv: string | null; pin?: { hash: string | null; instructions: string | null } }
@@ -100,7 +109,8 @@ export interface Page {
 
 /** The index. Open with `LedgerIndex.open`. */
 export class LedgerIndex {
-  private pending: Pending[] = [];
+  /** Records added and not yet handed to a write (classified there, not on the append path). */
+  private pending: Added[] = [];
   private flushing: Promise<void> = Promise.resolve();
   private scheduled = false;
   private failure: unknown = null;
@@ -150,11 +160,12 @@ export class LedgerIndex {
   }
 
   /**
-   * Adds a record (call in sequence order). Parsing happens here, synchronously; the write is
-   * batched and committed shortly after (or by `flush`).
+   * Adds a record (call in sequence order). Nothing is parsed here: this runs inside every
+   * append, on the call's path; the records are classified and committed in a batch shortly
+   * after (or by `flush`).
    */
   add(record: StoredRecord, location: RecordLocation): void {
-    this.pending.push(classify(record, location));
+    this.pending.push({ record, location });
     this.lastAdded = { ...location, offset: location.offset + location.length, seq: record.seq, checksum: record.checksum };
     if (this.pending.length >= BATCH) void this.flush().catch(() => undefined);
     else if (!this.scheduled) {
@@ -357,8 +368,27 @@ export class LedgerIndex {
     this.names.set(text, id);
   }
 
-  /** One transaction: names, operations and rows of `batch`, and the position after it. */
-  private async write(batch: Pending[], position: LogPosition | null): Promise<void> {
+  /**
+   * Classifies added records in slices, yielding to the event loop between them: a batch holds
+   * everything appended in the last `COMMIT_DELAY_MS` (hundreds of records under load), and
+   * parsing it in one go would be a pause of its own.
+   */
+  private async classifyAll(added: Added[]): Promise<Pending[]> {
+    const out: Pending[] = new Array(added.length);
+    let sliceStart = performance.now();
+    for (let i = 0; i < added.length; i++) {
+      if (performance.now() - sliceStart > CLASSIFY_SLICE_MS) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        sliceStart = performance.now();
+      }
+      out[i] = classify(added[i]!.record, added[i]!.location);
+    }
+    return out;
+  }
+
+  /** One transaction: names, operations and rows of `added`, and the position after it. */
+  private async write(added: Added[], position: LogPosition | null): Promise<void> {
+    const batch = await this.classifyAll(added);
     // Facts of operations this batch touches that are not in memory (finished ones, e.g. a late
     // reconciliation) are read first; everything else is decided here, in order.
     const missing = new Set<string>();

@@ -15,6 +15,7 @@ import {
   type DecisionRecord,
   type OpProposed,
   type OpTransition,
+  type PolicyChanged,
   type TypedJournalEntry,
 } from '../../../shared/domain/journal-events';
 import {
@@ -27,6 +28,7 @@ import {
   type OperationView,
 } from '../../../shared/domain/ledger';
 import { TERMINAL_STATES, type OperationState } from '../../../shared/domain/operations';
+import { DEFAULT_MODE_RULE_ID } from '../../../shared/domain/policy';
 import type { JournalRecord, RecordedOperation } from '../ports';
 import { CHECKPOINT_TYPE } from './format';
 
@@ -111,7 +113,7 @@ export class LedgerProjections {
           toolName: p.scope.toolName,
           conversationId: p.scope.conversationId,
           actor: p.source,
-          reason: `Rule ${p.ruleId} ${p.old === null ? 'created' : p.new === null ? 'revoked' : 'changed'} (${p.scope.kind} scope)`,
+          reason: policyChangeWords(p),
         });
         return;
       }
@@ -405,4 +407,34 @@ function isTerminal(state: OperationState): boolean {
 
 function decisionView(d: DecisionRecord | null): OperationHistory['decisionAtRequest'] {
   return d ? { decision: d.decision, reason: d.reason, layer: d.layer, ruleId: d.ruleId } : null;
+}
+
+/** What each rule scope covers, as the Activity log says it (the row names the server and tool). */
+const SCOPE_WORDS: Record<PolicyChanged['scope']['kind'], string> = {
+  global: 'Rule for every tool',
+  server: "Rule for this server's tools",
+  tool: 'Rule for this tool',
+  'tool-constraint': 'Rule for this tool with conditions',
+  conversation: 'Rule for this conversation',
+  organization: 'Organization rule',
+};
+
+function modeWords(rule: Record<string, unknown> | null): string {
+  const mode = rule?.mode;
+  if (mode === 'allow') return 'Always Allow';
+  if (mode === 'ask') return 'Ask';
+  if (mode === 'disabled') return 'Disabled';
+  if (mode === 'forbid') return 'Forbidden';
+  return JSON.stringify(mode ?? null);
+}
+
+/**
+ * A rule change in words ("Rule for this tool changed from Ask to Always Allow"): the row itself
+ * carries the server, account and tool, so the rule's id (built from theirs) is not repeated.
+ */
+export function policyChangeWords(p: PolicyChanged): string {
+  const what = p.ruleId === DEFAULT_MODE_RULE_ID ? 'Default for tools with no mode' : SCOPE_WORDS[p.scope.kind];
+  if (p.old === null) return `${what} set to ${modeWords(p.new)}`;
+  if (p.new === null) return `${what} removed (was ${modeWords(p.old)})`;
+  return `${what} changed from ${modeWords(p.old)} to ${modeWords(p.new)}`;
 }

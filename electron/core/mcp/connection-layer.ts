@@ -86,6 +86,7 @@ export function createConnectionLayer(deps: {
   const clock = deps.clock ?? systemClock;
   const manager = new ConnectionManager({
     ...(pinnedFor ? { pinnedFor } : {}),
+    clock,
     ...deps.options,
     directory: directoryOf(deps.service),
     secrets: deps.secrets,

@@ -12,7 +12,7 @@ import type { RegistryChange, ToolCallResult, ToolDescriptor, ToolExecutor, Tool
 import type { ServerDefinition } from '../../../shared/domain/servers';
 import { WardenError } from '../../../shared/result';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { BrowserOpener, SecretStore } from '../ports';
+import type { BrowserOpener, Clock, SecretStore } from '../ports';
 import type { Elicitor } from '../elicitation/elicitation';
 import {
   Connection,
@@ -26,6 +26,7 @@ import {
 import { LogRing, type LogLine } from './log-ring';
 import { CallNotSentError } from './outcome';
 import { serverKindOf, serverLocationOf } from '../preview/trusted-preview';
+import { displayStrings, displayText } from './sanitize';
 
 /** Where the manager reads server definitions and accounts from (the settings store, or a test map). */
 export interface ServerDirectory {
@@ -50,6 +51,15 @@ export interface ConnectionManagerOptions {
   /** Bound on connecting + first discovery (default 30 s). */
   connectTimeoutMs?: number;
   reconnect?: Partial<ReconnectPolicy>;
+  /** Bound on one re-list after a server said its tools changed (default 5 s); longer counts as failed. */
+  relistTimeoutMs?: number;
+  /**
+   * A listing older than this is re-listed before the next call is decided (default 10 minutes).
+   * A function is read at each check, so a changed preference applies without reconnecting.
+   */
+  relistAfterMs?: number | (() => number);
+  /** Time source for the age of listings (default: the system clock). */
+  clock?: Clock;
   /** Hashes pinned earlier (e.g. from the ledger), so the first discovery after start compares with them. */
   pinnedFor?: (serverId: string, accountId: string) => { tools: Record<string, string>; instructionsHash: string | null } | undefined;
   logLimits?: { maxLines?: number; maxBytes?: number };
@@ -74,6 +84,18 @@ export interface ConnectionManagerEvents {
   status: (serverId: string, accountId: string, status: ConnectionStatus) => void;
   toolsChanged: (change: ToolsChange) => void;
   progress: (operationId: string, target: { serverId: string; accountId: string; toolName: string }, progress: CallProgress) => void;
+}
+
+/** Default bound on a re-list the server asked for: past it, Always Allow on that server asks. */
+export const DEFAULT_RELIST_TIMEOUT_MS = 5_000;
+/** Default age after which a listing is re-checked before the next call is decided. */
+export const DEFAULT_RELIST_AFTER_MS = 10 * 60 * 1000;
+
+/** The re-list interval as the connection reads it: read at each check, so a changed preference applies at once. */
+function relistAfter(option: ConnectionManagerOptions['relistAfterMs']): () => number {
+  if (typeof option === 'function') return option;
+  const ms = option ?? DEFAULT_RELIST_AFTER_MS;
+  return () => ms;
 }
 
 type Key = string;
@@ -176,6 +198,9 @@ export class ConnectionManager implements ToolRegistry, ToolExecutor {
       },
       defaultCallTimeoutMs: this.options.defaultCallTimeoutMs ?? 60_000,
       connectTimeoutMs: this.options.connectTimeoutMs ?? 30_000,
+      relistTimeoutMs: this.options.relistTimeoutMs ?? DEFAULT_RELIST_TIMEOUT_MS,
+      relistAfterMs: relistAfter(this.options.relistAfterMs),
+      ...(this.options.clock ? { clock: this.options.clock } : {}),
       reconnect,
       pinned: this.options.pinnedFor?.(serverId, accountId),
       builtinTransport: this.options.builtinTransport,
@@ -255,6 +280,14 @@ export class ConnectionManager implements ToolRegistry, ToolExecutor {
     return tool ? this.descriptor(connection, tool) : undefined;
   }
 
+  /**
+   * Undefined when the (server, account)'s listing can be used as it is; otherwise a promise that
+   * settles once the re-list it waits for has (see `Connection.whenListed`).
+   */
+  whenListed(serverId: string, accountId: string): Promise<void> | undefined {
+    return this.connections.get(keyOf(serverId, accountId))?.whenListed();
+  }
+
   /** Every tool of every connected (server, account), optionally filtered. */
   listTools(filter: { serverId?: string; accountId?: string } = {}): ToolDescriptor[] {
     const out: ToolDescriptor[] = [];
@@ -274,23 +307,29 @@ export class ConnectionManager implements ToolRegistry, ToolExecutor {
   private descriptor(connection: Connection, tool: DiscoveredTool): ToolDescriptor {
     const serverLabel = connection.definition.name;
     const accountLabel = this.options.directory.accountLabel(connection.serverId, connection.accountId);
+    const problem = connection.listingProblem;
     const cached = this.descriptors.get(tool);
-    if (cached !== undefined && cached.serverLabel === serverLabel && cached.accountLabel === accountLabel) return cached;
-    const built = this.buildDescriptor(connection, tool, serverLabel, accountLabel);
+    if (cached !== undefined && cached.serverLabel === serverLabel && cached.accountLabel === accountLabel && cached.unverifiedListing === problem) return cached;
+    const built = this.buildDescriptor(connection, tool, serverLabel, accountLabel, problem);
     this.descriptors.set(tool, built);
     return built;
   }
 
-  private buildDescriptor(connection: Connection, tool: DiscoveredTool, serverLabel: string, accountLabel: string | undefined): ToolDescriptor {
+  /**
+   * The server's words in a descriptor (title, description, string annotations) are already
+   * sanitized: everything that shows or forwards them (approval previews, the matrix, the tools
+   * offered to a model) reads them from here. The raw text only ever fed the contract hash.
+   */
+  private buildDescriptor(connection: Connection, tool: DiscoveredTool, serverLabel: string, accountLabel: string | undefined, problem: string | undefined): ToolDescriptor {
     return Object.freeze({
       serverId: tool.serverId,
       accountId: tool.accountId,
       name: tool.name,
-      ...(tool.title !== undefined ? { title: tool.title } : {}),
-      ...(tool.description !== undefined ? { description: tool.description } : {}),
+      ...(tool.title !== undefined ? { title: displayText(tool.title, 256) } : {}),
+      ...(tool.displayDescription !== undefined ? { description: tool.displayDescription } : {}),
       inputSchema: tool.inputSchema,
       ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
-      ...(tool.annotations ? { annotations: tool.annotations } : {}),
+      ...(tool.annotations ? { annotations: Object.freeze(displayStrings(tool.annotations, 256)) } : {}),
       contractHash: tool.contractHash,
       endpointHash: connection.endpointHash,
       serverLabel,
@@ -299,6 +338,7 @@ export class ConnectionManager implements ToolRegistry, ToolExecutor {
       ...(accountLabel !== undefined ? { accountLabel } : {}),
       // The process was spawned with this cwd (relative to ours, or ours when unset).
       ...(connection.definition.transport === 'stdio' ? { workingFolder: path.resolve(connection.definition.cwd ?? process.cwd()) } : {}),
+      ...(problem !== undefined ? { unverifiedListing: problem } : {}),
     });
   }
 

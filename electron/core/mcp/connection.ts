@@ -5,6 +5,13 @@
  * (connecting | connected | error | auth_required | disconnected), reconnection with bounded
  * exponential backoff after unexpected drops, tool discovery with pagination and contract-hash
  * pinning, and `tools/call` with timeout, cancellation and progress.
+ *
+ * A listing is only trusted while it is current: from the moment a server says its tools changed
+ * (seen synchronously, in arrival order, before any later answer is delivered) until a re-list
+ * succeeds, and while a re-list has failed or timed out, `listingProblem` says why the listing
+ * cannot be relied on and the policy holds Always Allow at Ask. A listing older than
+ * `relistAfterMs` is re-listed before the next call (`whenListed`), so a tool changed without any
+ * notice is caught too.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
@@ -15,7 +22,6 @@ import {
   CallToolResultSchema,
   ErrorCode as RpcErrorCode,
   McpError,
-  ToolListChangedNotificationSchema,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { contractHash, instructionsHash, sha256Hex, canonicalJson } from '../canonical';
@@ -29,7 +35,7 @@ import {
   type ServerDefinition,
 } from '../../../shared/domain/servers';
 import { endpointHash } from '../settings/identity';
-import type { BrowserOpener, SecretStore } from '../ports';
+import { systemClock, type BrowserOpener, type Clock, type SecretStore } from '../ports';
 import { ELICITATION_CAPABILITIES, registerElicitation, type Elicitor } from '../elicitation/elicitation';
 import { LogRing } from './log-ring';
 import { SignInNeeded } from './oauth/network-scope';
@@ -38,8 +44,11 @@ import type { ConnectFailure } from '../../../shared/domain/connect-failure';
 import { classifyConnectFailure, ConnectTimeoutError, MissingSecretError } from './connect-failure';
 import { CallNotSentError, ToolCallFailedError, ToolCallOutcomeUnknownError } from './outcome';
 import { LOGGED, ProcessTransport } from './process-transport';
-import { sanitizeForDisplay } from './sanitize';
+import { displayText } from './sanitize';
 import { LinearJsonSchemaValidator } from '../validation/schemas';
+
+/** Most of a server's text kept for each use (names, descriptions, instructions, messages), in UTF-8 bytes. */
+const TEXT_LIMITS = { name: 256, description: 8 * 1024, instructions: 16 * 1024, message: 8 * 1024, note: 1024 } as const;
 
 /** The state of one connection, as the UI shows it. */
 export type ConnectionStatus =
@@ -62,9 +71,10 @@ export interface DiscoveredTool {
   accountId: string;
   name: string;
   title?: string;
-  /** Raw, untrusted description (for the model path and hashing). */
-  description?: string;
-  /** `description` with ANSI/control characters removed: the only form to display. */
+  /**
+   * The server's description through the sanitizer (and capped): the only form shown or
+   * forwarded, to a person or a model. The raw text only feeds the contract hash.
+   */
   displayDescription?: string;
   inputSchema: Record<string, unknown>;
   outputSchema?: Record<string, unknown>;
@@ -88,8 +98,11 @@ export interface ToolsChange {
   /** Contract hashes before (pinned) and after this discovery, by tool name. */
   oldHashes: Record<string, string>;
   newHashes: Record<string, string>;
-  /** 'initial' for the first discovery of this connection object, otherwise 'list_changed' or 'reconnect'. */
-  trigger: 'initial' | 'list_changed' | 'reconnect';
+  /**
+   * 'initial' for the first discovery of this connection object, otherwise 'list_changed',
+   * 'reconnect', or 'recheck' (a listing re-checked before a call: too old, or the last re-list failed).
+   */
+  trigger: 'initial' | 'list_changed' | 'reconnect' | 'recheck';
 }
 
 /** Progress of a running tool call, forwarded from `notifications/progress`. */
@@ -154,6 +167,12 @@ export interface ConnectionDeps {
   defaultCallTimeoutMs: number;
   connectTimeoutMs: number;
   reconnect: ReconnectPolicy;
+  /** Bound on one re-list (all pages) after the first discovery; a re-list that takes longer has failed. */
+  relistTimeoutMs: number;
+  /** A listing older than this is re-listed before the next call (see `whenListed`). */
+  relistAfterMs: () => number;
+  /** Time source for the listing's age (default: the system clock). */
+  clock?: Clock;
   /** Hashes pinned before this connection existed (e.g. from the ledger), to compare the first discovery with. */
   pinned?: { tools: Record<string, string>; instructionsHash: string | null };
   onStatus: (status: ConnectionStatus) => void;
@@ -185,6 +204,16 @@ export class Connection {
   private relistQueued = false;
   /** The stdio process of the latest connect attempt: how it ended explains a failed connect after the transport is gone. */
   private lastProcess: ProcessTransport | undefined;
+  /** The newest re-list asked for, until it settles: what a call waits for (see `whenListed`). */
+  private relisting: Promise<void> | undefined;
+  /** Set from the moment a re-list is asked for until it settles: why it was asked for. */
+  private pending: 'list_changed' | 'recheck' | undefined;
+  /** Why the last re-list failed (refused, failed or timed out); cleared once one succeeds. */
+  private failure: string | undefined;
+  /** When the last listing that was applied was made (clock ms). */
+  private listedAt = 0;
+  /** Bumped per discovery started; only the newest one's answer is applied (a timed-out one may answer late). */
+  private listSeq = 0;
   /** Bumped whenever the transport closes, so a call can tell "connection died" from a server error. */
   private closeCount = 0;
   /** progressToken of a call in flight → its progress listener (a function, or a tag for `deps.onCallProgress`). */
@@ -212,7 +241,7 @@ export class Connection {
   }
   /** The server's `instructions`, sanitized for display (untrusted). */
   get instructions(): string | undefined {
-    return this.instructionsText === undefined ? undefined : sanitizeForDisplay(this.instructionsText);
+    return this.instructionsText === undefined ? undefined : displayText(this.instructionsText, TEXT_LIMITS.instructions);
   }
   get instructionsHash(): string | null {
     return this.instructionsHashValue;
@@ -220,6 +249,41 @@ export class Connection {
   /** Pid of the stdio server process, while one runs. */
   get pid(): number | undefined {
     return this.transport instanceof ProcessTransport ? this.transport.pid : undefined;
+  }
+
+  /**
+   * Why the current listing cannot be relied on (the server announced a change and the re-list is
+   * under way, or a re-list failed or timed out), in words; undefined when it is current.
+   */
+  get listingProblem(): string | undefined {
+    const name = this.deps.definition.name;
+    if (this.failure !== undefined) return `${name} could not re-list its tools (${this.failure}); Always Allow is held at Ask until it lists them again`;
+    if (this.pending === 'list_changed') return `${name} said its tools changed and is being re-listed`;
+    if (this.pending === 'recheck') return `${name} is re-listing its tools`;
+    return undefined;
+  }
+
+  /**
+   * Undefined when the listing can be used as it is; otherwise a promise that settles (never
+   * rejects) when the re-list it waits for has settled. A listing older than `relistAfterMs` is
+   * re-listed now. After a failed re-list, calls are not held up: Always Allow already asks, and
+   * each call has the server list its tools again in the background (a re-list that starts after
+   * the call; calls in a burst share one).
+   *
+   * Why: a call must be decided against what the server lists now, never against a listing the
+   * server abandoned or one nobody has checked for a long time.
+   */
+  whenListed(): Promise<void> | undefined {
+    if (this.statusValue.state !== 'connected') return undefined;
+    if (this.failure !== undefined) {
+      // A re-list that starts after this call (queued behind one already running, at most one).
+      void this.requestRelist(this.generation, 'recheck');
+      return undefined;
+    }
+    if (this.relisting !== undefined) return this.relisting;
+    const clock = this.deps.clock ?? systemClock;
+    if (clock.now() - this.listedAt < this.deps.relistAfterMs()) return undefined;
+    return this.requestRelist(this.generation, 'recheck');
   }
 
   /** The tools the server currently lists (empty unless connected). */
@@ -249,6 +313,11 @@ export class Connection {
   private startConnect(attempt: number, trigger: ToolsChange['trigger']): Promise<void> {
     const generation = ++this.generation;
     this.lastProcess = undefined;
+    // A new connection lists from scratch: nothing left over from the last one's re-lists.
+    this.relistQueued = false;
+    this.relisting = undefined;
+    this.pending = undefined;
+    this.failure = undefined;
     this.setStatus({ state: 'connecting', attempt });
     const run = this.openAndDiscover(generation, trigger).finally(() => {
       if (this.connecting === run) this.connecting = undefined;
@@ -279,14 +348,16 @@ export class Connection {
       this.transport = transport;
       this.instructionsText = client.getInstructions();
       await this.discover(generation, trigger);
+      // A change announced while listing: connected means listed as the server says now.
+      if (this.relisting !== undefined) await this.relisting;
       if (generation !== this.generation) throw new Error('connection was superseded');
       const info = client.getServerVersion();
       this.reconnectAttempt = 0;
-      log.note(`connected over ${kind}${info ? ` to ${sanitizeForDisplay(info.name)} ${sanitizeForDisplay(info.version)}` : ''}`);
+      log.note(`connected over ${kind}${info ? ` to ${displayText(info.name, TEXT_LIMITS.name)} ${displayText(info.version, TEXT_LIMITS.name)}` : ''}`);
       this.setStatus({
         state: 'connected',
         transport: kind,
-        ...(info ? { serverName: sanitizeForDisplay(info.name), serverVersion: sanitizeForDisplay(info.version) } : {}),
+        ...(info ? { serverName: displayText(info.name, TEXT_LIMITS.name), serverVersion: displayText(info.version, TEXT_LIMITS.name) } : {}),
       });
     } catch (error) {
       if (generation !== this.generation) throw error;
@@ -387,21 +458,6 @@ export class Connection {
       if ((error as Error & { [LOGGED]?: true })[LOGGED]) return;
       this.deps.log.note(`client error: ${error.message}`);
     };
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-      if (generation !== this.generation) return;
-      // A burst of notifications costs at most one re-listing after the one already running.
-      if (this.relistQueued) return;
-      this.relistQueued = true;
-      this.deps.log.note('server sent tools/list_changed; re-listing');
-      this.discovery = this.discovery
-        .then(() => {
-          this.relistQueued = false;
-          return this.discover(generation, 'list_changed');
-        })
-        .catch((error: unknown) => {
-          this.deps.log.note(`re-listing tools failed: ${errorText(error)}`);
-        });
-    });
     try {
       await client.connect(transport);
     } catch (error) {
@@ -413,6 +469,14 @@ export class Connection {
     // progress sent just before the answer would otherwise be dropped as "unknown token".
     const deliver = transport.onmessage;
     transport.onmessage = (message, extra) => {
+      if ('method' in message && message.method === 'notifications/tools/list_changed' && !('id' in message)) {
+        // Here, not in an SDK notification handler (which runs a microtask later): an answer that
+        // follows the notice must find the listing already marked as not current.
+        if (generation !== this.generation) return;
+        this.deps.log.note('server sent tools/list_changed; re-listing');
+        void this.requestRelist(generation, 'list_changed');
+        return;
+      }
       if ('method' in message && message.method === 'notifications/progress' && !('id' in message)) {
         const p = message.params as { progressToken?: string | number; progress?: unknown; total?: unknown; message?: unknown } | undefined;
         const listener = typeof p?.progressToken === 'number' ? this.progressHandlers.get(p.progressToken) : undefined;
@@ -421,7 +485,7 @@ export class Connection {
           const progress: CallProgress = {
             progress: p.progress,
             ...(typeof p.total === 'number' && Number.isFinite(p.total) ? { total: p.total } : {}),
-            ...(typeof p.message === 'string' ? { message: sanitizeForDisplay(p.message) } : {}),
+            ...(typeof p.message === 'string' ? { message: displayText(p.message, TEXT_LIMITS.note) } : {}),
           };
           if (typeof listener === 'function') listener(progress);
           else this.deps.onCallProgress?.(listener.tag, progress);
@@ -433,10 +497,44 @@ export class Connection {
     return client;
   }
 
+  /**
+   * Asks for a re-list after the one running (a burst costs at most one more) and marks the
+   * listing as not current until it settles. Resolves (never rejects) when it has: with the new
+   * listing applied, or with `failure` saying why the server could not be re-listed.
+   */
+  private requestRelist(generation: number, trigger: 'list_changed' | 'recheck'): Promise<void> {
+    if (this.pending !== 'list_changed') this.pending = trigger;
+    if (this.relistQueued && this.relisting !== undefined) return this.relisting;
+    this.relistQueued = true;
+    const timeoutMs = this.deps.relistTimeoutMs;
+    const run: Promise<void> = this.discovery.then(async () => {
+      this.relistQueued = false;
+      if (generation !== this.generation) return;
+      let failure: string | undefined;
+      try {
+        await withTimeout(this.discover(generation, trigger), timeoutMs, 'tools/list timed out');
+      } catch (error) {
+        failure = displayText(errorText(error), TEXT_LIMITS.note);
+        this.deps.log.note(`re-listing tools failed: ${failure}`);
+      }
+      // A notice that arrived meanwhile has queued another re-list: that one decides.
+      if (generation !== this.generation || this.relistQueued) return;
+      this.pending = undefined;
+      this.failure = failure;
+    });
+    this.discovery = run;
+    this.relisting = run;
+    void run.finally(() => {
+      if (this.relisting === run) this.relisting = undefined;
+    });
+    return run;
+  }
+
   /** Lists every tool (following nextCursor), hashes each contract and reports changes. */
   private async discover(generation: number, trigger: ToolsChange['trigger']): Promise<void> {
     const client = this.client;
     if (!client) return;
+    const seq = ++this.listSeq;
     const listed: Tool[] = [];
     const seenCursors = new Set<string>();
     let cursor: string | undefined;
@@ -451,12 +549,14 @@ export class Connection {
       }
     } while (cursor !== undefined);
     if (generation !== this.generation) return;
+    // A listing overtaken by a newer one (a re-list given up on that answers late) changes nothing.
+    if (seq !== this.listSeq) return;
 
     const newInstructionsHash = instructionsHash(this.instructionsText ?? null);
     const next = new Map<string, DiscoveredTool>();
     for (const tool of listed) {
       if (next.has(tool.name)) {
-        this.deps.log.note(`server listed tool ${JSON.stringify(sanitizeForDisplay(tool.name))} twice; keeping the first`);
+        this.deps.log.note(`server listed tool ${JSON.stringify(displayText(tool.name, TEXT_LIMITS.name))} twice; keeping the first`);
         continue;
       }
       next.set(tool.name, this.describeTool(tool, newInstructionsHash));
@@ -493,6 +593,7 @@ export class Connection {
     }
 
     this.toolsByName = next;
+    this.listedAt = (this.deps.clock ?? systemClock).now();
     this.pinnedFields = new Map([...next].map(([n, t]) => [n, t.fieldHashes]));
     this.instructionsHashValue = newInstructionsHash;
     this.pins = { tools: new Map([...next].map(([n, t]) => [n, t.contractHash])), instructionsHash: newInstructionsHash };
@@ -500,7 +601,7 @@ export class Connection {
     if (change.trigger === 'initial' || isChange) {
       if (change.changed.length || change.instructionsChanged) {
         this.deps.log.note(
-          `tool contracts changed: ${change.changed.map((c) => `${sanitizeForDisplay(c.name)} (${c.fields.join(', ')})`).join('; ')}${change.instructionsChanged ? ' instructions changed' : ''}`,
+          `tool contracts changed: ${change.changed.map((c) => `${displayText(c.name, TEXT_LIMITS.name)} (${c.fields.join(', ')})`).join('; ')}${change.instructionsChanged ? ' instructions changed' : ''}`,
         );
       }
       this.deps.onToolsChanged(change);
@@ -532,7 +633,7 @@ export class Connection {
       accountId: this.accountId,
       name: tool.name,
       ...(tool.title !== undefined ? { title: tool.title } : {}),
-      ...(tool.description !== undefined ? { description: tool.description, displayDescription: sanitizeForDisplay(tool.description) } : {}),
+      ...(tool.description !== undefined ? { displayDescription: displayText(tool.description, TEXT_LIMITS.description) } : {}),
       inputSchema: tool.inputSchema as Record<string, unknown>,
       ...(tool.outputSchema ? { outputSchema: tool.outputSchema as Record<string, unknown> } : {}),
       ...(tool.annotations ? { annotations: tool.annotations as Record<string, unknown> } : {}),
@@ -708,7 +809,7 @@ export class Connection {
     if (error instanceof McpError && error.code === RpcErrorCode.RequestTimeout) {
       return new ToolCallOutcomeUnknownError(`no answer within ${timeout} ms; the server was told to stop`, 'timeout');
     }
-    if (error instanceof McpError) return new ToolCallFailedError(sanitizeForDisplay(error.message), error.code);
+    if (error instanceof McpError) return new ToolCallFailedError(displayText(error.message, TEXT_LIMITS.message), error.code);
     if (error instanceof Error && error.name === 'ZodError') return new ToolCallFailedError('the server answered with a malformed result');
     return new ToolCallOutcomeUnknownError(`transport error after sending: ${errorText(error)}`, 'transport_error');
   }
@@ -734,8 +835,8 @@ function describeConnectError(error: unknown, def: ServerDefinition): string {
   if (error instanceof SignInNeeded) return error.message;
   if (error instanceof UnauthorizedError) return 'the server requires authorization; sign in to connect';
   const text = errorText(error);
-  if (def.transport === 'http' && /fetch failed|ECONNREFUSED/i.test(text)) return `cannot reach ${new URL(def.url).origin}: ${text}`;
-  return sanitizeForDisplay(text);
+  if (def.transport === 'http' && /fetch failed|ECONNREFUSED/i.test(text)) return `cannot reach ${new URL(def.url).origin}: ${displayText(text, TEXT_LIMITS.message)}`;
+  return displayText(text, TEXT_LIMITS.message);
 }
 
 function errorText(error: unknown): string {

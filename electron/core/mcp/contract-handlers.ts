@@ -10,7 +10,7 @@ import type { CoreEvents } from '../events';
 import { WardenError } from '../../../shared/result';
 import type { ConnectionManager, ConnectionSnapshot } from './connection-manager';
 import type { ConnectionStatus } from './connection';
-import { sanitizeForDisplay } from './sanitize';
+import { displayStrings, sanitizeForDisplay, sanitizeServerText } from './sanitize';
 
 type ConnectionChannel = 'connections:connect' | 'connections:disconnect' | 'connections:status' | 'connections:list-tools' | 'connections:logs';
 
@@ -39,17 +39,23 @@ export function connectionHandlers(manager: ConnectionManager): Pick<Handlers, C
         throw new WardenError('NOT_CONNECTED', `${serverId}/${accountId} is not connected`);
       }
       return {
-        tools: manager.discoveredTools(serverId, accountId).map((t) => ({
-          serverId: t.serverId,
-          accountId: t.accountId,
-          name: sanitizeForDisplay(t.name),
-          ...(t.title !== undefined ? { title: sanitizeForDisplay(t.title) } : {}),
-          ...(t.displayDescription !== undefined ? { description: t.displayDescription } : {}),
-          inputSchema: t.inputSchema,
-          ...(t.outputSchema ? { outputSchema: t.outputSchema } : {}),
-          ...(t.annotations ? { annotations: t.annotations } : {}),
-          contractHash: t.contractHash,
-        })),
+        tools: manager.discoveredTools(serverId, accountId).map((t) => {
+          const annotations = t.annotations ? displayStrings(t.annotations, 256) : undefined;
+          const title = t.title !== undefined ? sanitizeForDisplay(t.title) : undefined;
+          const flags = flagsOf([title, t.displayDescription, annotations?.title]);
+          return {
+            serverId: t.serverId,
+            accountId: t.accountId,
+            name: sanitizeForDisplay(t.name),
+            ...(title !== undefined ? { title } : {}),
+            ...(t.displayDescription !== undefined ? { description: t.displayDescription } : {}),
+            inputSchema: t.inputSchema,
+            ...(t.outputSchema ? { outputSchema: t.outputSchema } : {}),
+            ...(annotations ? { annotations } : {}),
+            ...(flags.length > 0 ? { flags } : {}),
+            contractHash: t.contractHash,
+          };
+        }),
       };
     },
     'connections:logs': ({ serverId, accountId, afterSeq, limit }) => {
@@ -71,7 +77,20 @@ function statusView(status: ConnectionStatus): ConnectionStatus {
 }
 
 function connectionView(s: ConnectionSnapshot) {
-  return { ...s, status: statusView(s.status) };
+  const flags = s.instructions !== undefined ? flagsOf([s.instructions]) : [];
+  return { ...s, status: statusView(s.status), ...(flags.length > 0 ? { instructionsFlags: flags } : {}) };
+}
+
+/**
+ * Why a server's texts read like instructions to an AI model, in plain words, each reason once.
+ *
+ * Why in main: the same patterns flag results (result-display.ts), and the renderer only shows
+ * what it is sent.
+ */
+function flagsOf(texts: ReadonlyArray<unknown>): string[] {
+  const reasons = new Set<string>();
+  for (const text of texts) if (typeof text === 'string') for (const r of sanitizeServerText(text, { flag: true }).flags) reasons.add(r);
+  return [...reasons];
 }
 
 /**

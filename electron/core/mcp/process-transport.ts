@@ -74,7 +74,9 @@ export class ProcessTransport implements Transport {
   onmessage?: <T extends JSONRPCMessage>(message: T) => void;
 
   private child: ChildProcess | undefined;
-  private stdoutBuffer = '';
+  /** Pieces of the stdout line not finished yet (none of them holds a newline), and their total length. */
+  private stdoutPieces: string[] = [];
+  private stdoutPending = 0;
   private closed = false;
   private exited: Promise<void> | undefined;
   private closeNotified = false;
@@ -162,20 +164,35 @@ export class ProcessTransport implements Transport {
   }
 
   private onStdout(chunk: string): void {
-    // Usually one chunk is one or more whole lines: split in place with a moving start index,
-    // one slice per line and none for the remainder unless a line is still incomplete.
-    const buffer = this.stdoutBuffer === '' ? chunk : this.stdoutBuffer + chunk;
+    // Usually one chunk is one or more whole lines: split in place with a moving start index, one
+    // slice per line. A line longer than a chunk is kept as a list of its pieces and joined once
+    // when its newline arrives: joining or re-scanning the growing line on every chunk would cost
+    // time quadratic in its length (seconds of main thread for one large result).
     let start = 0;
-    let newline: number;
-    while ((newline = buffer.indexOf('\n', start)) !== -1) {
-      const end = newline > start && buffer.charCodeAt(newline - 1) === 13 ? newline - 1 : newline;
-      if (end > start) this.onLine(buffer.slice(start, end));
+    let newline = chunk.indexOf('\n');
+    if (newline !== -1 && this.stdoutPieces.length > 0) {
+      this.stdoutPieces.push(chunk.slice(0, newline));
+      const line = this.stdoutPieces.join('');
+      this.stdoutPieces = [];
+      this.stdoutPending = 0;
+      const end = line.charCodeAt(line.length - 1) === 13 ? line.length - 1 : line.length;
+      if (end > 0) this.onLine(end === line.length ? line : line.slice(0, end));
       start = newline + 1;
+      newline = chunk.indexOf('\n', start);
     }
-    this.stdoutBuffer = start === 0 ? buffer : start === buffer.length ? '' : buffer.slice(start);
+    while (newline !== -1) {
+      const end = newline > start && chunk.charCodeAt(newline - 1) === 13 ? newline - 1 : newline;
+      if (end > start) this.onLine(chunk.slice(start, end));
+      start = newline + 1;
+      newline = chunk.indexOf('\n', start);
+    }
+    if (start === chunk.length) return;
+    this.stdoutPieces.push(start === 0 ? chunk : chunk.slice(start));
+    this.stdoutPending += chunk.length - start;
     const limit = this.options.maxLineBytes ?? 16 * 1024 * 1024;
-    if (this.stdoutBuffer.length > limit) {
-      this.stdoutBuffer = '';
+    if (this.stdoutPending > limit) {
+      this.stdoutPieces = [];
+      this.stdoutPending = 0;
       const error = new Error(`server wrote a stdout line longer than ${limit} bytes; closing the connection`);
       this.options.log.note(`protocol error: ${error.message}`);
       this.onerror?.(logged(error));

@@ -18,7 +18,10 @@
  *   never read `*_API_KEY`, `*_BASE_URL` or credential profiles from the environment or disk and
  *   send them to a base URL the person configured for something else.
  * - `fetch` is wrapped: requests may go only to the provider's own origin and redirects are never
- *   followed, so the key cannot be carried to another host.
+ *   followed, so the key cannot be carried to another host; and a response body is read only up
+ *   to `maxResponseBytes`, so a provider that streams without end (text, tool-call arguments, one
+ *   SSE line that never ends, a huge model listing) cannot make the SDK or the loop buffer it
+ *   until the main process runs out of memory.
  */
 import type { ConnectFailure } from '../../../shared/domain/connect-failure';
 import { networkFailureOf } from '../net/network-failure';
@@ -43,11 +46,19 @@ export interface AdapterOptions {
   retryBaseDelayMs?: number;
   /** How long listing models may take (headers and body). Default 20 s. */
   listTimeoutMs?: number;
+  /**
+   * The most bytes read from one response before Warden stops reading it. Default 16 MiB: a reply
+   * of the 4,096 tokens Warden asks for is about 1 MiB of SSE, and no model listing comes near it.
+   */
+  maxResponseBytes?: number;
   /** Where SDK warnings go, already scrubbed of the key. Default console.warn. */
   log?: (line: string) => void;
   /** The fetch under the SDK (the bench wraps it to time arrivals). Default the global fetch. */
   fetch?: typeof fetch;
 }
+
+/** Default of `AdapterOptions.maxResponseBytes`. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 
 /** Options with their defaults applied. */
 export type ResolvedAdapterOptions = Required<Omit<AdapterOptions, 'apiKey'>> & { apiKey: string | null; host: string; origin: string };
@@ -64,6 +75,7 @@ export function resolveAdapterOptions(options: AdapterOptions): ResolvedAdapterO
     maxRetryDelayMs: options.maxRetryDelayMs ?? 60_000,
     retryBaseDelayMs: options.retryBaseDelayMs ?? 1000,
     listTimeoutMs: options.listTimeoutMs ?? 20_000,
+    maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
     log: options.log ?? ((line) => console.warn(line)),
     fetch: options.fetch ?? globalThis.fetch,
     host: url.host,
@@ -112,7 +124,7 @@ function safeJson(value: unknown): string {
  * keeps the key on the one origin it was entered for. Throws ModelError, which the SDKs wrap as
  * a connection error with it as the cause (`toModelError` unwraps it).
  */
-export function originBoundFetch(base: typeof fetch, origin: string): typeof fetch {
+export function originBoundFetch(base: typeof fetch, origin: string, maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES): typeof fetch {
   return async (input, init) => {
     const raw = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
     const url = new URL(raw);
@@ -138,8 +150,46 @@ export function originBoundFetch(base: typeof fetch, origin: string): typeof fet
         response.status,
       );
     }
-    return response;
+    return boundedBody(response, maxResponseBytes, url.host);
   };
+}
+
+/**
+ * The longest line of an event stream read. The SDKs' SSE line decoders copy and rescan their
+ * whole buffer for every chunk until a newline comes, so one endless line costs time that grows
+ * with the square of its length, on the main thread. A reply's longest line is one event (a whole
+ * tool call's arguments at most, a few tens of KB for the tokens Warden asks for).
+ */
+export const MAX_SSE_LINE_BYTES = 1024 * 1024;
+
+/**
+ * The response with a body that errors (and cancels the connection) once more than `limit` bytes
+ * arrived, or, for an event stream, a line longer than MAX_SSE_LINE_BYTES. The error is a
+ * ModelError, which the SDKs pass through to the adapter as it is.
+ */
+function boundedBody(response: Response, limit: number, host: string): Response {
+  if (!response.body) return response;
+  const eventStream = /text\/event-stream/i.test(response.headers.get('content-type') ?? '');
+  const tooMuch = (what: string) =>
+    new ModelError('PROVIDER_ERROR', `${host} sent ${what}, far more than any reply Warden asks for; Warden stopped reading it. The server may be misconfigured or hostile.`);
+  let seen = 0;
+  let line = 0;
+  const counted = response.body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        seen += chunk.byteLength;
+        if (seen > limit) return controller.error(tooMuch(`more than ${Math.round(limit / (1024 * 1024))} MB in one response`));
+        if (eventStream) {
+          const lf = chunk.lastIndexOf(0x0a);
+          const end = Math.max(lf, chunk.lastIndexOf(0x0d));
+          line = end < 0 ? line + chunk.byteLength : chunk.byteLength - end - 1;
+          if (line > MAX_SSE_LINE_BYTES) return controller.error(tooMuch(`a stream line of more than ${MAX_SSE_LINE_BYTES / (1024 * 1024)} MB in one response`));
+        }
+        controller.enqueue(chunk);
+      },
+    }),
+  );
+  return new Response(counted, { status: response.status, statusText: response.statusText, headers: response.headers });
 }
 
 /** The SDK error classes an adapter recognises (each SDK has its own copies). */

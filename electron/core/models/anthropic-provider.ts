@@ -108,7 +108,7 @@ export class AnthropicProvider implements ModelProvider {
           baseURL: this.options.baseUrl,
           maxRetries: 0,
           timeout: this.options.connectTimeoutMs,
-          fetch: originBoundFetch(this.options.fetch, this.options.origin),
+          fetch: originBoundFetch(this.options.fetch, this.options.origin, this.options.maxResponseBytes),
           logLevel: 'warn',
           logger: sdkLogger(this.options.log, key),
           openTelemetry: false,

@@ -10,7 +10,7 @@ import type { ListableSecretStore } from '../secrets/keytar-secret-store';
 import { memorySettingsStore } from '../settings/memory-settings-store';
 import type { SettingsStore } from '../settings/settings-store';
 import { ProviderKeys } from './provider-keys';
-import { ModelProviderService, type AdapterTuning, type BuiltinModelProvider } from './provider-service';
+import { ModelProviderService, type AdapterTuning, type BuiltinModelProvider, type ProviderEndpointConfirmer } from './provider-service';
 import { ProviderSettings } from './provider-settings';
 
 /** What a host may pass in; everything has a safe default. */
@@ -21,6 +21,8 @@ export interface ModelsModuleOptions {
   builtins?: readonly BuiltinModelProvider[];
   /** Adapter timeouts and retry bounds (tests shorten them). */
   adapter?: AdapterTuning;
+  /** Native confirmation before conversations may go to a base URL (see ModelProviderServiceOptions). */
+  confirmEndpoint?: ProviderEndpointConfirmer;
 }
 
 type ModelsChannel = keyof typeof modelsChannels;
@@ -42,6 +44,7 @@ export function createModelsModule(
     keys: new ProviderKeys(options.secrets, options.onSecretValue),
     builtins: options.builtins,
     adapter: options.adapter,
+    confirmEndpoint: options.confirmEndpoint,
     journal: options.journal,
     clock: options.clock,
   });

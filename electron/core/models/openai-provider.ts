@@ -125,7 +125,7 @@ export class OpenAIProvider implements ModelProvider {
       baseURL: this.options.baseUrl,
       maxRetries: 0,
       timeout: this.options.connectTimeoutMs,
-      fetch: originBoundFetch(this.options.fetch, this.options.origin),
+      fetch: originBoundFetch(this.options.fetch, this.options.origin, this.options.maxResponseBytes),
       logLevel: 'warn',
       logger: sdkLogger(this.options.log, key),
       ...(key ? {} : { defaultHeaders: { Authorization: null } }),

@@ -50,8 +50,30 @@ export interface ProviderChange {
   reason: 'added' | 'updated' | 'removed' | 'key-set' | 'key-cleared';
 }
 
+/**
+ * What a person is asked before conversations may go to a base URL: adding a provider, or moving
+ * one to another address. `previousBaseUrl` is null when adding.
+ */
+export interface ProviderEndpointQuestion {
+  action: 'add' | 'move';
+  kind: ProviderKind;
+  label: string;
+  baseUrl: string;
+  previousBaseUrl: string | null;
+}
+
+/** Asks the person (main: a native dialog); resolves true only if they chose to continue. */
+export type ProviderEndpointConfirmer = (question: ProviderEndpointQuestion) => Promise<boolean>;
+
 export interface ModelProviderServiceOptions {
   settings: ProviderSettings;
+  /**
+   * Asked before a base URL is saved (a new provider, or a provider moved to another address):
+   * conversations (messages, tool results, server instructions) are sent there, and the renderer,
+   * which has no network of its own, must not be able to choose that place alone. Absent (tests,
+   * the browser test host): saved as requested, as server definitions are.
+   */
+  confirmEndpoint?: ProviderEndpointConfirmer;
   keys: ProviderKeys;
   builtins?: readonly BuiltinModelProvider[];
   adapter?: AdapterTuning;
@@ -142,6 +164,8 @@ export class ModelProviderService implements ModelProviders {
     const id = (this.options.newId ?? ((label: string) => newEntityId(label)))(input.label);
     if (this.builtin(id) || this.options.settings.get(id)) throw new WardenError('CONFLICT', `providerId: "${id}" is already taken; try again`);
     if (this.options.settings.problem) throw new WardenError('CONFLICT', `${this.options.settings.problem}. Changes are refused until it is fixed.`);
+    // Asked before anything is stored: a refusal leaves no key and no settings behind.
+    await this.confirmEndpoint({ action: 'add', kind: input.kind, label: input.label, baseUrl, previousBaseUrl: null });
     const origin = keyOrigin(baseUrl);
     if (input.apiKey !== undefined) await this.options.keys.set(id, origin, input.apiKey);
     try {
@@ -167,6 +191,9 @@ export class ModelProviderService implements ModelProviders {
     const oldOrigin = keyOrigin(before.baseUrl);
     const newOrigin = keyOrigin(baseUrl);
     const moved = oldOrigin !== newOrigin;
+    if (baseUrl !== before.baseUrl) {
+      await this.confirmEndpoint({ action: 'move', kind: before.kind, label: input.label ?? before.label, baseUrl, previousBaseUrl: before.baseUrl });
+    }
     // Only names are listed (no value is read) to learn whether a key is about to stop applying.
     const hadKey = moved ? (await this.presentOrEmpty()).has(providerKeyName(before.id, oldOrigin)) : false;
     this.options.settings.update((draft) => {
@@ -307,6 +334,16 @@ export class ModelProviderService implements ModelProviders {
 
   // ---- internals -----------------------------------------------------------------------------
 
+  /** Throws DENIED unless the person confirmed conversations going to this base URL (no confirmer: allowed). */
+  private async confirmEndpoint(question: ProviderEndpointQuestion): Promise<void> {
+    const confirm = this.options.confirmEndpoint;
+    if (!confirm) return;
+    const yes = await confirm(question).catch(() => false);
+    if (yes !== true) {
+      throw new WardenError('DENIED', `Conversations were not confirmed to go to ${question.baseUrl} in the dialog; nothing was saved`);
+    }
+  }
+
   /** Configured providers, minus any a hand-edited file gave a built-in's id (the built-in wins). */
   private configured(): readonly ProviderConfig[] {
     return this.options.settings.list().filter((p) => !this.builtin(p.id));
@@ -395,7 +432,7 @@ function configuredView(p: ProviderConfig, present: Set<string>): ProviderView {
  * A provider's model list as the renderer may see it: ids that are usable model ids (others are
  * dropped), labels sanitized (they are the provider's text), duplicates removed.
  */
-function cleanModels(models: ReadonlyArray<{ id: string; label: string }>): ModelInfoView[] {
+export function cleanModels(models: ReadonlyArray<{ id: string; label: string }>): ModelInfoView[] {
   const seen = new Set<string>();
   const out: ModelInfoView[] = [];
   for (const m of models) {

@@ -81,6 +81,7 @@ function groupExplanation(
   serverRule: UserRule | undefined,
   globalRule: UserRule | undefined,
   org: 'forbid' | 'ask' | null,
+  defaultMode: 'ask' | 'disabled' = 'ask',
 ): string {
   if (org === 'forbid') return 'Blocked by your organization: none of these tools can run';
   const mode = (r: UserRule) => modeOf(r.mode);
@@ -100,6 +101,7 @@ function groupExplanation(
     const m = mode(globalRule);
     return `${lead(m)}: from your default for every server (${m === null ? 'invalid' : MODE_WORDS[m]}); a tool's own mode comes first${capped}`;
   }
+  if (defaultMode === 'disabled') return `Not set: tools without their own mode are Disabled (your default in Settings), and a tool Warden discovers never runs without you${capped}`;
   return `Not set: tools without their own mode ask, and a tool Warden discovers never runs without you${capped}`;
 }
 
@@ -178,7 +180,7 @@ export function buildMatrix(src: MatrixSources, conversationId: string | null, s
         toolCount: tools.length,
         mode: accountRule ? modeOf(accountRule.mode) : null,
         ruleId: accountRule?.id ?? null,
-        explanation: groupExplanation(serverLabel, account.label, accountRule, serverRule, globalRule, accountOrg),
+        explanation: groupExplanation(serverLabel, account.label, accountRule, serverRule, globalRule, accountOrg, state.defaultMode),
       });
       for (const t of tools) {
         if (needle && ![t.name, serverLabel, account.label].some((s) => s.toLowerCase().includes(needle))) continue;
@@ -230,7 +232,7 @@ export function buildMatrix(src: MatrixSources, conversationId: string | null, s
       location: locationOf(def),
       mode: serverRule ? modeOf(serverRule.mode) : null,
       ruleId: serverRule?.id ?? null,
-      explanation: groupExplanation(serverLabel, null, serverRule, undefined, globalRule, serverOrg),
+      explanation: groupExplanation(serverLabel, null, serverRule, undefined, globalRule, serverOrg, state.defaultMode),
       orgLock: serverOrg,
       accounts: accountViews,
     });

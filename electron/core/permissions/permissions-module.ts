@@ -84,7 +84,11 @@ export function createPermissionsModule(options: PermissionsModuleOptions): Perm
   const ready = listings.load().catch((error: unknown) => console.error('listings: loading failed', error));
   for (const p of listings.problems) console.error(`listings: ${p}`);
 
-  const current = (): PolicyState => (options.isSafeMode() ? { ...policy.current(), safeMode: true } : policy.current());
+  // As the gate decides: the Settings default for tools with no mode applied.
+  const current = (): PolicyState => {
+    const state = gateModule.effectivePolicy();
+    return options.isSafeMode() ? { ...state, safeMode: true } : state;
+  };
   const labelsOf = (serverId: string, accountId: string | null) => {
     const def = servers.getServer(serverId);
     const account = accountId ? servers.accountsOf(serverId).find((a) => a.id === accountId) : undefined;

@@ -7,9 +7,9 @@
  *
  * Layers, highest first; each higher layer is a ceiling on the ones below:
  *   availability (tool not listed → deny) > organization (forbid / cap at ask / allow)
- *   > safe mode (cap at ask) > conversation override > user rules
+ *   > safe mode (cap at ask) > unverified listing (cap at ask) > conversation override > user rules
  *   [tool+constraint > tool > server/account > global; most restrictive wins within a level]
- *   > built-in default `ask`.
+ *   > the default for tools with no rule (`ask`, or `disabled` when the person chose so).
  * Always Allow is pinned to the tool's contract hash and the server's endpoint hash.
  * Rule arrays must be treated as immutable: replace them to change the policy, never mutate.
  */
@@ -79,6 +79,8 @@ type CompiledConstraint = {
   words: string;
   /** Why the test cannot be known, when that is the constraint's own fault (a glob it cannot evaluate). */
   unknownWhy?: string;
+  /** Why the test cannot be known for this value, when the constraint can say. */
+  explainUnknown?: (value: unknown, ctx: PolicyContext) => string | undefined;
 };
 
 /** Rules by server, then account (or ANY), then tool (or ANY): nested maps, so a lookup hashes
@@ -148,6 +150,13 @@ export function decide(request: PolicyRequest, policyState: PolicyState, context
     capLayer = 'safe-mode';
     capRule = null;
   }
+  // A grant is pinned to what the server listed; while that listing cannot be relied on (the
+  // server announced a change, or could not be re-listed) the grant cannot be checked: ask.
+  if (context.tool.unverifiedListing !== undefined && cap === 'allow') {
+    cap = 'ask';
+    capLayer = 'availability';
+    capRule = null;
+  }
 
   // 2. Conversation override, 3. user rules, 4. built-in default.
   let chosen: CompiledRule | null = null;
@@ -186,7 +195,10 @@ export function decide(request: PolicyRequest, policyState: PolicyState, context
   let decision: Decision;
   let reason: string;
   let pin: PinStatus = 'none';
-  if (!chosen) {
+  if (!chosen && policyState.defaultMode === 'disabled') {
+    decision = 'deny';
+    reason = `Disabled: you have not chosen a mode for ${request.toolName} on ${serverWords(request, context)} (${accountWords(request, context)}), and your default for such tools is Disabled`;
+  } else if (!chosen) {
     decision = 'ask';
     reason = `Asks: you have not chosen a mode for ${request.toolName} on ${serverWords(request, context)} (${accountWords(request, context)}), and a tool Warden discovers always asks until you do`;
   } else {
@@ -219,7 +231,12 @@ export function decide(request: PolicyRequest, policyState: PolicyState, context
   }
 
   if (decision === 'allow' && cap === 'ask') {
-    const why = capLayer === 'safe-mode' ? 'the activity log failed verification, so every tool asks until you acknowledge it' : 'your organization requires asking for this tool';
+    const why =
+      capLayer === 'safe-mode'
+        ? 'the activity log failed verification, so every tool asks until you acknowledge it'
+        : capLayer === 'availability'
+          ? context.tool.unverifiedListing
+          : 'your organization requires asking for this tool';
     return result('ask', `Asks: ${why}`, capLayer!, capRule, pin, configErrors);
   }
   return result(decision, reason, layer, chosen?.id ?? null, pin, configErrors);
@@ -329,7 +346,7 @@ function whyUncertain(rule: CompiledRule, request: PolicyRequest, context: Polic
   for (const c of rule.constraints) {
     const value = getField(request.arguments, c.field);
     if (c.test(value, context) !== UNKNOWN) continue;
-    return c.unknownWhy ?? context.unresolvedPaths?.get(c.dotted) ?? `arguments.${c.dotted} ${JSON.stringify(value)} is not an absolute path`;
+    return c.unknownWhy ?? c.explainUnknown?.(value, context) ?? context.unresolvedPaths?.get(c.dotted) ?? `arguments.${c.dotted} ${JSON.stringify(value)} is not an absolute path`;
   }
   return 'a path could not be placed';
 }
@@ -510,7 +527,23 @@ function compileConstraint(c: ArgumentConstraint): CompiledConstraint {
       const words = `${c.field} matches ${c.value}`;
       // A glob that cannot be evaluated could match anything: its rule may only make calls stricter.
       if ('why' in glob) return { field, dotted: c.field, words, test: (v) => (typeof v === 'string' ? UNKNOWN : false), unknownWhy: glob.why };
-      return { field, dotted: c.field, words, test: (v) => typeof v === 'string' && glob.test(v) };
+      return {
+        field,
+        dotted: c.field,
+        words,
+        test: (v, ctx) => {
+          if (typeof v !== 'string') return false;
+          const p = ctx.pathValues?.get(c.field);
+          return p ? globOnPath(c.value, glob, p, ctx) : glob.test(v);
+        },
+        explainUnknown: (v, ctx) => {
+          const p = ctx.pathValues?.get(c.field);
+          if (!p) return undefined;
+          const written = JSON.stringify(p.written.length > 120 ? `${p.written.slice(0, 120)}…` : p.written);
+          if (p.opened === null) return `arguments.${c.field} ${written} ${p.why ?? 'is a path whose place Warden cannot know'}`;
+          return `arguments.${c.field} ${written} is opened as ${p.opened.length > 200 ? `${p.opened.slice(0, 200)}…` : p.opened}, and the glob matches one way of writing it but not another`;
+        },
+      };
     }
     case 'min':
       return { field, dotted: c.field, words: `${c.field} is at least ${c.value}`, test: (v) => typeof v === 'number' && v >= c.value };
@@ -544,6 +577,33 @@ function globMatcher(glob: string): { test: (s: string) => boolean } | { why: st
     globCache.set(glob, m);
   }
   return m;
+}
+
+/**
+ * A glob on a path argument. The path is read as written and as the system will open it (a
+ * relative path from the server's working folder, `..` and symlinks walked); on Windows both
+ * separators are one (`\\` counts as `/`) and case does not tell files apart. A glob that holds
+ * for every reading holds; one that holds for none does not; anything between (or a path whose
+ * place is unknown) is UNKNOWN, so the rule can only make the decision stricter: a Disabled glob
+ * is not escaped by writing the path another way, and an Allow glob never allows more than it
+ * names.
+ */
+function globOnPath(source: string, glob: { test: (s: string) => boolean }, p: { written: string; opened: string | null }, ctx: PolicyContext): Holds {
+  if (p.opened === null) return UNKNOWN;
+  const win = ctx.paths === 'win32';
+  const fold = ctx.caseInsensitivePaths ?? win;
+  const folded = fold ? globMatcher(source.toLowerCase()) : null;
+  let answer: boolean | null = null;
+  for (const raw of [p.written, p.opened]) {
+    const form = win ? raw.replace(/\\/g, '/') : raw;
+    const readings = [glob.test(form)];
+    if (folded) readings.push('why' in folded ? !readings[0] : folded.test(form.toLowerCase()));
+    for (const r of readings) {
+      answer ??= r;
+      if (r !== answer) return UNKNOWN;
+    }
+  }
+  return answer!;
 }
 
 function safeCanonical(v: unknown): string {

@@ -98,9 +98,12 @@ function globToPattern(glob: string): string {
   let needSeparator = false;
   segments.forEach((segment, i) => {
     if (segment === '**') {
-      // Last: "a/**" is a and everything below it. Otherwise zero or more whole segments, each
-      // with the separator after it.
+      // Last: "a/**" is a and everything below it. First: any leading segments, the empty one
+      // before an absolute path's first "/" included, so "**/.ssh/**" names /home/me/.ssh/id_rsa
+      // as it does in every glob library. Otherwise zero or more whole segments, each with the
+      // separator after it.
       if (i === segments.length - 1) out += '(?:/.*)?';
+      else if (i === 0) out += '(?:[^/]*/)*';
       else out += `${needSeparator ? '/' : ''}(?:[^/]+/)*`;
       needSeparator = false;
       return;

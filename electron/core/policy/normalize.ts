@@ -5,7 +5,7 @@
  * will really happen.
  */
 import type { PolicyState } from '../../../shared/domain/policy';
-import { resolvePathLikeKernel, type PathFs, type PathSemantics } from './paths';
+import { normalizePolicyPath, resolvePathLikeKernel, type PathFs, type PathSemantics } from './paths';
 
 /** Argument names treated as paths even without a path rule (the schema cannot say "this is a path"). */
 const PATH_LIKE_NAME = /(^|[_-])(path|paths|file|filename|filepath|dir|directory|folder|cwd|root|source|destination|dest|target)$/i;
@@ -38,9 +38,24 @@ export interface NormalizedArguments {
   pathRoots: ReadonlyMap<string, string>;
   /** Set when a path field loops through symlinks: the call is refused with this reason. */
   refused: string | null;
+  /**
+   * Every string field read as a path (a path-like name, or a field a `pathUnder` rule reads):
+   * the value as written, and where the server will open it (null when that cannot be known).
+   * A `matches` glob is judged on both (see the engine).
+   */
+  pathValues: ReadonlyMap<string, PathValue>;
+}
+
+/** One path argument as written and as the system will open it. */
+export interface PathValue {
+  written: string;
+  opened: string | null;
+  /** Why `opened` is null (a relative path with no known working folder, an unreadable folder). */
+  why?: string;
 }
 
 const NO_PROBLEMS: ReadonlyMap<string, string> = new Map();
+const NO_PATHS: ReadonlyMap<string, PathValue> = new Map();
 
 /**
  * Returns the policy's view of `args`: path fields resolved like the kernel, rule folders resolved,
@@ -53,10 +68,11 @@ export function normalizeForPolicy(args: Readonly<Record<string, unknown>>, opti
   const pathFields = options.pathFields ?? [];
   const roots = resolveRoots(options);
   // Nothing path-like to resolve (the common case): the input as is, no copy.
-  if (!options.fs && pathFields.length === 0) return { arguments: args, unresolvedPaths: NO_PROBLEMS, pathRoots: roots, refused: null };
-  if (!needsResolution(args, pathFields)) return { arguments: args, unresolvedPaths: NO_PROBLEMS, pathRoots: roots, refused: null };
+  if (!options.fs && pathFields.length === 0) return { arguments: args, unresolvedPaths: NO_PROBLEMS, pathRoots: roots, refused: null, pathValues: NO_PATHS };
+  if (!needsResolution(args, pathFields)) return { arguments: args, unresolvedPaths: NO_PROBLEMS, pathRoots: roots, refused: null, pathValues: NO_PATHS };
   const copy = structuredClone(args) as Record<string, unknown>;
   const unresolved = new Map<string, string>();
+  const pathValues = new Map<string, PathValue>();
   let refused: string | null = null;
   const working = options.workingFolder ?? null;
 
@@ -70,7 +86,16 @@ export function normalizeForPolicy(args: Readonly<Record<string, unknown>>, opti
       return r.ok ? r.path : v;
     };
     for (const [k, v] of Object.entries(copy)) {
-      if (PATH_LIKE_NAME.test(k) && !pathFields.includes(k)) copy[k] = fix(v);
+      if (!PATH_LIKE_NAME.test(k) || pathFields.includes(k)) continue;
+      if (typeof v !== 'string') {
+        copy[k] = fix(v);
+        continue;
+      }
+      // The value the other constraints read is as before (absolute paths resolved, relative ones
+      // as written); a glob also sees where a relative one leads from the server's working folder.
+      const r = resolvePathLikeKernel(v, options.semantics, fs, working);
+      if (r.ok && normalizePolicyPath(v, options.semantics) !== null) copy[k] = r.path;
+      pathValues.set(k, r.ok ? { written: v, opened: r.path } : { written: v, opened: null, why: r.why });
     }
   }
 
@@ -86,6 +111,7 @@ export function normalizeForPolicy(args: Readonly<Record<string, unknown>>, opti
     const value = (parent as Record<string, unknown>)[last];
     if (typeof value !== 'string') continue;
     const r = resolvePathLikeKernel(value, options.semantics, options.fs, working);
+    pathValues.set(dotted, r.ok ? { written: value, opened: r.path } : { written: value, opened: null, why: r.why });
     if (r.ok) {
       (parent as Record<string, unknown>)[last] = r.path;
     } else if (r.kind === 'loop') {
@@ -94,7 +120,7 @@ export function normalizeForPolicy(args: Readonly<Record<string, unknown>>, opti
       unresolved.set(dotted, `arguments.${dotted} ${JSON.stringify(value)} ${r.why}`);
     }
   }
-  return { arguments: copy, unresolvedPaths: unresolved.size ? unresolved : NO_PROBLEMS, pathRoots: roots, refused };
+  return { arguments: copy, unresolvedPaths: unresolved.size ? unresolved : NO_PROBLEMS, pathRoots: roots, refused, pathValues: pathValues.size ? pathValues : NO_PATHS };
 }
 
 /** Where each rule folder really leads (a folder that cannot be resolved is judged as written). */

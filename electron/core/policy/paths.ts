@@ -203,7 +203,9 @@ function loop(raw: string, at: string): PathResolution {
 }
 
 function unreadable(at: string, error: unknown): PathResolution {
-  return { ok: false, kind: 'unknown', why: `cannot be resolved: ${at} could not be read (${errorCode(error) ?? (error instanceof Error ? error.message : String(error))})` };
+  // Clipped: the reason is journaled with the decision, and a path can be as long as an argument.
+  const where = at.length > 200 ? `${at.slice(0, 200)}…` : at;
+  return { ok: false, kind: 'unknown', why: `cannot be resolved: ${where} could not be read (${errorCode(error) ?? (error instanceof Error ? error.message : String(error))})` };
 }
 
 function errorCode(error: unknown): string | undefined {

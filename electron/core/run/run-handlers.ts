@@ -4,6 +4,7 @@
  */
 import type { ChannelName, RequestOf, ResponseOf } from '../../../shared/ipc';
 import type { GateRequest, OperationSnapshot } from '../gate/gate';
+import { createOperationPresenter } from '../mcp/result-display';
 
 type RunChannel = 'tools:run' & ChannelName;
 
@@ -19,8 +20,10 @@ export interface SubmittingGate {
  * "waiting for your approval"), not after a person decides, which may take minutes.
  */
 export function runHandlers(gate: () => SubmittingGate): { [C in RunChannel]: (request: RequestOf<C>) => Promise<ResponseOf<C>> } {
+  // The answer is an operation like any other the renderer gets: server text sanitized, result capped.
+  const present = createOperationPresenter();
   return {
     'tools:run': async ({ serverId, accountId, toolName, arguments: args, conversationId }) =>
-      gate().submit({ source: 'user', serverId, accountId, toolName, arguments: args, conversationId: conversationId ?? null }),
+      present(await gate().submit({ source: 'user', serverId, accountId, toolName, arguments: args, conversationId: conversationId ?? null })),
   };
 }

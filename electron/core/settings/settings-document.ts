@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { Account, ServerDefinition, TimeoutMs } from '../../../shared/domain/servers';
 import { ThemePreference } from '../../../shared/contract/app';
+import { DefaultToolMode } from '../../../shared/contract/settings';
 
 /** The version this build writes. Bump it together with a migration in `MIGRATIONS`. */
 export const SETTINGS_VERSION = 1;
@@ -17,8 +18,15 @@ export const Preferences = z.looseObject({
   approvalTimeoutMs: z.number().int().min(10_000).max(86_400_000).optional(),
   /** Default per-call timeout for servers that set none. */
   defaultCallTimeoutMs: TimeoutMs.optional(),
+  /**
+   * How old a server's tool list may get before it is listed again ahead of the next call, so a
+   * tool changed without notice cannot keep its Always Allow (default 10 minutes; 10 s to 1 day).
+   */
+  relistAfterMs: z.number().int().min(10_000).max(86_400_000).optional(),
   /** How Warden is drawn: following the system (default), or always light or dark. */
   theme: ThemePreference.optional(),
+  /** What a tool no rule covers gets: Ask (default) or Disabled (not offered). Never Always Allow. */
+  defaultToolMode: DefaultToolMode.optional(),
 });
 export type Preferences = z.infer<typeof Preferences>;
 

@@ -118,6 +118,11 @@ export class SettingsRepository {
     return repo;
   }
 
+  /** Where the settings file is (for Settings and for messages). */
+  get path(): string {
+    return this.store.path;
+  }
+
   /** The load problem, or null when the settings loaded cleanly. */
   get problem(): SettingsProblem | null {
     return this.broken;

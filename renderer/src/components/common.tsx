@@ -97,13 +97,20 @@ export function StatePill({ state, testId }: { state: string; testId?: string })
 
 /**
  * Text that came from a server (descriptions, instructions): already sanitized by main, shown as
- * plain text (never HTML) and labelled as the server's claim.
+ * plain text (never HTML) and labelled as the server's claim. `flags` (main's plain-words reasons
+ * why the text reads like instructions to an AI model) are shown under it as a note on the page.
  */
-export function ServerClaim({ children, testId }: { children: ReactNode; testId?: string }) {
+export function ServerClaim({ children, testId, flags }: { children: ReactNode; testId?: string; flags?: readonly string[] }) {
   if (children === null || children === undefined || children === '') return <span className="muted">No description.</span>;
   return (
     <span className="claim" data-testid={testId}>
       <span className="claim-label">Server says:</span> {children}
+      {flags && flags.length > 0 ? (
+        <span className="answer-flag claim-flag" role="note" data-testid={testId ? `${testId}-flag` : undefined}>
+          <strong>Reads like instructions to an AI model.</strong> Warden gives a model this text only as the server&apos;s untrusted words, and nothing in it
+          can change what Warden allows. It {flags.join('; ')}.
+        </span>
+      ) : null}
     </span>
   );
 }
@@ -129,5 +136,45 @@ export function ViewFrame({ id, title, note, actions, children, wide }: { id: st
       {note ? <div className="view-note">{note}</div> : null}
       {children}
     </section>
+  );
+}
+
+/**
+ * An empty view or list: what is missing, what to do next, and the buttons that do it.
+ *
+ * Why a component: every empty state should read the same way, so a person learns once where to
+ * look for the next step.
+ */
+export function EmptyState({ testId, title, children, actions }: { testId: string; title: string; children?: ReactNode; actions?: ReactNode }) {
+  return (
+    <div className="empty-state" data-testid={testId}>
+      <h2>{title}</h2>
+      {children}
+      {actions ? <div className="form-actions">{actions}</div> : null}
+    </div>
+  );
+}
+
+/**
+ * Ids and fingerprints, one click away instead of in the sentence a person reads.
+ *
+ * Why: names are what people recognise; the ids are still needed for support and exports, so they
+ * are kept, closed, under "Technical details".
+ */
+export function TechnicalDetails({ facts, testId }: { facts: Array<[string, ReactNode]>; testId?: string }) {
+  return (
+    <details className="ids" data-testid={testId}>
+      <summary>Technical details</summary>
+      <dl className="facts">
+        {facts.map(([label, value]) => (
+          <div className="facts-row" key={label}>
+            <dt>{label}</dt>
+            <dd>
+              <code className="small">{value}</code>
+            </dd>
+          </div>
+        ))}
+      </dl>
+    </details>
   );
 }

@@ -1,10 +1,20 @@
 /**
  * Live core status: the status bar along the bottom of the frame, the safe-mode banner and the
  * contract-error banner. Every value shown comes from `core:status` or `core:status-changed`.
+ *
+ * The bar leads with what a person acts on (servers connected, calls waiting for them, whether
+ * the activity log is sound), in words, each a button to the view that deals with it. What a
+ * developer wants (core link, version, platform, start time, journal counts) is behind Details.
  */
 import type { ReactNode } from 'react';
 import { explainError } from '../errors';
 import { useAppStore } from '../store';
+import { Icon } from './icons';
+import { connectionWords, ledgerWords, pendingWords, serversWords, type Tone } from './status-words';
+
+function Dot({ tone }: { tone: Tone }) {
+  return <span className={`dot dot-${tone}`} aria-hidden="true" />;
+}
 
 function Field({ label, testId, children }: { label: string; testId: string; children: ReactNode }) {
   return (
@@ -15,43 +25,85 @@ function Field({ label, testId, children }: { label: string; testId: string; chi
   );
 }
 
-/** The status bar: connection state, version, platform, start time, journal, servers, approvals. */
+/** The status bar: what matters to a person, and developer details behind a toggle. */
 export function StatusPanel() {
   const status = useAppStore((s) => s.status);
   const connection = useAppStore((s) => s.connection);
-  const label = connection === 'live' ? 'Live' : connection === 'connecting' ? 'Connecting…' : 'Error';
+  const navigate = useAppStore((s) => s.navigate);
+  const detailsOpen = useAppStore((s) => s.statusDetailsOpen);
+  const toggleDetails = useAppStore((s) => s.toggleStatusDetails);
+  const core = connectionWords(connection);
+  const servers = status ? serversWords(status.servers) : null;
+  const pending = status ? pendingWords(status.pendingApprovals) : null;
+  const ledger = status ? ledgerWords(status) : null;
   return (
-    <footer className="status-bar" aria-label="Core status" data-testid="status-panel">
-      <span className={`conn conn-${connection}`} data-testid="status-connection">
-        <span className="conn-dot" aria-hidden="true" />
-        {label}
-      </span>
-      {status ? (
-        <dl className="status-fields">
-          <Field label="Version" testId="status-version">
-            {status.version}
+    <footer className="status-bar" aria-label="Status" data-testid="status-panel" data-connection={connection}>
+      <div className="status-main">
+        {connection !== 'live' ? (
+          <span className={`status-item status-${core.tone}`} data-testid="status-core-problem">
+            <Dot tone={core.tone} />
+            {connection === 'connecting' ? "Connecting to Warden's core…" : "Warden's core is not answering"}
+          </span>
+        ) : null}
+        {servers && pending && ledger ? (
+          <>
+            <button type="button" className="status-item" data-testid="status-servers" data-tone={servers.tone} onClick={() => navigate('servers')}>
+              <Dot tone={servers.tone} />
+              {servers.text}
+            </button>
+            <button type="button" className={`status-item status-${pending.tone}`} data-testid="status-pending" data-tone={pending.tone} onClick={() => navigate('approvals')}>
+              <Dot tone={pending.tone} />
+              {pending.text}
+            </button>
+            <button type="button" className={`status-item status-${ledger.tone}`} data-testid="status-ledger" data-tone={ledger.tone} onClick={() => navigate('settings')}>
+              <Dot tone={ledger.tone} />
+              {ledger.text}
+            </button>
+          </>
+        ) : connection === 'live' ? (
+          <span className="status-item">No status from the core yet.</span>
+        ) : null}
+      </div>
+      <button
+        type="button"
+        className="status-item status-toggle"
+        aria-expanded={detailsOpen}
+        aria-controls="status-details"
+        data-testid="status-details-toggle"
+        onClick={toggleDetails}
+      >
+        <Icon name="details" size={16} />
+        {detailsOpen ? 'Hide details' : 'Details'}
+      </button>
+      {detailsOpen ? (
+        <dl id="status-details" className="status-fields" data-testid="status-details">
+          <Field label="Core" testId="status-connection">
+            {core.text}
           </Field>
-          <Field label="Platform" testId="status-platform">
-            {status.platform}
-          </Field>
-          <Field label="Started" testId="status-started">
-            <time dateTime={status.startedAt} title={status.startedAt}>
-              {status.startedAt}
-            </time>
-          </Field>
-          <Field label="Journal" testId="status-journal">
-            {status.journal.kind} · {status.journal.records} records
-          </Field>
-          <Field label="Servers" testId="status-servers">
-            {status.servers.connected}/{status.servers.configured} connected
-          </Field>
-          <Field label="Pending approvals" testId="status-pending">
-            {status.pendingApprovals}
-          </Field>
+          {status ? (
+            <>
+              <Field label="Version" testId="status-version">
+                {status.version}
+              </Field>
+              <Field label="Platform" testId="status-platform">
+                {status.platform}
+              </Field>
+              <Field label="Started" testId="status-started">
+                <time dateTime={status.startedAt}>{new Date(status.startedAt).toLocaleString()}</time>
+              </Field>
+              <Field label="Journal" testId="status-journal">
+                {status.journal.kind} · {status.journal.records} records
+              </Field>
+              <Field label="Servers" testId="status-servers-count">
+                {status.servers.connected}/{status.servers.configured} connected
+              </Field>
+              <Field label="Pending" testId="status-pending-count">
+                {status.pendingApprovals}
+              </Field>
+            </>
+          ) : null}
         </dl>
-      ) : (
-        <span className="status-empty">No status from the core yet.</span>
-      )}
+      ) : null}
     </footer>
   );
 }

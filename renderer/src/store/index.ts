@@ -15,6 +15,8 @@ import { createApprovalsSlice } from './approvals-slice';
 import { createActivitySlice } from './activity-slice';
 import { createModelsSlice } from './models-slice';
 import { createChatSlice } from './chat-slice';
+import { createLayoutSlice } from './layout-slice';
+import { createSettingsSlice } from './settings-slice';
 import type { AppState, StoreDeps } from './types';
 
 export type { AppState, StoreDeps } from './types';
@@ -36,6 +38,8 @@ export function createAppStore(deps: StoreDeps): AppStore {
     ...createActivitySlice(deps)(...a),
     ...createModelsSlice(deps)(...a),
     ...createChatSlice(deps)(...a),
+    ...createLayoutSlice(deps)(...a),
+    ...createSettingsSlice(deps)(...a),
   }));
 }
 

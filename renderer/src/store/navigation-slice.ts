@@ -9,11 +9,8 @@ import type { AppCommand } from '../../../shared/contract/app';
 import type { SliceCreator } from './types';
 
 /** Every view of the app frame, in navigation order. */
-export const VIEW_IDS = ['chat', 'servers', 'permissions', 'approvals', 'activity', 'recovery', 'models'] as const;
+export const VIEW_IDS = ['chat', 'servers', 'permissions', 'approvals', 'activity', 'recovery', 'settings'] as const;
 export type ViewId = (typeof VIEW_IDS)[number];
-
-/** Shown when the menu asks for Settings in a version that has no Settings view yet. */
-export const SETTINGS_NOT_YET = 'Settings are not in this version of Warden yet. Model providers are under Models in the sidebar.';
 
 export interface NavigationSlice {
   view: ViewId;
@@ -29,9 +26,6 @@ export interface NavigationSlice {
   /** Follows `app:command` for the window's lifetime; returns an unsubscribe. */
   watchAppCommands(): () => void;
 }
-
-/** The id a Settings view will have. */
-const SETTINGS_VIEW: string = 'settings';
 
 const isView = (view: unknown): view is ViewId => typeof view === 'string' && (VIEW_IDS as readonly string[]).includes(view);
 
@@ -60,9 +54,7 @@ export const createNavigationSlice: SliceCreator<NavigationSlice> = ({ api }) =>
         set({ view: 'chat', navigationNotice: null, newChatRequests: get().newChatRequests + 1 });
         return;
       case 'open-settings':
-        // A Settings view, once it exists, is opened; until then the person is told, not ignored.
-        if (isView(SETTINGS_VIEW)) get().navigate(SETTINGS_VIEW);
-        else set({ navigationNotice: SETTINGS_NOT_YET });
+        get().navigate('settings');
         return;
       default:
         return;

@@ -17,14 +17,18 @@ import type { ApprovalsSlice } from './approvals-slice';
 import type { ActivitySlice } from './activity-slice';
 import type { ModelsSlice } from './models-slice';
 import type { ChatSlice } from './chat-slice';
+import type { KeyValueStorage, LayoutSlice } from './layout-slice';
+import type { SettingsSlice } from './settings-slice';
 
 /** Everything in the store: the intersection of all slices. */
-export type AppState = CoreSlice & NavigationSlice & ServersSlice & PermissionsSlice & ApprovalsSlice & ActivitySlice & ModelsSlice & ChatSlice;
+export type AppState = CoreSlice & NavigationSlice & ServersSlice & PermissionsSlice & ApprovalsSlice & ActivitySlice & ModelsSlice & ChatSlice & LayoutSlice & SettingsSlice;
 
 /** What slices receive besides zustand's set/get: the contract bridge they talk through. */
 export interface StoreDeps {
   /** Returns the bridge or throws NOT_CONNECTED (see api.ts `getWardenApi`). */
   api: () => WardenApi;
+  /** Where UI layout choices are remembered; default: the window's localStorage (null: nowhere). */
+  storage?: KeyValueStorage | null;
 }
 
 /** A slice creator: zustand's `StateCreator` over the whole store, with injected deps. */

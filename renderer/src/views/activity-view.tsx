@@ -6,8 +6,8 @@
 import { useEffect, useMemo, useState } from 'react';
 import type { AuditFilter } from '../../../shared/domain/ledger';
 import { toShownError, type ShownError } from '../api';
-import { DecisionPill, ErrorNote, StatePill, Time, ViewFrame } from '../components/common';
-import { useNames } from '../components/names';
+import { DecisionPill, EmptyState, ErrorNote, StatePill, TechnicalDetails, Time, ViewFrame } from '../components/common';
+import { eventWords, namesFor } from '../components/names';
 import { useAppStore } from '../store';
 
 /** `datetime-local` text → ms since epoch, or undefined when empty/invalid. */
@@ -17,12 +17,23 @@ function toMs(text: string): number | undefined {
   return Number.isFinite(ms) ? ms : undefined;
 }
 
+/** Which layer of the policy decided, in words. */
+const LAYER_WORDS: Record<string, string> = {
+  availability: 'what the server lists',
+  organization: 'your organization’s policy',
+  'safe-mode': 'safe mode',
+  conversation: 'this conversation’s setting',
+  user: 'your rules',
+  default: 'the default for tools with no rule',
+};
+
 function HistoryPanel() {
   const history = useAppStore((s) => s.history);
   const close = useAppStore((s) => s.closeHistory);
-  const names = useNames();
+  const servers = useAppStore((s) => s.servers);
   if (!history) return null;
   const op = history.operation;
+  const names = namesFor(servers, op.serverId, op.accountId);
   return (
     <div className="card history" data-testid="activity-history">
       <header className="card-head">
@@ -34,23 +45,23 @@ function HistoryPanel() {
         </button>
       </header>
       <dl className="facts">
-        <dt>Operation</dt>
+        <dt>State</dt>
         <dd>
-          <code>{op.operationId}</code> <StatePill state={op.state} />
+          <StatePill state={op.state} />
         </dd>
         <dt>Where</dt>
         <dd>
-          {names.where(op.serverId, op.accountId)} (asked by {op.source === 'model' ? 'the model' : op.source === 'user' ? 'you' : op.source}
-          {op.conversationId ? ', in a conversation' : ''})
+          {names.server} / {names.account}
+          {names.known ? '' : ' (no longer configured)'}
         </dd>
+        <dt>Asked by</dt>
+        <dd>{op.source === 'user' ? 'you (Run…)' : op.source === 'model' ? 'a model in a chat' : op.source}</dd>
         <dt>Decision at request</dt>
         <dd>
           {history.decisionAtRequest ? (
             <>
               <DecisionPill decision={history.decisionAtRequest.decision} /> {history.decisionAtRequest.reason}{' '}
-              <span className="muted">
-                ({history.decisionAtRequest.layer === 'user' ? 'your rule' : history.decisionAtRequest.layer === 'organization' ? 'your organization’s rule' : `layer: ${history.decisionAtRequest.layer}`}; the rule’s id is in the export)
-              </span>
+              <span className="muted">(from {LAYER_WORDS[history.decisionAtRequest.layer] ?? history.decisionAtRequest.layer})</span>
             </>
           ) : (
             'none recorded'
@@ -62,11 +73,18 @@ function HistoryPanel() {
         <dd>{history.executing ? <Time at={history.executing.at} /> : 'never sent to the server'}</dd>
         <dt>Outcome</dt>
         <dd>{history.outcome ? `${history.outcome.state}: ${history.outcome.reason}` : 'not finished'}</dd>
-        <dt>Fingerprint</dt>
-        <dd>
-          <code className="small">{op.fingerprint}</code>
-        </dd>
       </dl>
+      <TechnicalDetails
+        testId="activity-history-details"
+        facts={[
+          ['Operation', op.operationId],
+          ['Server id', op.serverId],
+          ['Account id', op.accountId],
+          ...(op.conversationId ? ([['Conversation', op.conversationId]] as Array<[string, string]>) : []),
+          ...(history.decisionAtRequest?.ruleId ? ([['Rule', history.decisionAtRequest.ruleId]] as Array<[string, string]>) : []),
+          ['Fingerprint', op.fingerprint],
+        ]}
+      />
       <div className="field">
         <span>Arguments (secrets replaced)</span>
         <pre className="code-block">{history.arguments}</pre>
@@ -84,7 +102,6 @@ function HistoryPanel() {
 
 /** The Activity view. */
 export function ActivityView() {
-  const names = useNames();
   const rows = useAppStore((s) => s.auditRows);
   const total = useAppStore((s) => s.auditTotal);
   const error = useAppStore((s) => s.activityError);
@@ -94,6 +111,11 @@ export function ActivityView() {
   const openHistory = useAppStore((s) => s.openHistory);
   const exportAudit = useAppStore((s) => s.exportAudit);
   const servers = useAppStore((s) => s.servers);
+  const navigate = useAppStore((s) => s.navigate);
+  const serverAccount = (serverId: string, accountId: string | null) => {
+    const names = namesFor(servers, serverId, accountId);
+    return accountId ? `${names.server} / ${names.account}` : names.server;
+  };
   const [fromText, setFromText] = useState('');
   const [toText, setToText] = useState('');
   const [exported, setExported] = useState<{ path: string; rows: number } | null>(null);
@@ -194,46 +216,74 @@ export function ActivityView() {
         </div>
       ) : null}
       <HistoryPanel />
-      <p className="muted" data-testid="activity-count">
-        Showing {rows.length} of {total > 10_000 ? 'more than 10,000' : total} records (newest first).
-      </p>
-      <table className="table" data-testid="activity-table">
-        <thead>
-          <tr>
-            <th>Time</th>
-            <th>Event</th>
-            <th>Tool</th>
-            <th>Server / account</th>
-            <th>Decision</th>
-            <th>Reason</th>
-            <th />
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((r) => (
-            <tr key={r.seq} data-testid="activity-row" data-operation={r.operationId ?? ''} data-to={r.to ?? ''}>
-              <td className="nowrap">
-                <Time at={r.time} />
-              </td>
-              <td>
-                <code className="small">{r.type}</code>
-                {r.from || r.to ? <span className="muted small"> {`${r.from ?? '∅'} → ${r.to ?? '∅'}`}</span> : null}
-              </td>
-              <td>{r.toolName ? <code>{r.toolName}</code> : null}</td>
-              <td className="small">{r.serverId ? names.where(r.serverId, r.accountId) : ''}</td>
-              <td>{r.decision ? <DecisionPill decision={r.decision} /> : null}</td>
-              <td className="muted small">{r.reason}</td>
-              <td>
-                {r.operationId ? (
-                  <button type="button" className="button button-small" onClick={() => void openHistory(r.operationId!)}>
-                    Why?
-                  </button>
-                ) : null}
-              </td>
+      {total === 0 && Object.keys(filter).length === 0 ? (
+        <EmptyState
+          testId="activity-empty"
+          title="No activity yet"
+          actions={
+            <button type="button" className="button" onClick={() => navigate('servers')}>
+              Go to Servers
+            </button>
+          }
+        >
+          <p>
+            Every call a model or you make is recorded here: what was asked, Warden's decision and why, and what happened. Connect a server and run
+            one of its tools to see the first entries.
+          </p>
+        </EmptyState>
+      ) : rows.length === 0 ? (
+        <p className="empty" data-testid="activity-no-match">
+          No records match these filters.{' '}
+          <button type="button" className="link" onClick={() => (setFromText(''), setToText(''), setAuditFilter({}))}>
+            Clear the filters
+          </button>
+        </p>
+      ) : (
+        <p className="muted" data-testid="activity-count">
+          Showing {rows.length} of {total > 10_000 ? 'more than 10,000' : total} records (newest first).
+        </p>
+      )}
+      <div className={rows.length === 0 ? 'table-scroll matrix-none' : 'table-scroll'} tabIndex={0} role="region" aria-label="Activity records">
+        <table className="table" data-testid="activity-table">
+          <thead>
+            <tr>
+              <th>Time</th>
+              <th>Event</th>
+              <th>Tool</th>
+              <th>Server / account</th>
+              <th>Decision</th>
+              <th>Reason</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {rows.map((r) => (
+              <tr key={r.seq} data-testid="activity-row" data-operation={r.operationId ?? ''} data-to={r.to ?? ''}>
+                <td>
+                  <Time at={r.time} />
+                </td>
+                <td data-testid="activity-event" data-type={r.type}>
+                  {eventWords(r)}
+                </td>
+                <td>{r.toolName ? <code>{r.toolName}</code> : null}</td>
+                <td className="small">{r.serverId ? serverAccount(r.serverId, r.accountId) : ''}</td>
+                <td>{r.decision ? <DecisionPill decision={r.decision} /> : null}</td>
+                <td className="small">
+                  <span className="muted">{r.reason}</span>
+                  {/* In the reason's cell, so it stays in sight in a narrow window instead of a last column off to the side. */}
+                  {r.operationId ? (
+                    <>
+                      {' '}
+                      <button type="button" className="button button-small" onClick={() => void openHistory(r.operationId!)}>
+                        Why?
+                      </button>
+                    </>
+                  ) : null}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
     </ViewFrame>
   );
 }

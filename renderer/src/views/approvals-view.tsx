@@ -7,7 +7,7 @@
  */
 import { useEffect, useState } from 'react';
 import type { PendingApproval } from '../../../shared/contract/approvals';
-import { ErrorNote, StatePill, Time, ViewFrame } from '../components/common';
+import { EmptyState, ErrorNote, StatePill, TechnicalDetails, Time, ViewFrame } from '../components/common';
 import { useAppStore } from '../store';
 
 /** "in 9 min", "in 40 s", "expired": time left until a pending approval expires. */
@@ -91,13 +91,16 @@ function ApprovalCard({ approval, name, now }: { approval: PendingApproval; name
           {preview.argumentsJson}
         </pre>
       </details>
-      <details className="approval-more">
-        <summary>Details for support</summary>
-        <p className="small muted">
-          Requested <Time at={op.requestedAt} /> · operation <code>{id}</code> · server <code>{op.identity.serverId}</code> · account <code>{op.identity.accountId}</code> · fingerprint{' '}
-          <code>{op.fingerprint}</code>
-        </p>
-      </details>
+      <TechnicalDetails
+        testId={`approval-${id}-details`}
+        facts={[
+          ['Requested', <Time key="t" at={op.requestedAt} />],
+          ['Operation', id],
+          ['Server id', op.identity.serverId],
+          ['Account id', op.identity.accountId],
+          ['Fingerprint', op.fingerprint],
+        ]}
+      />
       <div className="form-actions">
         <button type="button" className="button button-primary" disabled={reviewing} onClick={() => void review(id)} data-testid={`approval-${id}-review`} aria-label={`Review… ${name}`}>
           {reviewing ? 'Waiting for Warden’s dialog…' : 'Review…'}
@@ -145,6 +148,7 @@ export function ApprovalsView() {
   const operations = useAppStore((s) => s.operations);
   const error = useAppStore((s) => s.approvalsError);
   const refreshApprovals = useAppStore((s) => s.refreshApprovals);
+  const navigate = useAppStore((s) => s.navigate);
   useEffect(() => {
     void refreshApprovals();
   }, [refreshApprovals]);
@@ -164,9 +168,20 @@ export function ApprovalsView() {
     >
       <ErrorNote error={error} testId="approvals-error" />
       {approvals.length === 0 ? (
-        <p className="empty" data-testid="approvals-empty">
-          Nothing is waiting for your approval.
-        </p>
+        <EmptyState
+          testId="approvals-empty"
+          title="Nothing is waiting for your approval"
+          actions={
+            <button type="button" className="button" onClick={() => navigate('permissions')}>
+              Choose which tools ask
+            </button>
+          }
+        >
+          <p>
+            When a model, or you with Run…, calls a tool that is set to Ask, the call waits here until you review it in Warden's dialog or reject
+            it. Nothing is sent before that.
+          </p>
+        </EmptyState>
       ) : (
         groupByBatch(approvals).map((group, g) => (
           // One wrapper per group whatever its size, so a card keeps its state when its neighbour goes.
@@ -186,36 +201,36 @@ export function ApprovalsView() {
       {recent.length > 0 ? (
         <>
           <h2 className="section-title">Recent decisions</h2>
-          <table className="table" data-testid="approvals-recent">
-            <thead>
-              <tr>
-                <th>Time</th>
-                <th>Call</th>
-                <th>Server / account</th>
-                <th>State</th>
-                <th>Why</th>
-              </tr>
-            </thead>
-            <tbody>
-              {recent.map((o) => (
-                <tr key={o.operationId}>
-                  <td>
-                    <Time at={o.requestedAt} />
-                  </td>
-                  <td>
-                    {o.labels.summary}
-                  </td>
-                  <td>
-                    {o.labels.server} / {o.labels.account}
-                  </td>
-                  <td>
-                    <StatePill state={o.state} />
-                  </td>
-                  <td className="muted">{o.reason}</td>
+          <div className="table-scroll" tabIndex={0} role="region" aria-label="Recent decisions">
+            <table className="table" data-testid="approvals-recent">
+              <thead>
+                <tr>
+                  <th>Time</th>
+                  <th>Call</th>
+                  <th>Server / account</th>
+                  <th>State</th>
+                  <th>Why</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {recent.map((o) => (
+                  <tr key={o.operationId}>
+                    <td>
+                      <Time at={o.requestedAt} />
+                    </td>
+                    <td>{o.labels.summary}</td>
+                    <td>
+                      {o.labels.server} / {o.labels.account}
+                    </td>
+                    <td>
+                      <StatePill state={o.state} />
+                    </td>
+                    <td className="muted">{o.reason}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         </>
       ) : null}
     </ViewFrame>

@@ -265,18 +265,21 @@ function ToolsPanel() {
     </tr>
   );
   return (
-    <table className="chat-tools">
-      <caption className="muted small">Rules made here apply to this conversation only and end with it. Allowing is confirmed in Warden&apos;s dialog.</caption>
-      <thead>
-        <tr>
-          <th>Tool</th>
-          <th>Here</th>
-          <th>Why</th>
-          <th>This conversation</th>
-        </tr>
-      </thead>
-      <tbody>{tools.map(row)}</tbody>
-    </table>
+    // Scrolls on its own, so a long tool list never pushes the messages and the message box out of the window.
+    <div className="chat-tools-scroll" tabIndex={0} role="region" aria-label="Tools in this conversation">
+      <table className="chat-tools">
+        <caption className="muted small">Rules made here apply to this conversation only and end with it. Allowing is confirmed in Warden&apos;s dialog.</caption>
+        <thead>
+          <tr>
+            <th>Tool</th>
+            <th>Here</th>
+            <th>Why</th>
+            <th>This conversation</th>
+          </tr>
+        </thead>
+        <tbody>{tools.map(row)}</tbody>
+      </table>
+    </div>
   );
 }
 
@@ -382,19 +385,62 @@ function Welcome() {
   const start = useAppStore((s) => s.startDemo);
   const create = useAppStore((s) => s.newConversation);
   const busy = useAppStore((s) => s.chatBusy);
+  const dismissed = useAppStore((s) => s.welcomeDismissed);
+  const dismiss = useAppStore((s) => s.dismissWelcome);
+  const navigate = useAppStore((s) => s.navigate);
+  const openSettingsAt = useAppStore((s) => s.openSettingsAt);
+  const hasConversations = useAppStore((s) => s.conversations.length > 0);
+  const demo = (
+    <button type="button" className="button button-primary" disabled={busy} onClick={() => void start()} data-testid="chat-try-demo">
+      {busy ? 'Starting the demo…' : 'Try the demo: summarise my inbox'}
+    </button>
+  );
+  if (dismissed) {
+    return (
+      <div className="chat-main chat-welcome" data-testid="chat-no-conversation">
+        <h1>No conversation open</h1>
+        <p>{hasConversations ? 'Pick one on the left, or start a new one.' : 'You have no conversations yet: start one, or try the demo.'}</p>
+        <div className="form-actions">
+          <button type="button" className="button button-primary" onClick={() => void create()}>
+            Start an empty conversation
+          </button>
+          {demo}
+        </div>
+      </div>
+    );
+  }
   return (
     <div className="chat-main chat-welcome" data-testid="chat-welcome">
-      <h1>Chat with a model, and keep the final say</h1>
-      <p>Every tool call a model makes goes through Warden first: some run at once, some wait for you, some are never allowed. The model cannot change that.</p>
-      <div className="card">
-        <h2>Try it offline in one click</h2>
-        <p>
-          The built-in demo has notes and an inbox. Its script model will read the inbox, find a message that tells it to delete your notes, and try. Warden&apos;s rules stop it: deleting notes is Disabled.
-        </p>
-        <button type="button" className="button button-primary" disabled={busy} onClick={() => void start()} data-testid="chat-try-demo">
-          {busy ? 'Starting the demo…' : 'Try the demo: summarise my inbox'}
+      <div className="welcome-head">
+        <h1>Chat with a model, and keep the final say</h1>
+        <button type="button" className="button button-small" onClick={dismiss} data-testid="chat-welcome-dismiss">
+          Dismiss
         </button>
       </div>
+      <p>Every tool call a model makes goes through Warden first: some run at once, some wait for you, some are never allowed. The model cannot change that.</p>
+      <ol className="welcome-steps">
+        <li className="card">
+          <h2>Try it offline in one click</h2>
+          <p>
+            The built-in demo has notes and an inbox. Its script model will read the inbox, find a message that tells it to delete your notes, and try. Warden&apos;s rules stop it: deleting notes is Disabled.
+          </p>
+          {demo}
+        </li>
+        <li className="card">
+          <h2>Add or import your own servers</h2>
+          <p>Connect the MCP servers you use, or import them from Claude Desktop, VS Code or Cursor. Each of their tools asks you until you decide otherwise.</p>
+          <button type="button" className="button" onClick={() => navigate('servers')} data-testid="chat-welcome-servers">
+            Go to Servers
+          </button>
+        </li>
+        <li className="card">
+          <h2>Add a model</h2>
+          <p>Use your own Anthropic or OpenAI-compatible key, or a model running on this computer (Ollama, LM Studio).</p>
+          <button type="button" className="button" onClick={() => openSettingsAt('models')} data-testid="chat-welcome-models">
+            Add a model in Settings
+          </button>
+        </li>
+      </ol>
       <button type="button" className="button" onClick={() => void create()}>
         Start an empty conversation
       </button>

@@ -13,7 +13,7 @@ import { useVirtualizer } from '@tanstack/react-virtual';
 import { useDeferredValue, useEffect, useMemo, useRef, useState } from 'react';
 import type { MatrixAccount, MatrixRow, MatrixServer, PermissionChange } from '../../../shared/contract/permissions';
 import type { PermissionMode } from '../../../shared/domain/operations';
-import { DecisionPill, ErrorNote, ViewFrame } from '../components/common';
+import { DecisionPill, EmptyState, ErrorNote, ViewFrame } from '../components/common';
 import { useAppStore } from '../store';
 import { AccountActions, ChangePanel, ConstraintEditor, MODE_WORDS, ModeButtons } from './permission-parts';
 import { filterMatrix, groupMatrix, type MatrixItem } from './view-helpers';
@@ -196,6 +196,24 @@ function ToolRow({ row, selected, onSelect, onOpenChange }: { row: MatrixRow; se
   );
 }
 
+/** No tools at all: they appear once a server is connected. */
+function NoTools() {
+  const navigate = useAppStore((s) => s.navigate);
+  return (
+    <EmptyState
+      testId="perm-empty"
+      title="No tools yet"
+      actions={
+        <button type="button" className="button button-primary" onClick={() => navigate('servers')}>
+          Go to Servers
+        </button>
+      }
+    >
+      <p>A server's tools are listed here once it is connected. Add or connect a server in Servers, then choose for each tool whether Warden asks you, allows it, or keeps it disabled.</p>
+    </EmptyState>
+  );
+}
+
 /** The Permissions view. */
 export function PermissionsView() {
   const matrix = useAppStore((s) => s.matrix);
@@ -242,12 +260,13 @@ export function PermissionsView() {
       wide
       note={
         <p>
-          Grouped by server and account. A tool with no mode of its own follows its account’s, then its server’s, then the default (Ask). Always Allow and
-          anything else that makes Warden ask less is confirmed in Warden’s own dialog. A tool that changed since you allowed it asks again.
+          Grouped by server and account. A tool with no mode of its own follows its account’s, then its server’s, then your default (Ask, unless you chose
+          Disabled in Settings); discovering a tool never grants it. Always Allow and anything else that makes Warden ask less is confirmed in Warden’s own
+          dialog. A tool that changed since you allowed it asks again.
         </p>
       }
     >
-      <div className="toolbar">
+      <div className={matrix.length === 0 ? 'toolbar matrix-none' : 'toolbar'}>
         <input className="input grow" type="search" placeholder="Search servers, accounts, tools, descriptions…" value={query} onChange={(e) => setQuery(e.target.value)} data-testid="perm-search" aria-label="Search permissions" />
         <span className="muted" data-testid="perm-count">
           {rows.length} of {matrix.length} tools
@@ -310,9 +329,17 @@ export function PermissionsView() {
         </section>
       ) : null}
       {changeOpen ? <ChangePanel {...changeOpen} onClose={() => setChangeOpen(null)} /> : null}
+      {matrix.length === 0 && !servers?.length ? <NoTools /> : null}
+      {matrix.length > 0 && rows.length === 0 ? (
+        <p className="empty" data-testid="perm-no-match">
+          No tool matches “{query}”.{' '}
+          <button type="button" className="link" onClick={() => setQuery('')}>
+            Clear the search
+          </button>
+        </p>
+      ) : null}
       <div className="matrix-groups" role="list" aria-label="Permissions by server and account">
         <div className="matrix-body" ref={scroller} data-testid="perm-body">
-          {matrix.length === 0 && !servers?.length ? <p className="empty">No servers yet. Add and connect a server to see its tools here.</p> : null}
           <div className="matrix-inner" ref={(el) => el?.style.setProperty('height', `${virtualizer.getTotalSize()}px`)}>
             {virtualizer.getVirtualItems().map((v) => {
               const item = items[v.index]!;

@@ -10,7 +10,7 @@ import { useEffect, useState } from 'react';
 import type { OperationView } from '../../../shared/domain/ledger';
 import type { ShownError } from '../api';
 import { toShownError } from '../api';
-import { ErrorNote, StatePill, Time, ViewFrame } from '../components/common';
+import { EmptyState, ErrorNote, StatePill, Time, ViewFrame } from '../components/common';
 import { useAppStore } from '../store';
 
 /** "Close issue on GitHub (account Work)": names from the servers list, ids only when a server is gone. */
@@ -248,9 +248,13 @@ export function RecoveryView() {
         </p>
       ) : null}
       {operations.length === 0 ? (
-        <p className="empty" data-testid="recovery-empty">
-          Nothing to reconcile: every call's outcome is known.
-        </p>
+        <EmptyState testId="recovery-empty" title="Nothing to recover">
+          <p>
+            If Warden stops while a call is running (a crash, a power cut), it cannot know whether the call happened. Such calls show up here so
+            you can check with the server and record what happened, or start the call again as a new one. Warden never sends them again on its
+            own.
+          </p>
+        </EmptyState>
       ) : (
         operations.map((op) => <RecoveryCard key={op.operationId} op={op} />)
       )}

@@ -12,12 +12,8 @@ import { useFocusFirstProblem } from '../components/form-field';
 import { argumentsProblem, type ShownError as OperationError } from '../errors';
 import { buildArguments, checkValue, draftFrom, emptyDraft, fieldsFor, labelAt, visibleText, type Draft, type FieldSpec, type Problems } from '../schema-form/model';
 import { ObjectFields } from '../schema-form/schema-form';
+import { ServerAnswer } from '../components/server-answer';
 import { useAppStore } from '../store';
-
-/** Plain text of a tool result's text blocks (display only). */
-function resultText(content: ReadonlyArray<Record<string, unknown>>): string {
-  return content.map((b) => (b.type === 'text' && typeof b.text === 'string' ? b.text : `[${String(b.type)} block]`)).join('\n');
-}
 
 type ObjectSpec = Extract<FieldSpec, { kind: 'object' }>;
 type ObjectDraft = Extract<Draft, { kind: 'object' }>;
@@ -162,7 +158,7 @@ export function RunForm({ tool, onClose }: { tool: ToolView; onClose: () => void
         Your call goes through Warden's gate like any model call: Always Allow runs it, Ask sends it to Approvals, Disabled refuses it.
       </p>
       <p>
-        <ServerClaim>{tool.description}</ServerClaim>
+        <ServerClaim flags={tool.flags}>{tool.description}</ServerClaim>
       </p>
       <div className="run-mode">
         <label className="schema-check">
@@ -242,14 +238,7 @@ export function RunForm({ tool, onClose }: { tool: ToolView; onClose: () => void
               <span className="muted">(a stopped call's outcome is unknown: it may already have happened; see Recovery)</span>
             </p>
           ) : null}
-          {operation.result ? (
-            <div className="field">
-              <span>{operation.result.isError ? "The server's error (untrusted text)" : "The server's answer (untrusted text)"}</span>
-              <pre className="code-block" data-testid="run-form-output">
-                {resultText(operation.result.content)}
-              </pre>
-            </div>
-          ) : null}
+          {operation.result ? <ServerAnswer result={operation.result} testId="run-form" /> : null}
           <ErrorNote error={operationError} testId="run-form-operation-error" fieldName={nameField} />
         </div>
       ) : null}

@@ -9,7 +9,7 @@ import type { AuthStatus } from '../../../shared/contract/auth';
 import type { ToolView } from '../../../shared/contract/connections';
 import type { AccountView, ServerView } from '../../../shared/domain/servers';
 import { getWardenApi, toShownError, unwrap, type ShownError } from '../api';
-import { ConnectionPill, ConnectionProblem, ErrorNote, ServerClaim, ViewFrame } from '../components/common';
+import { ConnectionPill, ConnectionProblem, EmptyState, ErrorNote, ServerClaim, ViewFrame } from '../components/common';
 import { InlineEntry } from '../components/form-field';
 import { useAppStore } from '../store';
 import { connectionKey } from '../store/servers-slice';
@@ -122,7 +122,9 @@ function ToolList({ tools, testPrefix }: { tools: ToolView[]; testPrefix: string
             </button>
           </div>
           <div className="tool-desc">
-            <ServerClaim>{t.description}</ServerClaim>
+            <ServerClaim testId={`tool-${t.name}-description`} flags={t.flags}>
+              {t.description}
+            </ServerClaim>
           </div>
           {running === t.name ? <RunForm tool={t} onClose={() => setRunning(null)} /> : null}
         </li>
@@ -148,6 +150,7 @@ function AccountPanel({ server, account }: { server: ServerView; account: Accoun
   const [error, run] = useAction();
   const state = connection?.status.state ?? 'disconnected';
   const instructions = connection && 'instructions' in connection ? connection.instructions : undefined;
+  const instructionsFlags = connection && 'instructionsFlags' in connection ? connection.instructionsFlags : undefined;
   const prefix = `account-${serverId}-${account.id}`;
 
   return (
@@ -192,9 +195,11 @@ function AccountPanel({ server, account }: { server: ServerView; account: Accoun
           >
             {showLogs ? 'Hide log' : 'Log'}
           </button>
-          <button type="button" className="button button-small" onClick={() => run(() => switchAccount('default', serverId, account.id))} title="Use this account in the default conversation">
-            Use
-          </button>
+          {server.accounts.length > 1 ? (
+            <button type="button" className="button button-small" onClick={() => run(() => switchAccount('default', serverId, account.id))}>
+              Use in chats
+            </button>
+          ) : null}
           <button type="button" className="button button-small" onClick={() => setRenaming(account.label)}>
             Rename…
           </button>
@@ -211,7 +216,9 @@ function AccountPanel({ server, account }: { server: ServerView; account: Accoun
       <ErrorNote error={error} />
       {instructions ? (
         <p className="tool-desc">
-          <ServerClaim>{instructions}</ServerClaim>
+          <ServerClaim testId={`${prefix}-instructions`} flags={instructionsFlags}>
+            {instructions}
+          </ServerClaim>
         </p>
       ) : null}
       {showLogs ? (
@@ -343,15 +350,31 @@ export function ServersView() {
       {editing !== null ? <ServerForm server={editing === 'new' ? null : editing} onDone={() => setEditing(null)} /> : null}
       {importing ? <ImportPanel onDone={() => setImporting(false)} /> : null}
       {servers.length === 0 && editing === null && !importing ? (
-        <div className="empty-block">
-          <p className="empty" data-testid="servers-empty">
-            No servers yet. Add one, or import them from Claude Desktop, VS Code or Cursor.
-          </p>
-          <button type="button" className="button" data-testid="servers-add-demo" onClick={() => void addDemo()}>
-            Add the built-in demo server
-          </button>
+        <EmptyState
+          testId="servers-empty"
+          title="No servers yet"
+          actions={
+            <>
+              <button type="button" className="button button-primary" data-testid="servers-add-demo" onClick={() => void addDemo()}>
+                Add the built-in demo server
+              </button>
+              <button type="button" className="button" onClick={() => (setImporting(false), setEditing('new'))}>
+                Add a server…
+              </button>
+              <button type="button" className="button" onClick={() => (setEditing(null), setImporting(true))}>
+                Import…
+              </button>
+            </>
+          }
+        >
+          <p>A server gives Warden tools a model can ask to use. Start with one of these:</p>
+          <ul>
+            <li>The built-in demo server runs inside Warden, offline, with make-believe notes: a safe place to see approvals at work.</li>
+            <li>Add a server of your own: a program on this computer, or a remote server at an https address.</li>
+            <li>Import the servers you already set up in Claude Desktop, VS Code or Cursor.</li>
+          </ul>
           <ErrorNote error={demoError} />
-        </div>
+        </EmptyState>
       ) : null}
       {servers.map((s) => (
         <ServerCard key={s.definition.id} server={s} onEdit={() => (setImporting(false), setEditing(s))} />

@@ -79,3 +79,15 @@ export function groupMatrix(rows: readonly MatrixRow[], servers: readonly Matrix
   }
   return items;
 }
+
+/**
+ * A byte count in the units a person reads ("812 bytes", "64 KiB", "8.0 MiB").
+ *
+ * Why: the "truncated" note says how much of a server's answer is shown; raw byte counts in the
+ * millions are hard to read at a glance.
+ */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} byte${bytes === 1 ? '' : 's'}`;
+  if (bytes < 1024 * 1024) return `${Math.round(bytes / 1024)} KiB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+}

@@ -1,5 +1,6 @@
 /**
- * The views of the app frame, each in its own file. Chat is the home.
+ * The views of the app frame, each in its own file. Chat is the home; model providers live in
+ * Settings.
  */
 import type { JSX } from 'react';
 import { useAppStore } from '../store';
@@ -10,26 +11,7 @@ import { ApprovalsView } from './approvals-view';
 import { PermissionsView } from './permissions-view';
 import { RecoveryView } from './recovery-view';
 import { ServersView } from './servers-view';
-import { ModelsPanel } from './models-panel';
-import { ViewFrame } from '../components/common';
-
-/** The Models panel in its own view until a Settings view hosts it. */
-function ModelsView() {
-  return (
-    <ViewFrame
-      id="models"
-      title="Models"
-      note={
-        <p>
-          The model providers you can chat with. Your conversation goes to the provider you pick; the tools it may use and every approval stay decided by
-          Warden, whichever model you choose. API keys are kept in your system keychain and only ever sent to the host you entered them for.
-        </p>
-      }
-    >
-      <ModelsPanel />
-    </ViewFrame>
-  );
-}
+import { SettingsView } from './settings-view';
 
 const VIEW_COMPONENTS: Record<ViewId, () => JSX.Element> = {
   chat: ChatView,
@@ -38,7 +20,7 @@ const VIEW_COMPONENTS: Record<ViewId, () => JSX.Element> = {
   approvals: ApprovalsView,
   activity: ActivityView,
   recovery: RecoveryView,
-  models: ModelsView,
+  settings: SettingsView,
 };
 
 /** Shows the view the navigation slice has selected. */

@@ -3,13 +3,14 @@
  * rename, search by title and delete; a call that waited for approval when Warden stopped is
  * shown as expired with "ask again" (and cancelled in the gate, so it can never run later).
  */
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openLedgerForApp } from '../../../electron/core/ledger';
 import type { Conversation, ConversationSummary } from '../../../shared/contract/chat';
-import { call, callsOf, settled, startChatCore, waitingApproval, type ChatCore } from './helpers';
+import { openConfSettingsStore } from '../../../electron/core/settings/conf-settings-store';
+import { call, callsOf, MapKeychain, settled, startChatCore, waitingApproval, type ChatCore } from './helpers';
 
 let t: ChatCore | undefined;
 let dir: string | undefined;
@@ -77,6 +78,39 @@ describe('conversations on disk', () => {
     const fresh = callsOf(again).at(-1)!;
     expect(fresh.status).toBe('awaiting_approval');
     expect(fresh.operationId).not.toBe(opId);
+    expect(t.demos.flatMap((d) => d.calls)).toEqual([]);
+  });
+
+  it('a crash after the gate recorded a pending call but before the conversation was saved leaves nothing approvable: the call never runs', async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'warden-chat-persist-'));
+    // Server definitions persist too, as in the app, so the restarted core lists the same tool.
+    const restart = async (folder: string) => {
+      const { ledger } = await openLedgerForApp(folder);
+      return startChatCore({ ledger, servers: { secrets: new MapKeychain(), settingsStore: openConfSettingsStore(folder) }, chat: { dataDir: path.join(folder, 'conversations') } });
+    };
+    t = await restart(dir);
+    const c = await call<Conversation>(t.core, 'chat:create', {});
+    await call(t.core, 'chat:send-message', { conversationId: c.id, text: 'Save a note: water the plants' });
+    const waiting = await waitingApproval(t.core, c.id);
+    const opId = callsOf(waiting)[0]!.operationId!;
+    await t.core.close();
+    // The crash window: the ledger has the call (its record is written before anything else
+    // happens), the conversation file is still the one saved with the person's message.
+    const file = path.join(dir, 'conversations', `${c.id}.json`);
+    const saved = JSON.parse(readFileSync(file, 'utf8')) as Conversation;
+    writeFileSync(file, JSON.stringify({ ...saved, state: 'responding', messages: saved.messages.filter((m) => m.role === 'user') }));
+
+    t = await restart(dir);
+    await call(t.core, 'connections:connect', t.demo);
+    t.dialogs.single = 'approve';
+    t.dialogs.batch = 'approve-all';
+    const reopened = await call<Conversation>(t.core, 'chat:get', { conversationId: c.id });
+    expect(callsOf(reopened)).toEqual([]);
+    // Nothing from that turn waits in Approvals, and nothing can approve it.
+    expect(t.core.gate.gate.pending().map((o) => o.operationId)).not.toContain(opId);
+    expect((await t.core.gate.gate.get(opId))?.state).toBe('cancelled');
+    await call(t.core, 'approvals:review', { operationId: opId }).catch(() => undefined);
+    await expect(t.core.gate.gate.approve(opId)).rejects.toThrow();
     expect(t.demos.flatMap((d) => d.calls)).toEqual([]);
   });
 });

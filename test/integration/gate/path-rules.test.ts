@@ -12,6 +12,7 @@ import { createCore, type WardenCore } from '../../../electron/core/app-core';
 import { dispatch } from '../../../electron/core/dispatch';
 import type { ServerDefinition } from '../../../shared/domain/servers';
 import type { ArgumentConstraint, UserRule } from '../../../shared/domain/policy';
+import type { PathFs, PathSemantics } from '../../../electron/core/policy/paths';
 import { httpDefinition, makeManager, MapSecretStore, startHttpFixture, stdioFixture, trackManagers, type StartedHttpServer } from '../mcp/helpers';
 
 const track = trackManagers();
@@ -73,13 +74,13 @@ class ListableMapSecretStore extends MapSecretStore {
 }
 
 /** Connects the server and assembles the core's gate over it with these rules. */
-async function coreWith(def: ServerDefinition, rules: UserRule[]): Promise<WardenCore> {
+async function coreWith(def: ServerDefinition, rules: UserRule[], paths?: { semantics: PathSemantics; fs: PathFs | null }): Promise<WardenCore> {
   const { manager } = track(makeManager([def]));
   expect(await manager.connect(def.id, 'default')).toMatchObject({ state: 'connected' });
   const core = createCore({
     version: 'test',
     servers: { secrets: new ListableMapSecretStore() },
-    gate: { registry: manager, executor: manager, initialPolicy: { user: rules } },
+    gate: { registry: manager, executor: manager, initialPolicy: { user: rules }, ...(paths ? { paths } : {}) },
     connections: { reconnect: { maxAttempts: 0 } },
   });
   cores.push(core);
@@ -99,6 +100,13 @@ async function rendererReads(c: WardenCore, serverId: string, p: string) {
   const op = (answer as { value: { operationId: string; state: string } }).value;
   return op.state === 'executing' ? c.gate.gate.settled(op.operationId) : (await c.gate.gate.get(op.operationId))!;
 }
+
+const globRule = (id: string, serverId: string, mode: 'allow' | 'ask' | 'disabled', glob: string): UserRule => ({
+  id,
+  scope: { kind: 'tool-constraint', serverId, accountId: null, toolName: 'read_file', constraints: [{ op: 'matches', field: 'path', value: glob } satisfies ArgumentConstraint] },
+  mode,
+  pin: null,
+});
 
 const stdioFiles = (extra: Partial<Extract<ServerDefinition, { transport: 'stdio' }>> = {}) => stdioFixture('files', 'files', [{ name: 'CALLS_FILE', value: callsFile }], extra);
 
@@ -197,5 +205,72 @@ describe('relative paths under a path rule', () => {
     const docs = await rendererReads(askByDefault, 'remote', 'docs/readme.md');
     expect(docs.state).toBe('awaiting_approval');
     expect(received()).toEqual([]);
+  });
+});
+
+describe('matches globs on paths, from the attacker\'s side', () => {
+  it('a Disabled "anywhere" glob (**/.ssh/**, **/*.env) holds for absolute paths, as globs do everywhere else', async () => {
+    file('home/.ssh/id_rsa', 'PRIVATE KEY');
+    file('project/.env', 'TOKEN=secret');
+    file('project/readme.md', 'readme');
+    const c = await coreWith(stdioFiles(), [allowTool('files'), globRule('no-ssh', 'files', 'disabled', '**/.ssh/**'), globRule('no-env', 'files', 'disabled', '**/*.env')]);
+    for (const p of [path.join(root, 'home/.ssh/id_rsa'), path.join(root, 'project/.env'), 'home/.ssh/id_rsa']) {
+      const op = await modelReads(c, 'files', p);
+      expect(op.state, p).toBe('denied');
+    }
+    expect(received()).toEqual([]);
+    const fine = await modelReads(c, 'files', path.join(root, 'project/readme.md'));
+    expect(fine.state).toBe('succeeded');
+  });
+
+  it("a relative path cannot slip past an absolute Disabled glob: it is judged where the server opens it too", async () => {
+    file('project/secrets/key', 'PRIVATE KEY');
+    file('project/docs/readme.md', 'project readme');
+    const project = path.join(root, 'project');
+    const c = await coreWith(stdioFiles({ cwd: project }), [allowTool('files'), globRule('no-secrets', 'files', 'disabled', `${project}/secrets/**`)]);
+    for (const p of ['secrets/key', 'docs/../secrets/key']) {
+      const op = await rendererReads(c, 'files', p);
+      expect(op.state, p).toBe('denied');
+      expect(op.reason, p).toContain(`matches ${project}/secrets/**`);
+    }
+    expect(received()).toEqual([]);
+    expect((await rendererReads(c, 'files', 'docs/readme.md')).state).toBe('succeeded');
+
+    // Where the working folder is unknown, such a path could be anywhere: the Disabled glob holds.
+    http = await startHttpFixture('files', '--http', { CALLS_FILE: callsFile });
+    const remote = await coreWith(httpDefinition('remote', http.url), [allowTool('remote'), { ...globRule('no-secrets', 'remote', 'disabled', '/srv/secrets/**') }]);
+    const op = await rendererReads(remote, 'remote', 'secrets/key');
+    expect(op.state).toBe('denied');
+    expect(received().map((r) => r.args.path)).toEqual(['docs/readme.md']);
+  });
+
+  it('Windows path forms: backslashes, forward slashes and another case all meet a Disabled glob', async () => {
+    // Windows semantics over a small fake disk: C:\Users\Me\.ssh exists.
+    const dirs = ['C:\\Users', 'C:\\Users\\Me', 'C:\\Users\\Me\\.ssh', 'C:\\Users\\Me\\docs'];
+    const fs: PathFs = {
+      lstat(p) {
+        if (dirs.includes(path.win32.normalize(p))) return { isSymbolicLink: () => false };
+        throw Object.assign(new Error('no such file'), { code: 'ENOENT' });
+      },
+      readlink: () => {
+        throw Object.assign(new Error('not a link'), { code: 'EINVAL' });
+      },
+      realpath(p) {
+        // The on-disk case, as Windows reports it.
+        const found = dirs.find((d) => d.toLowerCase() === path.win32.normalize(p).toLowerCase());
+        if (found || /^[a-z]:\\?$/i.test(p)) return found ?? p.toUpperCase();
+        throw Object.assign(new Error('no such file'), { code: 'ENOENT' });
+      },
+    };
+    const c = await coreWith(stdioFiles(), [allowTool('files'), globRule('no-ssh', 'files', 'disabled', 'C:/Users/Me/.ssh/**'), globRule('no-keys', 'files', 'disabled', '**/*.pem')], { semantics: 'win32', fs });
+    for (const p of ['C:\\Users\\Me\\.ssh\\id_rsa', 'C:/Users/Me/.ssh/id_rsa', 'c:\\users\\me\\.SSH\\id_rsa', 'C:\\Users\\Me\\docs\\..\\.ssh\\id_rsa', 'C:\\Users\\Me\\docs\\server.pem', 'C:\\Users\\Me\\docs\\SERVER.PEM']) {
+      const op = await modelReads(c, 'files', p);
+      expect(op.state, p).toBe('denied');
+    }
+    expect(received()).toEqual([]);
+    // A path the glob does not name still runs (the server, not on Windows, just cannot open it).
+    const other = await modelReads(c, 'files', 'C:\\Users\\Me\\docs\\notes.txt');
+    expect(other.state).not.toBe('denied');
+    expect(received().map((r) => r.args.path)).toEqual(['C:\\Users\\Me\\docs\\notes.txt']);
   });
 });

@@ -129,6 +129,11 @@ describe('gate on the durable ledger', () => {
     // call is never released and the in-memory client is left as is.
     first.gate.close();
     await first.service.ledger.close();
+    // A crashed process writes nothing more. This one still holds its index connection, whose
+    // timed commit could otherwise land after the restart below has opened the same index (a
+    // late writer no crash leaves behind) and set op-2 back to executing: close it now, leaving
+    // the index as a crash just after its last commit would.
+    await first.service.index.close();
 
     const second = await start(t.dir);
     cleanups.push(second.close);

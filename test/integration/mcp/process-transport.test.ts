@@ -61,6 +61,32 @@ describe('ProcessTransport stdout framing', () => {
     expect(errors[0]!.message).toContain('malformed JSON-RPC from server: not json at all');
   });
 
+  it('a long stdout line costs main-process time linear in its length (a 14 MB answer costs about seven 2 MB ones, not fifty)', async () => {
+    // Found from the attacker's side: the unfinished line was joined and re-scanned on every 64 KiB
+    // chunk, so one 8 MB result cost over two seconds of main thread, growing with its square.
+    const cpuFor = async (mb: number): Promise<number> => {
+      const child = `
+const text = 'x'.repeat(${mb} * 1024 * 1024);
+process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text }] } }) + '\\n');
+setInterval(() => {}, 1000);`;
+      const t = new ProcessTransport({ command: process.execPath, args: ['-e', child], env: {}, log: new LogRing(), gracefulExitMs: 200 });
+      transport = t;
+      let got = false;
+      t.onmessage = () => void (got = true);
+      const before = process.cpuUsage();
+      await t.start();
+      await waitUntil(() => got, 60_000, `the ${mb} MB line`);
+      const used = process.cpuUsage(before);
+      await t.close();
+      return (used.user + used.system) / 1000;
+    };
+    await cpuFor(1); // warm-up
+    const small = await cpuFor(2);
+    const large = await cpuFor(14);
+    // Linear: about 7 times; the quadratic reading was over 20.
+    expect(large / small, `2 MB: ${small.toFixed(0)} ms, 14 MB: ${large.toFixed(0)} ms of CPU`).toBeLessThan(12);
+  });
+
   it('a message handler that throws loses nothing: the answer after it in the same chunk still arrives, and the error is logged', async () => {
     // Found by review: the chunk's remaining lines were dropped when one delivery threw.
     const child = `

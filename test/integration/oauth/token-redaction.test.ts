@@ -64,6 +64,45 @@ describe('OAuth tokens are scrubbed from the ledger', () => {
     expect(journaled).toContain(`Authorization: Bearer ${REDACTED}`);
   });
 
+  it('a compromised renderer never receives them: every response and event it can see has them redacted', async () => {
+    const f = await hostileFixture();
+    const w = await startCoreWorld({ ledger: true });
+    cleanups.push(async () => {
+      await w.close().catch(() => undefined);
+      await cleanUpWorld(w);
+    });
+    // All the renderer gets: what its contract calls answer, and every event pushed to the window.
+    const seen: string[] = [];
+    w.core.events.subscribe((event, payload) => seen.push(`${event} ${JSON.stringify(payload)}`));
+    const read = async <C extends Parameters<typeof w.attempt>[0]>(channel: C, request: Parameters<typeof w.attempt<C>>[1]) => {
+      const answer = await w.attempt(channel, request);
+      seen.push(`${channel} ${JSON.stringify(answer)}`);
+      return answer;
+    };
+    const added = await w.call('servers:add', {
+      definition: { name: 'Echo', transport: 'http', url: f.mcpUrl, headers: [], auth: { kind: 'oauth' } },
+      accountLabel: 'Work',
+    });
+    const target = { serverId: added.definition.id, accountId: added.accounts[0]!.id };
+    await w.call('auth:login', target);
+    expect((await w.connect(target.serverId, target.accountId)).state).toBe('connected');
+    const proposed = await read('tools:run', { ...target, toolName: 'echo_credentials', arguments: {} });
+    expect(proposed.ok).toBe(true);
+    const operationId = proposed.ok ? proposed.value.operationId : '';
+    // The person approves in the native dialog; the renderer only asks for the review and reads.
+    await read('approvals:review', { operationId });
+    for (let i = 0; i < 200; i++) {
+      const op = await read('operations:get', { operationId });
+      if (op.ok && op.value.state === 'succeeded') break;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    await read('operations:list', { limit: 100 });
+    await read('approvals:list', {});
+    const text = seen.join('\n');
+    expect(text).toContain(`Authorization: Bearer ${REDACTED}`);
+    for (const secret of credentials(f)) expect(text.includes(secret), 'a credential reached the renderer').toBe(false);
+  });
+
   it('tokens read back from the keychain after a restart are scrubbed too', async () => {
     const f = await hostileFixture();
     const first = await startCoreWorld({ ledger: true });

@@ -93,6 +93,19 @@ describe('the permission matrix', () => {
     }
   });
 
+  it('with the Disabled default from Settings, a tool with no mode is shown Disabled and says why, as the gate decides it', async () => {
+    shown.length = 0;
+    core = start();
+    const { serverId, work } = await weatherWithTwoAccounts();
+    await call('connections:connect', { serverId, accountId: work });
+    await call('settings:set', { defaultToolMode: 'disabled' });
+    const m = await call('permissions:matrix', {});
+    const row = m.rows.find((r) => r.serverId === serverId && r.accountId === work && r.toolName === 'get_weather')!;
+    expect(row).toMatchObject({ effective: 'deny', mode: null });
+    expect(row.explanation).toMatch(/^Disabled: you have not chosen a mode for get_weather on Weather \(Work\), and your default for such tools is Disabled/);
+    expect(m.servers!.find((s) => s.serverId === serverId)!.explanation).toMatch(/Disabled \(your default in Settings\)/);
+  });
+
   it('what an account listed survives a restart: a new core shows its tools from that listing before it connects', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'warden-listings-'));
     dirs.push(dir);

@@ -107,6 +107,8 @@ describe('ledger projections', () => {
     const policyRows = await p.audit({ types: ['policy.changed'] });
     expect(policyRows).toHaveLength(1);
     expect(policyRows[0]).toMatchObject({ serverId: 'github', toolName: 'close_issue', actor: 'user' });
+    // In words, not the rule's id: the row already names the server, account and tool.
+    expect(policyRows[0]!.reason).toBe('Rule for this tool set to Always Allow');
     const middle = all[Math.floor(all.length / 2)]!.time;
     const later = await p.audit({ from: middle });
     expect(later.length).toBeGreaterThan(0);

@@ -84,6 +84,17 @@ describe('redactor', () => {
     }
   });
 
+  it('scrubIfPresent passes a clean payload through as it is and scrubs one that holds a secret, even one JSON escapes', () => {
+    const r = new Redactor();
+    const clean = { a: ['text', { b: 1 }] };
+    expect(r.scrubIfPresent(clean)).toBe(clean);
+    r.register(API_KEY);
+    expect(r.scrubIfPresent(clean)).toBe(clean);
+    expect(r.scrubIfPresent({ result: [`key ${API_KEY}`], [API_KEY]: true })).toEqual({ result: [`key ${REDACTED}`], [REDACTED]: true });
+    r.register('pa"ss\\word');
+    expect(r.scrubIfPresent({ env: 'x=pa"ss\\word' })).toEqual({ env: `x=${REDACTED}` });
+  });
+
   it('a secret stays scrubbed until every holder forgot it, and then text is left alone', () => {
     const r = new Redactor();
     r.register(REFRESH);

@@ -48,6 +48,17 @@ describe('policy engine: modes and defaults', () => {
     expect(d.reason).toMatch(/does not currently list close_issue/);
   });
 
+  it('explanations name the server and account a person knows, never the ids the rules hold', () => {
+    const allowed = decide(req(), state({ user: [toolRule('r1', 'allow')] }), ctx);
+    expect(allowed.reason).toBe('Allowed: you set Always Allow for close_issue on GitHub (Work)');
+    const server = decide(req(), state({ user: [{ id: 's1', scope: { kind: 'server', serverId: 'gh', accountId: 'work' }, mode: 'ask', pin: null }] }), ctx);
+    expect(server.reason).toBe('Asks: you set Ask for all tools of GitHub (Work)');
+    const here = decide(req(), state({ conversation: [{ id: 'c1', conversationId: 'conv1', serverId: 'gh', accountId: 'work', toolName: 'close_issue', mode: 'disabled', pin: null }] }), ctx);
+    expect(here.reason).toBe('Disabled in this conversation: you turned off close_issue on GitHub (Work) for this conversation');
+    // Without labels (nothing better is known) the ids are all there is.
+    expect(decide(req(), state({ user: [toolRule('r1', 'allow')] }), { ...ctx, labels: undefined }).reason).toBe('Allowed: you set Always Allow for close_issue on gh (work)');
+  });
+
   it('server annotations and descriptions never make a decision more permissive', () => {
     const d = decide(req(), state(), { ...ctx, tool: { ...tool, annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true } } });
     expect(d.decision).toBe('ask');
@@ -298,5 +309,40 @@ describe('paths the way the operating system opens them', () => {
     expect(decide(req({ arguments: rel }), withTool('allow', rule('s', 'disabled', '/p/secrets')), { ...ctx, unresolvedPaths: why }).reason).toBe(
       `Disabled: you set Disabled for close_issue on GitHub (every account) when path is under /p/secrets (${why.get('path')}; the strictest rule it could fall under applies)`,
     );
+  });
+
+  it('a glob on a path holds only if it holds as written and where the path is opened; otherwise it can only make the call stricter', () => {
+    const glob = (id: string, mode: string, value: string): UserRule => ({
+      id,
+      scope: { kind: 'tool-constraint', serverId: 'gh', accountId: null, toolName: 'close_issue', constraints: [{ op: 'matches', field: 'path', value }] },
+      mode,
+      pin: null,
+    });
+    const withTool = (mode: string, ...rules: UserRule[]) => state({ user: [toolRule('t', mode), ...rules] });
+    const at = (written: string, opened: string | null, extra: Partial<PolicyContext> = {}) => ({
+      request: req({ arguments: { path: written } }),
+      context: { ...ctx, ...extra, pathValues: new Map([['path', opened === null ? { written, opened, why: 'is a relative path and the server\'s working folder is unknown' } : { written, opened }]]) },
+    });
+    const decideAt = (where: ReturnType<typeof at>, policy: PolicyState) => decide(where.request, policy, where.context);
+    // Both readings agree: exactly as before.
+    expect(decideAt(at('/p/secrets/k', '/p/secrets/k'), withTool('allow', glob('s', 'disabled', '/p/secrets/**')))).toMatchObject({ decision: 'deny', ruleId: 's' });
+    expect(decideAt(at('/p/docs/a', '/p/docs/a'), withTool('allow', glob('s', 'disabled', '/p/secrets/**')))).toMatchObject({ decision: 'allow', ruleId: 't' });
+    expect(decideAt(at('/p/docs/a', '/p/docs/a'), withTool('ask', glob('d', 'allow', '/p/docs/**')))).toMatchObject({ decision: 'allow', ruleId: 'd' });
+    // Written one way, opened another (a relative path, a symlink): a Disabled glob holds, an Allow glob does not apply.
+    const denied = decideAt(at('secrets/k', '/p/secrets/k'), withTool('allow', glob('s', 'disabled', '/p/secrets/**')));
+    expect(denied).toMatchObject({ decision: 'deny', ruleId: 's' });
+    expect(denied.reason).toContain('arguments.path "secrets/k" is opened as /p/secrets/k');
+    expect(decideAt(at('/p/docs/link/a', '/outside/a'), withTool('ask', glob('d', 'allow', '/p/docs/**')))).toMatchObject({ decision: 'ask', ruleId: 't' });
+    // A place that cannot be known: strictest.
+    expect(decideAt(at('secrets/k', null), withTool('allow', glob('s', 'disabled', '/srv/secrets/**')))).toMatchObject({ decision: 'deny', ruleId: 's' });
+    expect(decideAt(at('notes.md', null), withTool('ask', glob('d', 'allow', '*.md')))).toMatchObject({ decision: 'ask', ruleId: 't' });
+    // Windows: either separator, any case.
+    const win: Partial<PolicyContext> = { paths: 'win32' };
+    expect(decideAt(at('C:\\Users\\Me\\.ssh\\id', 'C:\\Users\\Me\\.ssh\\id', win), withTool('allow', glob('s', 'disabled', 'C:/Users/Me/.ssh/**')))).toMatchObject({ decision: 'deny' });
+    expect(decideAt(at('c:/users/me/.SSH/id', 'c:\\users\\me\\.SSH\\id', win), withTool('allow', glob('s', 'disabled', '**/.ssh/**')))).toMatchObject({ decision: 'deny' });
+    expect(decideAt(at('C:/P/Docs/a', 'C:\\P\\Docs\\a', win), withTool('ask', glob('d', 'allow', 'C:/P/Docs/**')))).toMatchObject({ decision: 'allow', ruleId: 'd' });
+    expect(decideAt(at('c:/p/docs/a', 'c:\\p\\docs\\a', win), withTool('ask', glob('d', 'allow', 'C:/P/Docs/**')))).toMatchObject({ decision: 'ask', ruleId: 't' });
+    // Not a path field: the glob reads the string as it is.
+    expect(decide(req({ arguments: { path: 'secrets/k' } }), withTool('allow', glob('s', 'disabled', '/p/secrets/**')), ctx)).toMatchObject({ decision: 'allow' });
   });
 });

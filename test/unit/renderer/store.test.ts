@@ -10,7 +10,7 @@ import { createWardenApi, type WardenApi } from '../../../shared/ipc';
 import { WardenError, type Result } from '../../../shared/result';
 import { ContractError, getWardenApi, toShownError, unwrap } from '../../../renderer/src/api';
 import { createAppStore, type AppStore } from '../../../renderer/src/store';
-import { SETTINGS_NOT_YET, VIEW_IDS } from '../../../renderer/src/store/navigation-slice';
+import { VIEW_IDS } from '../../../renderer/src/store/navigation-slice';
 import { APP_VIEWS } from '../../../shared/contract/app';
 
 let core: WardenCore;
@@ -110,13 +110,11 @@ describe('commands from the application menu and notifications (app:command)', (
     expect(store.getState().view).toBe('chat');
   });
 
-  it('open-settings before there is a Settings view keeps the view and says so, until the next navigation', () => {
+  it('open-settings (Ctrl/Cmd+, in the menu) opens the Settings view', () => {
     store.getState().watchAppCommands();
     store.getState().navigate('servers');
     core.events.emit('app:command', { type: 'open-settings' });
-    expect(store.getState()).toMatchObject({ view: 'servers', navigationNotice: SETTINGS_NOT_YET });
-    store.getState().navigate('activity');
-    expect(store.getState().navigationNotice).toBeNull();
+    expect(store.getState()).toMatchObject({ view: 'settings', navigationNotice: null });
   });
 
   it('a command the contract does not know is refused before the page, and ignored by the slice', () => {

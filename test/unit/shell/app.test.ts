@@ -109,6 +109,15 @@ describe('app lifecycle', () => {
     expect(electronMock.dialog.showMessageBox).toHaveBeenCalledWith(electronMock.state.windows[0], expect.objectContaining({ cancelId: 0, defaultId: 0 }));
   });
 
+  it('gives the core the native question before a model provider address is saved', async () => {
+    const makeCoreSpy = vi.fn(makeCore);
+    await startWarden({ mainDir, env: {}, makeCore: makeCoreSpy });
+    const confirm = makeCoreSpy.mock.calls[0]![0].confirmProviderEndpoint!;
+    electronMock.dialog.showMessageBox.mockResolvedValueOnce({ response: 0, checkboxChecked: false });
+    expect(await confirm({ action: 'add', kind: 'openai', label: 'x', baseUrl: 'https://models.example.net/v1', previousBaseUrl: null })).toBe(false);
+    expect(electronMock.dialog.showMessageBox).toHaveBeenCalledWith(electronMock.state.windows[0], expect.objectContaining({ cancelId: 0, defaultId: 0, title: 'Warden: send conversations to this address?' }));
+  });
+
   it('forwards core events to the window on their wire channel', async () => {
     const running = await start();
     const [window] = electronMock.state.windows;

@@ -73,6 +73,16 @@ describe('matches globs', () => {
     ['!main', 'dev', true],
     ['+(a|aa)', '+(a|aa)', true],
     ['/abs/**', '/abs/x/y', true],
+    // A leading globstar names any leading folders, an absolute path's root included (as in
+    // picomatch and minimatch): a Disabled "**/.ssh/**" must hold for /home/me/.ssh/id_rsa.
+    ['**/.ssh/**', '/home/me/.ssh/id_rsa', true],
+    ['**/.ssh/**', 'home/me/.ssh/id_rsa', true],
+    ['**/.ssh/**', '/home/me/.ssh', true],
+    ['**/*.env', '/p/x.env', true],
+    ['**/*.env', '/p/.env', true],
+    ['**/x', '/x', true],
+    ['**/x', '/a/xy', false],
+    ['**/x', '/a/../x', false],
   ];
   it.each(cases)('%s against %j is %s', (glob, value, want) => {
     expect(compileGlob(glob).test(value)).toBe(want);
