@@ -5,7 +5,7 @@
  * headers carry no value, bearer and OAuth tokens live only in the keychain.
  */
 import { z } from 'zod';
-import { Account, ServerDefinition, TimeoutMs } from '../../../shared/domain/servers';
+import { Account, EntityId, ServerDefinition, TimeoutMs } from '../../../shared/domain/servers';
 import { ThemePreference } from '../../../shared/contract/app';
 
 /** The version this build writes. Bump it together with a migration in `MIGRATIONS`. */
@@ -19,6 +19,11 @@ export const Preferences = z.looseObject({
   defaultCallTimeoutMs: TimeoutMs.optional(),
   /** How Warden is drawn: following the system (default), or always light or dark. */
   theme: ThemePreference.optional(),
+  /**
+   * Servers the person turned off: they do not connect on launch. A list of the ones turned off
+   * (not a flag per server) so that settings written before the switch existed keep every server on.
+   */
+  disabledServers: z.array(EntityId).max(10_000).optional(),
 });
 export type Preferences = z.infer<typeof Preferences>;
 
