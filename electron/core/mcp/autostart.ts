@@ -355,8 +355,12 @@ export function summarize(rows: readonly ServerOverviewRow[]): ServersOverview['
   return { total: rows.length, enabled: enabled.length, connected, text };
 }
 
-/** The first clause of a reason, without the "; gave up after …" tail, bounded for one line. */
+/** A reason for the summary line: without the "; gave up after …" tail or a repeated command name, bounded for one line. */
 function shortReason(reason: string): string {
-  const first = reason.split('; gave up after')[0]!.trim();
+  // "Could not start uvx: command not found: uvx" → "command not found: uvx": the name is already in the cause.
+  const first = reason
+    .split('; gave up after')[0]!
+    .trim()
+    .replace(/^Could not start .+?: (?=(command not found|working folder not found|permission denied)\b)/i, '');
   return first.length > 120 ? `${first.slice(0, 119)}…` : first;
 }

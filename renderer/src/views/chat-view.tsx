@@ -10,6 +10,7 @@ import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react'
 import type { ChatMessage, ChatToolCall, ChatTool } from '../../../shared/contract/chat';
 import { DecisionPill, ErrorNote } from '../components/common';
 import { Markdown } from '../components/markdown';
+import { CallProgress } from '../components/progress';
 import { useAppStore } from '../store';
 
 const STATUS_WORDS: Record<ChatToolCall['status'], string> = {
@@ -50,6 +51,7 @@ function ToolCallCard({ call }: { call: ChatToolCall }) {
         {took ? <span className="muted small">{took}</span> : null}
       </header>
       <p className="tool-card-preview">{call.preview}</p>
+      {call.status === 'running' && call.operationId && call.startedAt !== null ? <CallProgress operationId={call.operationId} startedAt={call.startedAt} testId={`call-${call.callId}-progress`} /> : null}
       <p className="tool-card-why">
         <span className="muted">Why: </span>
         {call.why}

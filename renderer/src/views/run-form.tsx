@@ -8,6 +8,7 @@ import type { ToolView } from '../../../shared/contract/connections';
 import { toShownError, type ShownError } from '../api';
 import { ErrorNote, ServerClaim, StatePill } from '../components/common';
 import { useAppStore } from '../store';
+import { CallProgress } from '../components/progress';
 import { argumentSkeleton } from './view-helpers';
 
 /** Plain text of a tool result's text blocks (display only). */
@@ -19,7 +20,6 @@ function resultText(content: ReadonlyArray<Record<string, unknown>>): string {
 export function RunForm({ tool, onClose }: { tool: ToolView; onClose: () => void }) {
   const runTool = useAppStore((s) => s.runTool);
   const navigate = useAppStore((s) => s.navigate);
-  const cancel = useAppStore((s) => s.cancel);
   const [text, setText] = useState(() => argumentSkeleton(tool.inputSchema));
   const [error, setError] = useState<ShownError | null>(null);
   const [operationId, setOperationId] = useState<string | null>(null);
@@ -90,13 +90,7 @@ export function RunForm({ tool, onClose }: { tool: ToolView; onClose: () => void
             </p>
           ) : null}
           {operation.state === 'executing' ? (
-            <p>
-              Running.{' '}
-              <button type="button" className="button button-small" onClick={() => void cancel(operation.operationId)} data-testid="run-form-stop">
-                Stop
-              </button>{' '}
-              <span className="muted">(a stopped call's outcome is unknown: it may already have happened; see Recovery)</span>
-            </p>
+            <CallProgress operationId={operation.operationId} startedAt={operation.history.find((h) => h.to === 'executing')?.at ?? operation.requestedAt} testId="run-form-progress" stopTestId="run-form-stop" />
           ) : null}
           {operation.result ? (
             <div className="field">
