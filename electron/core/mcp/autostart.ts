@@ -78,6 +78,8 @@ export class ServerAutostart {
     this.policy = { ...DEFAULT_POLICY, ...deps.policy };
     this.offs.push(
       deps.manager.on('status', (serverId, accountId, status) => this.onStatus(serverId, accountId, status)),
+      // A re-listing changes the tool count the list shows.
+      deps.manager.on('toolsChanged', () => this.queueOverview()),
       deps.servers.onChange((change) => {
         if (change.reason === 'removed' && change.serverId !== null) this.forget(change.serverId);
         this.queueOverview();
