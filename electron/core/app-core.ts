@@ -34,6 +34,7 @@ import { createPreferencesModule, preferenceReaders } from './preferences/prefer
 import { verifyLedgerInWorker } from './ledger/verify-in-worker';
 import type { LedgerVerifyResult } from '../../shared/domain/ledger';
 import type { Redactor } from './redact/redactor';
+import { ServerAutostart, type AutostartPolicy } from './mcp/autostart';
 
 /** What the core needs from its host. */
 export interface CoreDeps {
@@ -99,6 +100,13 @@ export interface CoreDeps {
   dataFolder?: string;
   /** Verifies a ledger folder for `ledger:verify` (default: in a worker thread, off the main thread). */
   verifyLedger?: (dir: string) => Promise<LedgerVerifyResult>;
+  /**
+   * Connect every enabled server once recovery is done (the app and the test host: true; tests:
+   * off unless they test it), retrying failures with `autostartPolicy`'s backoff.
+   */
+  autoConnect?: boolean;
+  /** Spacing of automatic attempts after a failed connect (defaults: 2 s doubling to 60 s, 6 retries). */
+  autostartPolicy?: Partial<AutostartPolicy>;
 }
 
 /** The running core: contract handlers, outgoing events, and shutdown. */
@@ -124,6 +132,10 @@ export interface WardenCore {
   readonly permissions: PermissionsModule;
   /** What the first-run demo offer did (null when `offerDemoServer` is off). */
   readonly demoOffered: Promise<Awaited<ReturnType<typeof offerDemoServerOnFirstRun>> | null>;
+  /** The enabled switch, launch connects, retries and the servers overview. */
+  readonly autostart: ServerAutostart;
+  /** Settles when every enabled server has connected or failed its first attempt (at once when `autoConnect` is off). */
+  readonly launched: Promise<void>;
   status(): CoreStatus;
   close(): Promise<void>;
 }
@@ -246,6 +258,20 @@ export function createCore(deps: CoreDeps): WardenCore {
       })
     : Promise.resolve(null);
   demoOffered.catch(() => undefined);
+  const autostart = new ServerAutostart({
+    manager: connections.manager,
+    servers: serversModule.service,
+    settings: serversModule.settings,
+    events,
+    clock,
+    ...(deps.autostartPolicy ? { policy: deps.autostartPolicy } : {}),
+  });
+  // After recovery (nothing is re-sent, and pins are known) and after the first-run demo offer
+  // (which connects the demo itself): every enabled server at once.
+  const launched = deps.autoConnect
+    ? Promise.allSettled([recovered, demoOffered]).then(() => autostart.launch())
+    : Promise.resolve();
+  launched.catch((error: unknown) => console.error('connecting the enabled servers failed', error));
   const theme = createThemeModule({ settings: serversModule.settings, events, appearance: deps.appearance });
 
   const late2: { chat?: ChatService } = {};
@@ -306,6 +332,9 @@ export function createCore(deps: CoreDeps): WardenCore {
     ...serversModule.handlers,
     ...gateModule.handlers,
     ...connections.handlers,
+    'servers:overview': () => autostart.overview(),
+    'servers:set-enabled': ({ serverId, enabled }) => autostart.setEnabled(serverId, enabled),
+    'servers:restart': ({ serverId }) => autostart.restart(serverId),
     ...createAuthHandlers(oauth),
     ...runHandlers(() => gateModule.gate),
     ...modelsModule.handlers,
@@ -379,6 +408,8 @@ export function createCore(deps: CoreDeps): WardenCore {
     models: modelsModule.service,
     recovered,
     demoOffered,
+    autostart,
+    launched,
     chat: chat.service,
     permissions,
     status,
@@ -389,6 +420,7 @@ export function createCore(deps: CoreDeps): WardenCore {
       await permissions.close();
       gateModule.close();
       modelsModule.dispose();
+      autostart.close();
       await connections.dispose();
       return journal.close();
     },

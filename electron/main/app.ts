@@ -159,6 +159,8 @@ export async function startWarden(options: StartOptions = {}): Promise<RunningWa
     confirmProviderEndpoint: createProviderEndpointConfirmer(() => window),
     // First run with no servers: add the in-process demo server (README: useful offline, no keys).
     offerDemoServer: true,
+    // Enabled servers connect at launch, all at once, retrying failures with backoff.
+    autoConnect: true,
     gate: { ...durable.gate, prompter: createDialogPrompter(() => window) },
     // The stored theme is applied now, before the window is created in its colours.
     appearance: nativeAppearance,

@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { defineChannels, defineEvents } from '../contract-kit';
 import { AccountView, DisplayName, EntityId, ServerDraft, ServerView, SecretStatus } from '../domain/servers';
+import { ConnectionStatusView } from './connections';
 
 /** One secret value to store with a server or account: `name` in the keying convention (`env:API_KEY`). */
 export const SecretInput = z
@@ -81,6 +82,73 @@ export const SecretDecision = z
   .strict();
 export type SecretDecision = z.infer<typeof SecretDecision>;
 
+/**
+ * How one server is doing, as one word a list can show: connected; connecting; retrying after a
+ * failure (with the next attempt's time); failed (no more automatic attempts: Restart); needs
+ * sign-in; not connected (enabled, but disconnected by the person); turned off (not enabled).
+ */
+export const ServerRunState = z.enum(['connected', 'connecting', 'retrying', 'failed', 'needs_sign_in', 'not_connected', 'turned_off']);
+export type ServerRunState = z.infer<typeof ServerRunState>;
+
+/** One account's connection inside a server's overview row. */
+export const ServerAccountState = z
+  .object({
+    accountId: EntityId,
+    label: z.string(),
+    status: ConnectionStatusView,
+    toolCount: z.number().int().nonnegative(),
+    /** When the connect under way started (epoch ms), so a long one can show its elapsed time; null when not connecting. */
+    connectingSince: z.number().nullable(),
+    /** When the next automatic attempt is due (epoch ms), or null when none is scheduled. */
+    nextAttemptAt: z.number().nullable(),
+  })
+  .strict();
+export type ServerAccountState = z.infer<typeof ServerAccountState>;
+
+/** One server in the Servers list: enabled switch, state, tools and the account Warden starts it with. */
+export const ServerOverviewRow = z
+  .object({
+    serverId: EntityId,
+    name: z.string(),
+    transport: z.enum(['stdio', 'http', 'builtin']),
+    /** Enabled servers connect when Warden starts, and retry with backoff when that fails. */
+    enabled: z.boolean(),
+    state: ServerRunState,
+    /** Tools listed by its connected accounts. */
+    toolCount: z.number().int().nonnegative(),
+    /** The account Warden connects on launch (the server's first). */
+    accountId: EntityId,
+    accountLabel: z.string(),
+    /** Why it is not connected (sanitized; the server's own words may be part of it), or null. */
+    reason: z.string().nullable(),
+    /** Which automatic attempt is next (retrying) or was last (failed), or null. */
+    attempt: z.number().int().positive().nullable(),
+    /** When the next automatic attempt is due (epoch ms), or null. */
+    nextAttemptAt: z.number().nullable(),
+    /** When the connect under way started (epoch ms), or null. */
+    connectingSince: z.number().nullable(),
+    accounts: z.array(ServerAccountState),
+  })
+  .strict();
+export type ServerOverviewRow = z.infer<typeof ServerOverviewRow>;
+
+/** Every server's row plus the one-line summary ("5 of 6 connected — Files failed: command not found"). */
+export const ServersOverview = z
+  .object({
+    servers: z.array(ServerOverviewRow),
+    summary: z
+      .object({
+        total: z.number().int().nonnegative(),
+        enabled: z.number().int().nonnegative(),
+        connected: z.number().int().nonnegative(),
+        /** The summary in words. */
+        text: z.string(),
+      })
+      .strict(),
+  })
+  .strict();
+export type ServersOverview = z.infer<typeof ServersOverview>;
+
 const Empty = z.object({}).strict();
 const SecretRef = z.object({ serverId: EntityId, accountId: EntityId, name: z.string().min(1).max(300) }).strict();
 
@@ -153,6 +221,24 @@ export const serversChannels = defineChannels({
       .strict(),
     response: z.object({ servers: z.array(ServerView) }).strict(),
   },
+  /** Every server with its enabled switch, state, tool count, backoff, and the summary line. */
+  'servers:overview': {
+    doc: 'Every server with its enabled switch, connection state, tool count, next automatic attempt, and a one-line summary.',
+    request: Empty,
+    response: ServersOverview,
+  },
+  /** Turns a server on (saved; it connects now and on every launch) or off (saved; disconnected now). */
+  'servers:set-enabled': {
+    doc: 'Turns a server on (connects now and whenever Warden starts, retrying with backoff) or off (disconnects it and keeps it off).',
+    request: z.object({ serverId: EntityId, enabled: z.boolean() }).strict(),
+    response: ServerOverviewRow,
+  },
+  /** Disconnects every account of a server, forgets its backoff, and connects it again. */
+  'servers:restart': {
+    doc: 'Disconnects a server (killing a local process), forgets its retry count and connects it again.',
+    request: z.object({ serverId: EntityId }).strict(),
+    response: ServerOverviewRow,
+  },
   /** Accounts of one server (or all). */
   'accounts:list': {
     doc: 'Accounts (credential profiles), optionally of one server, with hasSecret flags.',
@@ -207,6 +293,11 @@ export const serversEvents = defineEvents({
   'servers:changed': {
     doc: 'Servers, accounts or secret flags changed; re-read servers:list.',
     payload: z.object({ serverId: EntityId.nullable(), reason: z.string() }).strict(),
+  },
+  /** Any server's state, enabled switch or backoff changed: the whole overview, coalesced per tick. */
+  'servers:overview-changed': {
+    doc: 'The servers overview changed (a connection state, an enabled switch, a retry); carries the new overview.',
+    payload: ServersOverview,
   },
   /** The active account of a server in a conversation changed. */
   'accounts:switched': {

@@ -47,8 +47,15 @@ async function add(name: string, fixture: string): Promise<{ serverId: string; a
 }
 
 /** Connects a server from the Servers view, then allows every tool it lists (the dialog stand-in approves). */
+/** The Servers view lists servers; each opens into its details (accounts, tools, Run). */
+async function openServer(serverId: string): Promise<void> {
+  if ((await page.getByTestId('server-details-back').count()) > 0) await page.getByTestId('server-details-back').click();
+  await page.getByTestId(`server-open-${serverId}`).click();
+}
+
 async function connectAndAllow(at: { serverId: string; accountId: string }): Promise<void> {
   const prefix = `account-${at.serverId}-${at.accountId}`;
+  await openServer(at.serverId);
   await page.getByTestId(`${prefix}-connect`).click();
   await page.locator(`[data-testid="${prefix}-status"][data-state="connected"]`).waitFor({ timeout: 60_000 });
   await page.getByTestId(`${prefix}-tools`).waitFor({ timeout: 30_000 });
@@ -102,8 +109,8 @@ describe('a hostile server’s answer as a person sees it', () => {
 
   it('an answer that tells the model to ignore its instructions is shown cleaned, with a visible note saying so in plain words', async () => {
     await page.getByTestId('nav-servers').click();
-    await connectAndAllow(notes);
     await connectAndAllow(flood);
+    await connectAndAllow(notes);
     await page.getByTestId('tool-run-read_note').click();
     await page.getByTestId('run-form-submit').click();
     await page.locator('[data-testid="run-form-state"][data-state="succeeded"]').waitFor({ timeout: 30_000 });
@@ -136,6 +143,7 @@ describe('a hostile server’s answer as a person sees it', () => {
   });
 
   it('an 8 MB answer arrives as its first 64 KiB, with a visible note saying how much of it is shown', async () => {
+    await openServer(flood.serverId);
     await page.getByTestId('tool-run-flood').click();
     const form = page.getByTestId('run-form').last();
     await form.getByTestId('run-form-json-toggle').check();

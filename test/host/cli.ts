@@ -14,7 +14,7 @@ const { version } = JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as {
 
 const rendererDir = await ensureRendererBuilt(root);
 // No native dialogs in a browser: import opens the offered default location, as a person pressing Open would.
-const core = createCore({ version: `${version}-host`, offerDemoServer: true, fileDialogs: acceptDefaultFileDialogs });
+const core = createCore({ version: `${version}-host`, offerDemoServer: true, autoConnect: true, fileDialogs: acceptDefaultFileDialogs });
 const host = await startTestHost({ core, rendererDir });
 console.log(`Warden test host (demo core, loopback only): ${host.url}`);
 console.log('Open it in a browser. Ctrl+C stops it.');

@@ -5,7 +5,7 @@
  * headers carry no value, bearer and OAuth tokens live only in the keychain.
  */
 import { z } from 'zod';
-import { Account, ServerDefinition, TimeoutMs } from '../../../shared/domain/servers';
+import { Account, EntityId, ServerDefinition, TimeoutMs } from '../../../shared/domain/servers';
 import { ThemePreference } from '../../../shared/contract/app';
 import { DefaultToolMode } from '../../../shared/contract/settings';
 
@@ -27,6 +27,11 @@ export const Preferences = z.looseObject({
   theme: ThemePreference.optional(),
   /** What a tool no rule covers gets: Ask (default) or Disabled (not offered). Never Always Allow. */
   defaultToolMode: DefaultToolMode.optional(),
+  /**
+   * Servers the person turned off: they do not connect on launch. A list of the ones turned off
+   * (not a flag per server) so that settings written before the switch existed keep every server on.
+   */
+  disabledServers: z.array(EntityId).max(10_000).optional(),
 });
 export type Preferences = z.infer<typeof Preferences>;
 

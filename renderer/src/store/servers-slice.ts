@@ -7,7 +7,7 @@
  * store only learns the `hasSecret` flags main reports back.
  */
 import type { ConnectionStatusView, ConnectionView, LogLineView, ToolView } from '../../../shared/contract/connections';
-import type { ImportPreview, SecretDecision, SecretInput } from '../../../shared/contract/servers';
+import type { ImportPreview, SecretDecision, SecretInput, ServersOverview } from '../../../shared/contract/servers';
 import type { ServerDraft, ServerView } from '../../../shared/domain/servers';
 import { toShownError, unwrap, type ShownError } from '../api';
 import type { SliceCreator } from './types';
@@ -17,7 +17,25 @@ export function connectionKey(serverId: string, accountId: string): string {
   return `${serverId}/${accountId}`;
 }
 
+/** The latest progress a server reported for one running call. */
+export interface CallProgressView {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
 export interface ServersSlice {
+  /** Every server's enabled switch, state, tools and backoff, plus the summary line (pushed by main). */
+  overview: ServersOverview | null;
+  /** Latest progress per operation id, while its call runs. */
+  callProgress: Record<string, CallProgressView>;
+  /** The server whose details the Servers view shows (null: the list); kept while the person visits other views. */
+  openServerId: string | null;
+  openServer(serverId: string | null): void;
+  /** Turns a server on (connects now and at every launch) or off. Throws ContractError. */
+  setServerEnabled(serverId: string, enabled: boolean): Promise<void>;
+  /** Disconnects a server, forgets its retries and connects it again. Throws ContractError. */
+  restartServer(serverId: string): Promise<void>;
   servers: ServerView[];
   keychainProblem: string | null;
   settingsProblem: string | null;
@@ -80,7 +98,20 @@ export const createServersSlice: SliceCreator<ServersSlice> = ({ api }) => (set,
     const previous = get().connections[key];
     set({ connections: { ...get().connections, [key]: { ...(previous ?? { serverId, accountId }), status } } });
   };
+  const refreshOverview = async () => set({ overview: await unwrap(api().servers.overview({})) });
   return {
+    overview: null,
+    callProgress: {},
+    openServerId: null,
+    openServer: (openServerId) => set({ openServerId }),
+    async setServerEnabled(serverId, enabled) {
+      await unwrap(api().servers.setEnabled({ serverId, enabled }));
+      await refreshOverview();
+    },
+    async restartServer(serverId) {
+      await unwrap(api().servers.restart({ serverId }));
+      await refreshOverview();
+    },
     servers: [],
     keychainProblem: null,
     settingsProblem: null,
@@ -93,6 +124,7 @@ export const createServersSlice: SliceCreator<ServersSlice> = ({ api }) => (set,
         const list = await unwrap(api().servers.list({}));
         set({ servers: list.servers, keychainProblem: list.keychainProblem, settingsProblem: list.settingsProblem });
         await refreshConnections();
+        await refreshOverview();
       }),
     watchServers() {
       try {
@@ -108,6 +140,14 @@ export const createServersSlice: SliceCreator<ServersSlice> = ({ api }) => (set,
             }
           }),
           w.connections.onToolsChanged(({ serverId, accountId }) => void guard(() => get().loadTools(serverId, accountId))),
+          w.servers.onOverviewChanged((overview) => set({ overview })),
+          w.connections.onProgress(({ operationId, progress, total, message }) => {
+            const next = { ...get().callProgress, [operationId]: { progress, ...(total !== undefined ? { total } : {}), ...(message !== undefined ? { message } : {}) } };
+            // Only running calls need theirs: keep the latest few hundred, so a day of calls does not pile up.
+            const ids = Object.keys(next);
+            for (const id of ids.slice(0, Math.max(0, ids.length - 200))) delete next[id];
+            set({ callProgress: next });
+          }),
         ];
         return () => offs.forEach((off) => off());
       } catch (error) {
@@ -117,6 +157,8 @@ export const createServersSlice: SliceCreator<ServersSlice> = ({ api }) => (set,
     },
     async addServer(definition, secrets, accountLabel) {
       const view = await unwrap(api().servers.add({ definition, secrets, ...(accountLabel ? { accountLabel } : {}) }));
+      // A server just added opens in its details: the next thing a person does is connect or check it.
+      set({ openServerId: view.definition.id });
       await get().refreshServers();
       return view;
     },

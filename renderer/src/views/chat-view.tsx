@@ -11,6 +11,7 @@ import type { ChatMessage, ChatToolCall, ChatTool } from '../../../shared/contra
 import { DecisionPill, ErrorNote } from '../components/common';
 import { explainError } from '../errors';
 import { Markdown } from '../components/markdown';
+import { CallProgress } from '../components/progress';
 import { useAppStore } from '../store';
 
 const STATUS_WORDS: Record<ChatToolCall['status'], string> = {
@@ -51,6 +52,7 @@ function ToolCallCard({ call }: { call: ChatToolCall }) {
         {took ? <span className="muted small">{took}</span> : null}
       </header>
       <p className="tool-card-preview">{call.preview}</p>
+      {call.status === 'running' && call.operationId && call.startedAt !== null ? <CallProgress operationId={call.operationId} startedAt={call.startedAt} testId={`call-${call.callId}-progress`} /> : null}
       <p className="tool-card-why">
         <span className="muted">Why: </span>
         {call.why}

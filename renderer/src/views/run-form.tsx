@@ -14,6 +14,7 @@ import { buildArguments, checkValue, draftFrom, emptyDraft, fieldsFor, labelAt, 
 import { ObjectFields } from '../schema-form/schema-form';
 import { ServerAnswer } from '../components/server-answer';
 import { useAppStore } from '../store';
+import { CallProgress } from '../components/progress';
 
 type ObjectSpec = Extract<FieldSpec, { kind: 'object' }>;
 type ObjectDraft = Extract<Draft, { kind: 'object' }>;
@@ -35,7 +36,6 @@ function jsonProblems(spec: ObjectSpec | null, text: string): { value: Record<st
 export function RunForm({ tool, onClose }: { tool: ToolView; onClose: () => void }) {
   const runTool = useAppStore((s) => s.runTool);
   const navigate = useAppStore((s) => s.navigate);
-  const cancel = useAppStore((s) => s.cancel);
   const showOperationInActivity = useAppStore((s) => s.showOperationInActivity);
   const spec = useMemo(() => fieldsFor(tool.inputSchema) as ObjectSpec | null, [tool.inputSchema]);
   const formId = `run-${tool.serverId}-${tool.accountId}-${tool.name}`.replace(/[^a-zA-Z0-9_-]/g, '-');
@@ -230,13 +230,7 @@ export function RunForm({ tool, onClose }: { tool: ToolView; onClose: () => void
             </p>
           ) : null}
           {operation.state === 'executing' ? (
-            <p>
-              Running.{' '}
-              <button type="button" className="button button-small" onClick={() => void cancel(operation.operationId)} data-testid="run-form-stop">
-                Stop
-              </button>{' '}
-              <span className="muted">(a stopped call's outcome is unknown: it may already have happened; see Recovery)</span>
-            </p>
+            <CallProgress operationId={operation.operationId} startedAt={operation.history.find((h) => h.to === 'executing')?.at ?? operation.requestedAt} testId="run-form-progress" stopTestId="run-form-stop" />
           ) : null}
           {operation.result ? <ServerAnswer result={operation.result} testId="run-form" /> : null}
           <ErrorNote error={operationError} testId="run-form-operation-error" fieldName={nameField} />

@@ -1,8 +1,10 @@
 /**
- * Servers: every configured server with its exact command line (or URL), accounts, connection
- * status per account, connect/disconnect, sign-in for OAuth servers, the stderr log ring, the tools
- * each account lists (descriptions shown as the server's untrusted claim) with a Run form, and
- * import from Claude Desktop / VS Code / Cursor.
+ * Servers: a searchable list of every configured server (status, tool count, account, the enabled
+ * switch, Restart / Disconnect in one click, and a summary line), each opening into its details:
+ * the exact command line (or URL), accounts with their connection, sign-in for OAuth servers, the
+ * stderr log ring, the server's instructions (sanitized, collapsed), and the tools each account
+ * lists with their permission mode (descriptions shown as the server's untrusted claim) and a Run
+ * form; plus import from Claude Desktop / VS Code / Cursor.
  */
 import { useEffect, useState } from 'react';
 import type { AuthStatus } from '../../../shared/contract/auth';
@@ -11,6 +13,8 @@ import type { AccountView, ServerView } from '../../../shared/domain/servers';
 import { getWardenApi, toShownError, unwrap, type ShownError } from '../api';
 import { ConnectionPill, ConnectionProblem, EmptyState, ErrorNote, ServerClaim, ViewFrame } from '../components/common';
 import { InlineEntry } from '../components/form-field';
+import { Markdown } from '../components/markdown';
+import { RowActions, ServerList, ServerSwitch } from './server-list';
 import { useAppStore } from '../store';
 import { connectionKey } from '../store/servers-slice';
 import { ImportPanel } from './import-panel';
@@ -105,6 +109,19 @@ function SecretsEditor({ server, account }: { server: ServerView; account: Accou
   );
 }
 
+/** A tool's permission mode in words, from the permission matrix (the tool-level rule, or what applies without one). */
+function ToolMode({ serverId, accountId, toolName, testId }: { serverId: string; accountId: string; toolName: string; testId: string }) {
+  const row = useAppStore((s) => s.matrix.find((r) => r.serverId === serverId && r.accountId === accountId && r.toolName === toolName));
+  if (!row) return null;
+  const words = { allow: 'Always Allow', ask: 'Ask', deny: 'Disabled' } as const;
+  const effective = words[row.effective as keyof typeof words] ?? row.effective;
+  return (
+    <span className={`pill pill-decision-${row.effective}`} data-testid={testId} title={row.explanation}>
+      {row.mode ? effective : `${effective} (default)`}
+    </span>
+  );
+}
+
 function ToolList({ tools, testPrefix }: { tools: ToolView[]; testPrefix: string }) {
   const [running, setRunning] = useState<string | null>(null);
   if (tools.length === 0) return <p className="muted">No tools listed.</p>;
@@ -117,6 +134,7 @@ function ToolList({ tools, testPrefix }: { tools: ToolView[]; testPrefix: string
             {t.title ? <span className="muted">{t.title}</span> : null}
             {t.annotations?.readOnlyHint === true ? <span className="pill pill-hint">read-only (claimed)</span> : null}
             {t.annotations?.destructiveHint === true ? <span className="pill pill-hint-danger">destructive (claimed)</span> : null}
+            <ToolMode serverId={t.serverId} accountId={t.accountId} toolName={t.name} testId={`tool-mode-${t.name}`} />
             <button type="button" className="button button-small push-right" data-testid={`tool-run-${t.name}`} onClick={() => setRunning(running === t.name ? null : t.name)}>
               Run…
             </button>
@@ -142,13 +160,19 @@ function AccountPanel({ server, account }: { server: ServerView; account: Accoun
   const connect = useAppStore((s) => s.connect);
   const disconnect = useAppStore((s) => s.disconnect);
   const loadLogs = useAppStore((s) => s.loadLogs);
+  const loadTools = useAppStore((s) => s.loadTools);
   const renameAccount = useAppStore((s) => s.renameAccount);
   const removeAccount = useAppStore((s) => s.removeAccount);
   const switchAccount = useAppStore((s) => s.switchAccount);
+  const openLink = useAppStore((s) => s.openLink);
   const [showLogs, setShowLogs] = useState(false);
   const [renaming, setRenaming] = useState<string | null>(null);
   const [error, run] = useAction();
   const state = connection?.status.state ?? 'disconnected';
+  // Connected before this view opened (at launch, say): its tools are read when the panel shows.
+  useEffect(() => {
+    if (state === 'connected' && tools === undefined) void loadTools(serverId, account.id).catch(() => undefined);
+  }, [state, tools, loadTools, serverId, account.id]);
   const instructions = connection && 'instructions' in connection ? connection.instructions : undefined;
   const instructionsFlags = connection && 'instructionsFlags' in connection ? connection.instructionsFlags : undefined;
   const prefix = `account-${serverId}-${account.id}`;
@@ -215,11 +239,22 @@ function AccountPanel({ server, account }: { server: ServerView; account: Accoun
       <SecretsEditor server={server} account={account} />
       <ErrorNote error={error} />
       {instructions ? (
-        <p className="tool-desc">
-          <ServerClaim testId={`${prefix}-instructions`} flags={instructionsFlags}>
-            {instructions}
-          </ServerClaim>
-        </p>
+        <>
+          {instructionsFlags && instructionsFlags.length > 0 ? (
+            // The note stays visible while the instructions themselves are collapsed.
+            <p className="answer-flag claim-flag" role="note" data-testid={`${prefix}-instructions-flag`}>
+              <strong>The server&apos;s instructions read like instructions to an AI model.</strong> Warden gives a model this text only as the server&apos;s untrusted
+              words, and nothing in it can change what Warden allows. It {instructionsFlags.join('; ')}.
+            </p>
+          ) : null}
+          <details className="server-instructions" data-testid={`${prefix}-instructions`}>
+            <summary>Instructions from the server (its own words, not Warden&apos;s)</summary>
+            <div className="claim">
+              <span className="claim-label">Server says:</span>
+              <Markdown text={instructions} onLink={(url) => void openLink(url)} />
+            </div>
+          </details>
+        </>
       ) : null}
       {showLogs ? (
         <pre className="log-ring" data-testid={`${prefix}-logs`}>
@@ -231,7 +266,8 @@ function AccountPanel({ server, account }: { server: ServerView; account: Accoun
   );
 }
 
-function ServerCard({ server, onEdit }: { server: ServerView; onEdit: () => void }) {
+function ServerCard({ server, onEdit, onBack }: { server: ServerView; onEdit: () => void; onBack: () => void }) {
+  const row = useAppStore((s) => s.overview?.servers.find((r) => r.serverId === server.definition.id));
   const removeServer = useAppStore((s) => s.removeServer);
   const addAccount = useAppStore((s) => s.addAccount);
   const [newAccount, setNewAccount] = useState<string | null>(null);
@@ -240,8 +276,13 @@ function ServerCard({ server, onEdit }: { server: ServerView; onEdit: () => void
   const d = server.definition;
   return (
     <article className="card server-card" data-testid={`server-${d.id}`}>
+      <button type="button" className="link server-back" onClick={onBack} data-testid="server-details-back">
+        ← All servers
+      </button>
       <header className="card-head">
         <h2>{d.name}</h2>
+        {row ? <ServerSwitch row={row} /> : null}
+        {row ? <RowActions row={row} restartOnly /> : null}
         <span className="pill pill-hint">{d.transport === 'stdio' ? 'local' : d.transport === 'http' ? 'remote' : 'built-in'}</span>
         <span className="inline-actions push-right">
           {d.transport !== 'builtin' ? (
@@ -311,26 +352,34 @@ function ServerCard({ server, onEdit }: { server: ServerView; onEdit: () => void
   );
 }
 
-/** The Servers view. */
+/** The Servers view: the list, or one server's details. */
 export function ServersView() {
   const servers = useAppStore((s) => s.servers);
   const refreshServers = useAppStore((s) => s.refreshServers);
+  const refreshMatrix = useAppStore((s) => s.refreshMatrix);
   const serversError = useAppStore((s) => s.serversError);
   const keychainProblem = useAppStore((s) => s.keychainProblem);
   const settingsProblem = useAppStore((s) => s.settingsProblem);
   const [editing, setEditing] = useState<ServerView | 'new' | null>(null);
   const [importing, setImporting] = useState(false);
+  const selected = useAppStore((s) => s.openServerId);
+  const setSelected = useAppStore((s) => s.openServer);
   const addServer = useAppStore((s) => s.addServer);
   const [demoError, runDemo] = useAction();
   const addDemo = () => runDemo(() => addServer({ name: 'Warden demo (built-in)', transport: 'builtin', builtin: 'demo' }, []));
   useEffect(() => {
     void refreshServers();
   }, [refreshServers]);
+  // The details show each tool's permission mode.
+  useEffect(() => {
+    if (selected !== null) void refreshMatrix();
+  }, [selected, refreshMatrix]);
+  const open = servers.find((s) => s.definition.id === selected) ?? null;
 
   return (
     <ViewFrame
       id="servers"
-      title="Servers"
+      title={open ? `Servers › ${open.definition.name}` : 'Servers'}
       wide
       actions={
         <>
@@ -342,7 +391,7 @@ export function ServersView() {
           </button>
         </>
       }
-      note={<p>Tool names and descriptions below are what each server claims about itself. Warden shows them; it does not trust them.</p>}
+      note={<p>Tool names, descriptions and instructions are what each server claims about itself. Warden shows them; it does not trust them.</p>}
     >
       <ErrorNote error={serversError} testId="servers-error" />
       {settingsProblem ? <p className="error-note">Settings file problem: {settingsProblem}</p> : null}
@@ -376,9 +425,11 @@ export function ServersView() {
           <ErrorNote error={demoError} />
         </EmptyState>
       ) : null}
-      {servers.map((s) => (
-        <ServerCard key={s.definition.id} server={s} onEdit={() => (setImporting(false), setEditing(s))} />
-      ))}
+      {open ? (
+        <ServerCard server={open} onEdit={() => (setImporting(false), setEditing(open))} onBack={() => setSelected(null)} />
+      ) : servers.length > 0 ? (
+        <ServerList servers={servers} onOpen={(id) => (setEditing(null), setImporting(false), setSelected(id))} />
+      ) : null}
     </ViewFrame>
   );
 }

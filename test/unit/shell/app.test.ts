@@ -129,8 +129,13 @@ describe('app lifecycle', () => {
   it('sends no core event to a window whose page is not on our origin', async () => {
     const running = await start();
     const [window] = electronMock.state.windows;
+    // Events from the start (the enabled servers connecting) went to our page; from here on it is not ours.
+    await running.core.launched;
+    await new Promise((r) => setTimeout(r, 0));
     window!.webContents.mainFrame.url = 'https://evil.example/';
+    vi.mocked(window!.webContents.send).mockClear();
     running.core.events.emit('core:status-changed', running.core.status());
+    running.core.events.emit('servers:overview-changed', running.core.autostart.overview());
     expect(window!.webContents.send).not.toHaveBeenCalled();
   });
 

@@ -1,0 +1,217 @@
+/**
+ * Servers that start themselves, and progress of long calls, through the real core (createCore)
+ * with a real settings file and real spawned stdio servers (test/fixtures/servers/slow.ts), driven
+ * through the contract with dispatch exactly as the IPC binder and the browser test host do.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createCore, type WardenCore } from '../../../electron/core/app-core';
+import { dispatch } from '../../../electron/core/dispatch';
+import { openConfSettingsStore } from '../../../electron/core/settings/conf-settings-store';
+import type { ServersOverview } from '../../../shared/contract/servers';
+import type { OperationSummary } from '../../../shared/contract/operations';
+import type { ChannelName } from '../../../shared/ipc';
+import { MapKeychain } from '../chat/helpers';
+import { isAlive, stdioFixture, waitUntil } from '../mcp/helpers';
+
+const cores: WardenCore[] = [];
+const dirs: string[] = [];
+afterEach(async () => {
+  await Promise.all(cores.splice(0).map((c) => c.close()));
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+const MISSING_COMMAND = 'warden-fixture-no-such-command';
+
+/** A settings file as an earlier Warden wrote it: no enabled switch anywhere. */
+function writeOldSettings(dir: string): void {
+  const slowA = stdioFixture('slow-a', 'slow', [{ name: 'FIXTURE_SLOW_START_MS', value: '1200' }]);
+  const slowB = stdioFixture('slow-b', 'slow', [{ name: 'FIXTURE_SLOW_START_MS', value: '1200' }]);
+  const doc = {
+    schemaVersion: 1,
+    servers: [
+      { ...slowA, name: 'Slow A' },
+      { ...slowB, name: 'Slow B' },
+      { id: 'files', name: 'Files', transport: 'stdio', command: MISSING_COMMAND, args: [], env: [] },
+    ],
+    accounts: [
+      { id: 'slow-a-default', serverId: 'slow-a', label: 'Default' },
+      { id: 'slow-b-default', serverId: 'slow-b', label: 'Default' },
+      { id: 'files-default', serverId: 'files', label: 'Default' },
+    ],
+    preferences: {},
+  };
+  writeFileSync(path.join(dir, 'settings.json'), JSON.stringify(doc, null, 2));
+}
+
+function startCore(dir: string, options: { autoConnect?: boolean } = {}) {
+  const core = createCore({
+    version: 'test',
+    servers: { settingsStore: openConfSettingsStore(dir), secrets: new MapKeychain() },
+    gate: { prompter: { prompt: async () => 'approve' } },
+    autoConnect: options.autoConnect ?? true,
+    autostartPolicy: { baseDelayMs: 300, maxDelayMs: 300, maxAttempts: 2 },
+  });
+  cores.push(core);
+  const overviews: ServersOverview[] = [];
+  const events: Array<{ event: string; payload: unknown }> = [];
+  core.events.subscribe((event, payload) => {
+    events.push({ event, payload });
+    if (event === 'servers:overview-changed') overviews.push(payload as ServersOverview);
+  });
+  const call = async <T,>(channel: ChannelName, request: unknown): Promise<T> => {
+    const r = await dispatch(core.handlers, channel, request);
+    if (!r.ok) throw new Error(`${channel}: ${r.error.code} ${r.error.message}`);
+    return r.value as T;
+  };
+  const overview = () => call<ServersOverview>('servers:overview', {});
+  return { core, overviews, events, call, overview };
+}
+
+function tempDir(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'warden-autostart-'));
+  dirs.push(dir);
+  return dir;
+}
+
+describe('servers that start themselves', () => {
+  it('a settings file without the switch keeps every server on; they connect at launch at the same time, and a failure is retried with its next attempt time, then named in the summary', async () => {
+    const dir = tempDir();
+    writeOldSettings(dir);
+    const { core, overviews, overview } = startCore(dir);
+    const launchedAt = Date.now();
+    await core.launched;
+
+    // Both slow servers were connecting at the same moment: launch does not go one by one.
+    const together = overviews.find((o) => o.servers.filter((s) => s.serverId.startsWith('slow-') && s.state === 'connecting').length === 2);
+    expect(together, 'an overview with both slow servers connecting at once').toBeDefined();
+    expect(together!.servers.every((s) => s.enabled)).toBe(true);
+    // A connect under way carries when it started, for the elapsed time the list shows.
+    const connecting = together!.servers.find((s) => s.state === 'connecting')!;
+    expect(connecting.connectingSince).toBeGreaterThanOrEqual(launchedAt - 50);
+
+    // The failed one retries with backoff: its next attempt is a time, and its attempt number.
+    const retrying = overviews.find((o) => o.servers.find((s) => s.serverId === 'files')?.state === 'retrying');
+    expect(retrying, 'an overview with Files retrying').toBeDefined();
+    const files = retrying!.servers.find((s) => s.serverId === 'files')!;
+    expect(files.attempt).toBe(1);
+    expect(files.reason).toContain('command not found');
+    expect(files.nextAttemptAt).toBeGreaterThan(launchedAt);
+
+    const now = await overview();
+    expect(now.servers.filter((s) => s.state === 'connected').map((s) => s.name).sort()).toEqual(['Slow A', 'Slow B']);
+    expect(now.servers.find((s) => s.name === 'Slow A')!.toolCount).toBe(2);
+
+    // After its retries it gives up (until Restart), and the summary says which one and why.
+    const gaveUp = await waitUntil(async () => {
+      const o = await overview();
+      return o.servers.find((s) => s.serverId === 'files')?.state === 'failed' ? o : undefined;
+    }, 10_000, 'Files to give up');
+    expect(gaveUp.summary).toMatchObject({ total: 3, enabled: 3, connected: 2 });
+    expect(gaveUp.summary.text).toBe(`2 of 3 connected — Files failed: command not found: ${MISSING_COMMAND}`);
+    expect(gaveUp.servers.find((s) => s.serverId === 'files')!.attempt).toBe(3);
+  });
+
+  it('turning a server off is saved and disconnects it at once; the next launch leaves it alone; turning it on connects it', async () => {
+    const dir = tempDir();
+    writeOldSettings(dir);
+    const first = startCore(dir);
+    await first.core.launched;
+    const pid = first.core.connections.connection('slow-a', 'slow-a-default')!.pid!;
+    expect(isAlive(pid)).toBe(true);
+
+    const row = await first.call<{ enabled: boolean; state: string }>('servers:set-enabled', { serverId: 'slow-a', enabled: false });
+    expect(row).toMatchObject({ enabled: false, state: 'turned_off' });
+    await waitUntil(() => !isAlive(pid), 5_000, 'the process of the turned-off server to end');
+    const saved = JSON.parse(readFileSync(path.join(dir, 'settings.json'), 'utf8')) as { preferences: { disabledServers?: string[] } };
+    expect(saved.preferences.disabledServers).toEqual(['slow-a']);
+    await first.call('servers:set-enabled', { serverId: 'files', enabled: false });
+    await first.core.close();
+
+    const second = startCore(dir);
+    await second.core.launched;
+    const o = await second.overview();
+    expect(o.servers.map((s) => [s.name, s.state])).toEqual([
+      ['Slow A', 'turned_off'],
+      ['Slow B', 'connected'],
+      ['Files', 'turned_off'],
+    ]);
+    expect(second.core.connections.connection('slow-a', 'slow-a-default')).toBeUndefined();
+    expect(o.summary.text).toBe('1 of 1 connected (2 turned off)');
+
+    await second.call('servers:set-enabled', { serverId: 'slow-a', enabled: true });
+    await waitUntil(async () => (await second.overview()).servers[0]!.state === 'connected', 15_000, 'Slow A to connect after being turned on');
+    const reread = JSON.parse(readFileSync(path.join(dir, 'settings.json'), 'utf8')) as { preferences: { disabledServers?: string[] } };
+    expect(reread.preferences.disabledServers).toEqual(['files']);
+  });
+
+  it('Restart starts a new process and forgets the retry count; a disconnect by the person stops automatic attempts', async () => {
+    const dir = tempDir();
+    writeOldSettings(dir);
+    const { core, call, overview } = startCore(dir);
+    await core.launched;
+    const before = core.connections.connection('slow-b', 'slow-b-default')!.pid!;
+    await call('servers:restart', { serverId: 'slow-b' });
+    await waitUntil(async () => (await overview()).servers[1]!.state === 'connected', 15_000, 'Slow B to be back');
+    const after = core.connections.connection('slow-b', 'slow-b-default')!.pid!;
+    expect(after).not.toBe(before);
+    expect(isAlive(before)).toBe(false);
+
+    // Files (given up by now, or close to it) is restarted and retries; the person disconnects it: no attempt follows.
+    await call('servers:restart', { serverId: 'files' });
+    await waitUntil(async () => (await overview()).servers[2]!.state === 'retrying', 5_000, 'Files to retry');
+    await call('connections:disconnect', { serverId: 'files' });
+    const stopped = await overview();
+    expect(stopped.servers[2]).toMatchObject({ state: 'not_connected', nextAttemptAt: null });
+    await new Promise((r) => setTimeout(r, 700));
+    expect((await overview()).servers[2]!.state).toBe('not_connected');
+
+    // Restart of a failing server starts counting from the first attempt again.
+    await call('servers:restart', { serverId: 'files' });
+    const again = await waitUntil(async () => {
+      const s = (await overview()).servers[2]!;
+      return s.state === 'retrying' ? s : undefined;
+    }, 5_000, 'Files to retry after Restart');
+    expect(again.attempt).toBe(1);
+  });
+
+  it('a core without autoConnect connects nothing by itself', async () => {
+    const dir = tempDir();
+    writeOldSettings(dir);
+    const { core, overview } = startCore(dir, { autoConnect: false });
+    await core.launched;
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await overview()).servers.map((s) => s.state)).toEqual(['not_connected', 'not_connected', 'not_connected']);
+  });
+});
+
+describe('progress of long calls', () => {
+  it("a call's progress reaches the renderer with progress, total and message; Stop of the sent call ends it outcome unknown and the server is told", async () => {
+    const dir = tempDir();
+    writeOldSettings(dir);
+    const { core, call, events } = startCore(dir);
+    await core.launched;
+    const proposed = await call<OperationSummary>('tools:run', { serverId: 'slow-a', accountId: 'slow-a-default', toolName: 'steps', arguments: { steps: 50, stepMs: 100 } });
+    await call('approvals:review', { operationId: proposed.operationId });
+    const progress = () =>
+      events.filter((e) => e.event === 'connections:progress' && (e.payload as { operationId: string }).operationId === proposed.operationId).map((e) => e.payload as { progress: number; total?: number; message?: string });
+    await waitUntil(() => progress().length >= 3, 15_000, 'three progress notifications');
+    expect(progress()[0]).toMatchObject({ progress: 1, total: 50, message: 'Step 1 of 50' });
+
+    const stopped = await call<OperationSummary>('approvals:cancel', { operationId: proposed.operationId });
+    const final = await waitUntil(async () => {
+      const op = await call<OperationSummary>('operations:get', { operationId: proposed.operationId });
+      return op.state !== 'executing' ? op : undefined;
+    }, 10_000, 'the stopped call to end');
+    expect([stopped.state, final.state]).toContain('outcome_unknown');
+    expect(final.state).toBe('outcome_unknown');
+    const logs = await call<{ lines: Array<{ text: string }> }>('connections:logs', { serverId: 'slow-a', accountId: 'slow-a-default' });
+    await waitUntil(async () => {
+      const l = await call<{ lines: Array<{ text: string }> }>('connections:logs', { serverId: 'slow-a', accountId: 'slow-a-default' });
+      return l.lines.some((x) => x.text.includes('cancelled steps'));
+    }, 5_000, 'the server to record the cancellation');
+    expect(logs.lines.some((x) => x.text.includes('finished steps'))).toBe(false);
+  });
+});
