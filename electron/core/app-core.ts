@@ -375,7 +375,7 @@ export function createCore(deps: CoreDeps): WardenCore {
   // A break found by the background verification puts the app in safe mode as one found at start
   // would: everything not yet executing is decided again (now at ask), and the frame is told.
   const offSafeMode = deps.ledger?.onSafeModeChange((safeMode) => {
-    if (safeMode) void gateModule.gate.revalidate('the ledger verification found tampering').catch(() => undefined);
+    if (safeMode) void gateModule.gate.revalidate('the ledger check found a break in its records (damage, or a change in the middle of the log)').catch(() => undefined);
     queueStatusCheck();
   });
   const acknowledge = handlers['ledger:acknowledge-safe-mode'];

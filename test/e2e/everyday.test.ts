@@ -82,6 +82,13 @@ async function answering(status: number): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
 }
 
+/** The Servers view lists servers; each opens into its details (accounts, tools, Run). */
+async function openServer(serverId: string): Promise<void> {
+  await page.getByTestId('nav-servers').click();
+  if ((await page.getByTestId('server-details-back').count()) > 0) await page.getByTestId('server-details-back').click();
+  await page.getByTestId(`server-open-${serverId}`).click();
+}
+
 describe('errors people understand, and running a tool by hand', () => {
   beforeAll(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'warden-e2e-everyday-'));
@@ -168,30 +175,34 @@ describe('errors people understand, and running a tool by hand', () => {
     // RFC 6761: a name under .invalid never resolves.
     const unresolved = await addServer({ name: 'Typo', transport: 'http', url: 'https://warden-test.invalid/mcp', headers: [], auth: { kind: 'none' } });
     await page.getByTestId('nav-servers').click();
-    const expectations: Array<[string, RegExp]> = [
-      [missing.prefix, /^Warden couldn't start uvx-warden-not-installed: it isn't on your PATH\. Install it or give the full path\.$/],
-      [exits.prefix, /^\/.*node started but stopped right away: it exited with code 1\. Its last message was “Error: GITHUB_PERSONAL_ACCESS_TOKEN is not set”\. Check the server's arguments and environment variables/],
-      [unauthorized.prefix, /^127\.0\.0\.1 refused Warden's credentials \(HTTP 401, unauthorized\)\. Check the token or header/],
-      [broken.prefix, /^127\.0\.0\.1 failed on its side \(HTTP 500, server error\)\. Try again later/],
-      [refused.prefix, new RegExp(`^Nothing is answering at 127\\.0\\.0\\.1:${port}: the connection was refused\\. Start the server, or check the address and port\\.$`)],
-      [untrusted.prefix, /^Warden didn't connect to 127\.0\.0\.1: its certificate is self-signed, so Warden cannot tell it is the real server\. Use the server's proper https address, or ask whoever runs it to fix its certificate\.$/],
-      [unresolved.prefix, /^Warden couldn't find warden-test\.invalid: the name doesn't resolve\. Check the address for typos, and your network connection\.$/],
+    const expectations: Array<[{ serverId: string; prefix: string }, RegExp]> = [
+      [missing, /^Warden couldn't start uvx-warden-not-installed: it isn't on your PATH\. Install it or give the full path\.$/],
+      [exits, /^\/.*node started but stopped right away: it exited with code 1\. Its last message was “Error: GITHUB_PERSONAL_ACCESS_TOKEN is not set”\. Check the server's arguments and environment variables/],
+      [unauthorized, /^127\.0\.0\.1 refused Warden's credentials \(HTTP 401, unauthorized\)\. Check the token or header/],
+      [broken, /^127\.0\.0\.1 failed on its side \(HTTP 500, server error\)\. Try again later/],
+      [refused, new RegExp(`^Nothing is answering at 127\\.0\\.0\\.1:${port}: the connection was refused\\. Start the server, or check the address and port\\.$`)],
+      [untrusted, /^Warden didn't connect to 127\.0\.0\.1: its certificate is self-signed, so Warden cannot tell it is the real server\. Use the server's proper https address, or ask whoever runs it to fix its certificate\.$/],
+      [unresolved, /^Warden couldn't find warden-test\.invalid: the name doesn't resolve\. Check the address for typos, and your network connection\.$/],
     ];
-    for (const [prefix, sentence] of expectations) {
+    const kinds = new Map<string, string>();
+    for (const [server, sentence] of expectations) {
+      const prefix = server.prefix;
+      await openServer(server.serverId);
       await page.getByTestId(`${prefix}-connect`).click();
       const problem = page.getByTestId(`${prefix}-problem`);
       await problem.waitFor({ timeout: 30_000 });
       expect(await problem.innerText()).toMatch(sentence);
       expect(await page.getByTestId(`${prefix}-status`).innerText()).toBe('Couldn’t connect');
+      kinds.set(prefix, (await problem.getAttribute('data-kind')) ?? '');
+      if (server === missing) a11y.push(...(await screens(page, 'everyday-connection-failures', `server-${missing.serverId}`)));
+      if (server === refused) a11y.push(...(await screens(page, 'everyday-connection-failures-network', `server-${refused.serverId}`)));
     }
-    expect(await page.getByTestId(`${missing.prefix}-problem`).getAttribute('data-kind')).toBe('command-not-found');
-    expect(await page.getByTestId(`${exits.prefix}-problem`).getAttribute('data-kind')).toBe('process-exited');
+    expect(kinds.get(missing.prefix)).toBe('command-not-found');
+    expect(kinds.get(exits.prefix)).toBe('process-exited');
     // Told apart by the core, not guessed from a message: each kind is carried as data.
-    expect(await page.getByTestId(`${refused.prefix}-problem`).getAttribute('data-kind')).toBe('refused');
-    expect(await page.getByTestId(`${untrusted.prefix}-problem`).getAttribute('data-kind')).toBe('tls');
-    expect(await page.getByTestId(`${unresolved.prefix}-problem`).getAttribute('data-kind')).toBe('dns');
-    a11y.push(...(await screens(page, 'everyday-connection-failures', `server-${missing.serverId}`)));
-    a11y.push(...(await screens(page, 'everyday-connection-failures-network', `server-${refused.serverId}`)));
+    expect(kinds.get(refused.prefix)).toBe('refused');
+    expect(kinds.get(untrusted.prefix)).toBe('tls');
+    expect(kinds.get(unresolved.prefix)).toBe('dns');
     for (const s of [missing, exits, unauthorized, broken, refused, untrusted, unresolved]) await core!.handlers['servers:remove']({ serverId: s.serverId });
   });
 
@@ -204,6 +215,7 @@ describe('errors people understand, and running a tool by hand', () => {
       env: [{ name: 'CALLS_FILE', value: callsFile }],
     });
     await page.getByTestId('nav-servers').click();
+    await openServer(tracker.serverId);
     await page.getByTestId(`${tracker.prefix}-connect`).click();
     await page.getByTestId('tool-run-create_issue').waitFor({ timeout: 30_000 });
     await page.getByTestId('tool-run-create_issue').click();
@@ -297,6 +309,7 @@ describe('errors people understand, and running a tool by hand', () => {
     const tracker = core!.servers.definitions().find((d) => d.name === 'Tracker')!;
     const accounts = async () => (await core!.handlers['accounts:list']({ serverId: tracker.id })).accounts.map((a) => a.label);
     const before = await accounts();
+    await openServer(tracker.id);
     await page.getByTestId(`server-${tracker.id}`).getByRole('button', { name: 'Add account…' }).click();
     const formId = `server-${tracker.id}-new-account`;
     await page.getByTestId(`${formId}-submit`).click();
