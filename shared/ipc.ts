@@ -21,6 +21,7 @@ import { authChannels } from './contract/auth';
 import { modelsChannels, modelsEvents } from './contract/models';
 import { appEvents, themeChannels, themeEvents } from './contract/app';
 import { chatChannels, chatEvents } from './contract/chat';
+import { accountsTrustChannels } from './contract/accounts';
 import { settingsChannels, settingsEvents } from './contract/settings';
 
 /** Every request/response channel. */
@@ -37,6 +38,7 @@ export const channels = {
   ...modelsChannels,
   ...themeChannels,
   ...chatChannels,
+  ...accountsTrustChannels,
   ...settingsChannels,
 } as const satisfies Record<string, ChannelSpec>;
 

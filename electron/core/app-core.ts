@@ -29,6 +29,7 @@ import { createThemeModule, type Appearance } from './appearance/theme';
 import { createChatModule, type ChatOptions } from './chat/chat-module';
 import { DEMO_PROVIDER_CHOICE, DemoModel } from './models/demo-model';
 import type { ChatService } from './chat/chat-service';
+import { createPermissionsModule, type PermissionsModule } from './permissions/permissions-module';
 import { createPreferencesModule, preferenceReaders } from './preferences/preferences-module';
 import { verifyLedgerInWorker } from './ledger/verify-in-worker';
 import type { LedgerVerifyResult } from '../../shared/domain/ledger';
@@ -90,6 +91,11 @@ export interface CoreDeps {
   appearance?: Appearance;
   /** Conversations folder, model providers, loop caps, link confirmation (default: memory, the demo model only). */
   chat?: ChatOptions;
+  /**
+   * Folder where what each account listed is kept (the matrix shows a disconnected account's tools
+   * from it; a changed tool is shown before and after). Default: memory only.
+   */
+  listingsDir?: string;
   /** The folder Warden keeps its files in (main: the user-data folder), shown in Settings. */
   dataFolder?: string;
   /** Verifies a ledger folder for `ledger:verify` (default: in a worker thread, off the main thread). */
@@ -122,6 +128,8 @@ export interface WardenCore {
   readonly recovered: Promise<OperationRecoveryReport | null>;
   /** Conversations and the model loop (every tool call a model makes goes through `gate`). */
   readonly chat: ChatService;
+  /** The permission matrix, rule checks, rug-pull reviews, accounts, and what each account listed. */
+  readonly permissions: PermissionsModule;
   /** What the first-run demo offer did (null when `offerDemoServer` is off). */
   readonly demoOffered: Promise<Awaited<ReturnType<typeof offerDemoServerOnFirstRun>> | null>;
   /** The enabled switch, launch connects, retries and the servers overview. */
@@ -222,12 +230,17 @@ export function createCore(deps: CoreDeps): WardenCore {
     events,
     // The ledger's safe mode (tampering found) holds every tool at ask until acknowledged.
     isSafeMode: deps.gate?.isSafeMode ?? (() => deps.ledger?.ledger.safeMode ?? false),
+    names: {
+      server: (serverId) => serversModule.service.getServer(serverId)?.name,
+      account: (serverId, accountId) => serversModule.service.accountsOf(serverId).find((a) => a.id === accountId)?.label,
+    },
   });
   // An account switch invalidates pending approvals and in-flight calls for the other account.
   events.subscribe((event, payload) => {
     if (event !== 'accounts:switched') return;
     const p = payload as { serverId: string; accountId: string; conversationId: string };
-    void gateModule.gate.switchAccount({ serverId: p.serverId, accountId: p.accountId, conversationId: p.conversationId });
+    const accountLabel = serversModule.service.accountsOf(p.serverId).find((a) => a.id === p.accountId)?.label;
+    void gateModule.gate.switchAccount({ serverId: p.serverId, accountId: p.accountId, conversationId: p.conversationId, ...(accountLabel ? { accountLabel } : {}) });
   });
 
   // Settles what the last exit interrupted; the host awaits `recovered` (kept from being an
@@ -261,10 +274,26 @@ export function createCore(deps: CoreDeps): WardenCore {
   launched.catch((error: unknown) => console.error('connecting the enabled servers failed', error));
   const theme = createThemeModule({ settings: serversModule.settings, events, appearance: deps.appearance });
 
+  const late2: { chat?: ChatService } = {};
+  const permissions = createPermissionsModule({
+    gate: gateModule,
+    servers: serversModule.service,
+    connections: connections.manager,
+    events,
+    prompter: deps.gate?.prompter ?? denyingPrompter,
+    clock,
+    listingsDir: deps.listingsDir ?? null,
+    isSafeMode: deps.gate?.isSafeMode ?? (() => deps.ledger?.ledger.safeMode ?? false),
+    paths: deps.gate?.paths?.semantics ?? (process.platform === 'win32' ? 'win32' : 'posix'),
+    conversationTitle: (id) => late2.chat?.list().find((c) => c.id === id)?.title,
+    ...(deps.fileDialogs?.chooseFolder ? { chooseFolder: (o: { title: string }) => deps.fileDialogs!.chooseFolder!(o) } : {}),
+  });
+
   const chat = createChatModule({ options: deps.chat, demo: demoModel, providers: modelsModule.service, gate: gateModule, registry: deps.gate?.registry ?? connections.manager, connections: connections.manager, servers: serversModule.service, events, clock, browser, recovered,
     // The ledger's redactor, which the keychain and OAuth feed: the chat keeps what the ledger would.
     ...(redactor ? { redact: (text: string) => redactor.scrubString(text) } : {}),
   });
+  late2.chat = chat.service;
   const preferencesModule = createPreferencesModule({
     settings: serversModule.settings,
     secrets: serversModule.secrets,
@@ -311,6 +340,8 @@ export function createCore(deps: CoreDeps): WardenCore {
     ...modelsModule.handlers,
     ...theme.handlers,
     ...chat.handlers,
+    // After the gate's: the full matrix (every account, listings, changes) replaces its live-only one.
+    ...permissions.handlers,
     ...preferencesModule.handlers,
   };
 
@@ -380,11 +411,13 @@ export function createCore(deps: CoreDeps): WardenCore {
     autostart,
     launched,
     chat: chat.service,
+    permissions,
     status,
     close: async () => {
       theme.dispose();
       await chat.close();
       offSafeMode?.();
+      await permissions.close();
       gateModule.close();
       modelsModule.dispose();
       autostart.close();

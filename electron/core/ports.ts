@@ -100,11 +100,29 @@ export interface ApprovalPrompter {
 /** The answer to a batch approval dialog; anything but an explicit choice is 'deny-all'. */
 export type BatchChoice = 'deny-all' | 'one-by-one' | 'approve-all';
 
-/** Text of an approval dialog, written by trusted code from the tool identity and validated arguments. */
+/**
+ * Text of an approval dialog, written by trusted code from the tool identity and validated
+ * arguments. `title` is the trusted one-line summary of the call; `detail` is Warden's reason.
+ */
 export interface ApprovalPreview {
   operationId: string;
   title: string;
   detail: string;
+  /** Where the server runs, in words: "a program on this computer", "remote, at mcp.example.com". */
+  serverLocation?: string;
+  /** Who asked for the call, in words ("the model, in the conversation “Trip planning”"). */
+  requestedBy?: string;
+  /**
+   * Untrusted: what the server claims about the tool in its annotations, in words ("destructive",
+   * "read-only"). Shown last, one per line, labelled as the server's.
+   */
+  claims?: string[];
+  /**
+   * Set when the dialog confirms a permission change rather than a tool call: what will stop (or
+   * start) asking, in words with names; the facts a person needs (what the tool says it does,
+   * labelled); and how to undo it. Cancel is the default button.
+   */
+  change?: PermissionChangeText;
   /** Canonical JSON of the exact arguments that will be sent. */
   argumentsJson: string;
   serverLabel: string;
@@ -115,6 +133,20 @@ export interface ApprovalPreview {
    * dialog shows it last, on one line, labelled as the server's claim.
    */
   toolDescription?: string | null;
+}
+
+/** The words of a permission-change confirmation (see ApprovalPreview.change). */
+export interface PermissionChangeText {
+  /** What changes, in one sentence: "Warden will stop asking before every call of write_file on Files (Work)." */
+  effect: string;
+  /** Trusted facts, one per line (scope, which tools, what a rule covers). */
+  facts: string[];
+  /** Untrusted lines from the server, each already labelled ("What the tool says it does (the server’s claim): …"). */
+  claims: string[];
+  /** How to undo it, in one sentence. */
+  undo: string;
+  /** The confirming button's label ("Always Allow", "Allow the new version"). */
+  confirmLabel: string;
 }
 
 /** Opens a URL in the system browser (main: shell.openExternal through one audited function). */
@@ -157,4 +189,9 @@ export interface FileDialogs {
   openFile(request: OpenFileRequest): Promise<string | null>;
   /** Lets the person choose where to write a new file; resolves its absolute path, or null if they cancelled. */
   saveFile(request: SaveFileRequest): Promise<string | null>;
+  /**
+   * Lets the person choose one existing folder (for a path rule: "under this folder"); resolves its
+   * absolute path, or null if they cancelled. Absent: the host has no folder chooser.
+   */
+  chooseFolder?(request: { title: string; defaultPath?: string }): Promise<string | null>;
 }

@@ -81,6 +81,8 @@ export async function openDurableState(): Promise<Partial<Parameters<typeof crea
     ledger,
     // Conversations: one file each, written atomically, read asynchronously at start.
     chat: { dataDir: join(userData, 'conversations') },
+    // What each account listed (a disconnected account's tools, before/after of a changed tool).
+    listingsDir: join(userData, 'listings'),
     servers: { settingsStore: openElectronSettingsStore(), onSecretValue },
     // Model providers in their own file (`models.json`); their keys only in the keychain.
     models: { settingsStore: openElectronSettingsStore('models') },

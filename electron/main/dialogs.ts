@@ -26,43 +26,91 @@ export const MAX_CLAIM_CHARS = 300;
 /**
  * The message box options for one approval, built only from the trusted preview.
  *
- * Trusted facts come first (server, account, tool, the exact arguments, then the decision's
- * reason); the server's own description of the tool comes last, on one line, labelled as its
- * claim, so text a server wrote can never print a fake line above the real ones.
+ * The title is the trusted one-line summary of the call. Trusted facts come first (server with
+ * where it runs, account, tool, who asked, the exact arguments, then why Warden asks); the
+ * server's own words come last, one labelled line each ("Server says: destructive"), so text a
+ * server wrote can never print a fake line above the real ones.
  *
  * Arguments longer than {@link MAX_ARGUMENTS_CHARS} are cut and the dialog says how much is not
  * shown, so a reviewer is never led to believe they saw everything.
+ *
+ * A preview with `change` confirms a permission change instead (see permissionChangeDialogOptions).
  */
 export function approvalDialogOptions(preview: ApprovalPreview): MessageBoxOptions {
+  if (preview.change) return permissionChangeDialogOptions(preview);
   // Hidden and direction-changing characters are shown as escapes: what a person reads is what is sent.
   const argumentsJson = makeHiddenVisible(preview.argumentsJson);
-  const oneLine = (text: string) => makeHiddenVisible(text).replace(/[\r\n\u2028\u2029]+/g, ' ');
   const truncated = argumentsJson.length > MAX_ARGUMENTS_CHARS;
   const args = truncated
     ? `${argumentsJson.slice(0, MAX_ARGUMENTS_CHARS)}\n… (${argumentsJson.length - MAX_ARGUMENTS_CHARS} more characters not shown)\n\nThese arguments are too long to show in full, so they cannot be approved here: nobody approves what they could not read.`
     : argumentsJson;
-  // Runs of whitespace (newlines included) become one space: the claim cannot start a line of its own.
-  const claim = preview.toolDescription ? makeHiddenVisible(preview.toolDescription.replace(/[\s\u2028\u2029]+/g, ' ').trim()) : '';
-  const claimShown = claim.length > MAX_CLAIM_CHARS ? `${claim.slice(0, MAX_CLAIM_CHARS)}… (${claim.length - MAX_CLAIM_CHARS} more characters not shown)` : claim;
+  const claim = preview.toolDescription ? claimLine(preview.toolDescription) : '';
+  const claims = preview.claims ?? [];
   return {
     type: 'warning',
     title: 'Warden: approve tool call?',
     message: oneLine(preview.title),
     detail: [
-      `Server: ${oneLine(preview.serverLabel)}`,
+      `Server: ${oneLine(preview.serverLabel)}${preview.serverLocation ? ` (${oneLine(preview.serverLocation)})` : ''}`,
       `Account: ${oneLine(preview.accountLabel)}`,
       `Tool: ${oneLine(preview.toolName)}`,
+      ...(preview.requestedBy ? [`Requested by: ${oneLine(preview.requestedBy)}`] : []),
       '',
-      'Arguments:',
+      'Arguments (exactly what will be sent):',
       args,
       '',
       makeHiddenVisible(preview.detail),
-      ...(claimShown ? ['', `The server describes this tool as (its claim, not checked by Warden): ${claimShown}`] : []),
+      ...(claims.length || claim ? ['', 'What the server says about this tool (its claims, not checked by Warden):'] : []),
+      ...claims.map((c) => `Server says: ${oneLine(c)}`),
+      ...(claim ? [`Server says it does: ${claim}`] : []),
     ].join('\n'),
     // Deny only when the arguments could not be shown in full.
     buttons: truncated ? [APPROVAL_BUTTONS[DENY_INDEX]] : [...APPROVAL_BUTTONS],
     defaultId: DENY_INDEX,
     cancelId: DENY_INDEX,
+    noLink: true,
+    normalizeAccessKeys: false,
+  };
+}
+
+/** Trusted text on one line, hidden characters made visible. */
+function oneLine(text: string): string {
+  return makeHiddenVisible(text).replace(/[\r\n\u2028\u2029]+/g, ' ');
+}
+
+/** A server's text on one line (runs of whitespace become one space), cut with its length said. */
+function claimLine(text: string): string {
+  const flat = makeHiddenVisible(text.replace(/[\s\u2028\u2029]+/g, ' ').trim());
+  return flat.length > MAX_CLAIM_CHARS ? `${flat.slice(0, MAX_CLAIM_CHARS)}… (${flat.length - MAX_CLAIM_CHARS} more characters not shown)` : flat;
+}
+
+/** Index of Cancel in a permission-change confirmation: default and cancel. */
+export const CHANGE_CANCEL_INDEX = 0;
+/** Index of the confirming button ("Always Allow", "Allow the new version"). */
+export const CHANGE_CONFIRM_INDEX = 1;
+
+/**
+ * The confirmation of a permission change that makes Warden ask less: what will stop asking, in
+ * words with names ("every call of write_file on Files (Work)"), the trusted facts, the tool's own
+ * words labelled as the server's, and how to undo it. Never the rule as JSON, never an id. Cancel
+ * is the default and the cancel button.
+ */
+export function permissionChangeDialogOptions(preview: ApprovalPreview): MessageBoxOptions {
+  const change = preview.change!;
+  return {
+    type: 'warning',
+    title: 'Warden: ask you less?',
+    message: oneLine(preview.title),
+    detail: [
+      oneLine(change.effect),
+      ...change.facts.map(oneLine),
+      ...(change.claims.length ? ['', ...change.claims.map(oneLine)] : []),
+      '',
+      oneLine(change.undo),
+    ].join('\n'),
+    buttons: ['Cancel', oneLine(change.confirmLabel)],
+    defaultId: CHANGE_CANCEL_INDEX,
+    cancelId: CHANGE_CANCEL_INDEX,
     noLink: true,
     normalizeAccessKeys: false,
   };
@@ -88,6 +136,7 @@ export function createDialogPrompter(
       try {
         const options = approvalDialogOptions(preview);
         const result = await show(getWindow(), options);
+        if (preview.change) return result.response === CHANGE_CONFIRM_INDEX && options.buttons?.length === 2 ? 'approve' : 'deny';
         // Approve only if the pressed button exists and is Approve (a Deny-only dialog never approves).
         return result.response === APPROVE_INDEX && options.buttons?.[APPROVE_INDEX] === APPROVAL_BUTTONS[APPROVE_INDEX] ? 'approve' : 'deny';
       } catch (error) {

@@ -60,5 +60,24 @@ export function createFileDialogs(getWindow: () => BrowserWindow | null, show: S
       if (result.canceled || !result.filePath) return null;
       return result.filePath;
     },
+    async chooseFolder(request) {
+      let result: OpenDialogReturnValue;
+      try {
+        result = await show(getWindow(), chooseFolderDialogOptions(request));
+      } catch (error) {
+        throw new WardenError('UNSUPPORTED', `The folder chooser could not be shown (${error instanceof Error ? error.message : String(error)}); nothing was chosen`);
+      }
+      if (result.canceled || result.filePaths.length === 0) return null;
+      return result.filePaths[0]!;
+    },
+  };
+}
+
+/** The folder chooser's options: one existing folder, hidden folders visible, not added to recent documents. */
+export function chooseFolderDialogOptions(request: { title: string; defaultPath?: string }): OpenDialogOptions {
+  return {
+    title: request.title,
+    ...(request.defaultPath ? { defaultPath: request.defaultPath } : {}),
+    properties: ['openDirectory', 'showHiddenFiles', 'dontAddToRecent'],
   };
 }

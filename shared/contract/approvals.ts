@@ -20,6 +20,12 @@ export const PendingApproval = z.object({
     serverLabel: z.string(),
     accountLabel: z.string(),
     toolName: z.string(),
+    /** Where the server runs, in words ("a program on this computer"). */
+    serverLocation: z.string().optional(),
+    /** Who asked, in words ("the model, in a conversation"). */
+    requestedBy: z.string().optional(),
+    /** Untrusted: the server's claims about the tool in words ("destructive"); show labelled. */
+    claims: z.array(z.string()).optional(),
   }),
 });
 export type PendingApproval = z.infer<typeof PendingApproval>;

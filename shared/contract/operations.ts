@@ -48,7 +48,14 @@ export const OperationSummary = z.object({
   error: ErrorRecord.nullable(),
   history: z.array(z.object({ from: OperationState, to: OperationState, reason: z.string(), at: z.number() })),
   /** Display labels; the tool's title and description are the server's words, sanitized. */
-  labels: z.object({ server: z.string(), account: z.string(), toolTitle: z.string().nullable(), toolDescription: z.string().nullable() }),
+  labels: z.object({
+    server: z.string(),
+    account: z.string(),
+    toolTitle: z.string().nullable(),
+    toolDescription: z.string().nullable(),
+    /** What the call will do, in one line, written by Warden from the tool's identity and the validated arguments (never by the model or the server). */
+    summary: z.string(),
+  }),
 });
 export type OperationSummary = z.infer<typeof OperationSummary>;
 

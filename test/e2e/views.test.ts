@@ -170,8 +170,8 @@ describe('the views in a real browser against the real core and a real stdio ser
     await page.getByTestId('nav-permissions').click();
     const mode = page.getByTestId(`perm-mode-${serverId}-${accountId}-close_issue`);
     await mode.waitFor();
-    await mode.selectOption('ask');
-    await expect.poll(() => mode.inputValue(), { timeout: 15_000 }).toBe('ask');
+    await page.getByTestId(`perm-mode-${serverId}-${accountId}-close_issue-ask`).click();
+    await expect.poll(() => mode.getAttribute('data-mode'), { timeout: 15_000 }).toBe('ask');
     expect(await page.getByTestId(`perm-effective-${serverId}-${accountId}-close_issue`).innerText()).toBe('Ask');
     await shot('permissions');
 
@@ -184,6 +184,8 @@ describe('the views in a real browser against the real core and a real stdio ser
     await page.locator('[data-testid="run-form-state"][data-state="awaiting_approval"]').waitFor({ timeout: 30_000 });
 
     await page.getByTestId('nav-approvals').click();
+    await page.getByText('Arguments (exactly what will be sent)').first().waitFor({ timeout: 30_000 });
+    await page.getByText('Arguments (exactly what will be sent)').first().click();
     const card = page.locator('[data-testid^="approval-"][data-testid$="-arguments"]');
     await card.waitFor({ timeout: 30_000 });
     expect(JSON.parse(await card.innerText())).toEqual({ n: 42, text: 'first' });
@@ -193,6 +195,8 @@ describe('the views in a real browser against the real core and a real stdio ser
     expect(await page.getByTestId('approvals-cannot-approve').innerText()).toContain('never in this window');
     await shot('approvals');
     await page.getByTestId(`approval-${rejectedId}-reject`).click();
+    await page.getByTestId(`approval-${rejectedId}-reason`).fill('not now');
+    await page.getByTestId(`approval-${rejectedId}-reject-confirm`).click();
     await page.getByTestId('approvals-empty').waitFor({ timeout: 30_000 });
     expect((await core!.gate.gate.get(rejectedId))?.state).toBe('rejected');
     expect(received()).toEqual([]);
@@ -200,8 +204,7 @@ describe('the views in a real browser against the real core and a real stdio ser
 
   it('Always Allow (confirmed in the native-dialog stand-in) lets the next run through: the server gets exactly one call', async () => {
     await page.getByTestId('nav-permissions').click();
-    const mode = page.getByTestId(`perm-mode-${serverId}-${accountId}-close_issue`);
-    await mode.selectOption('allow');
+    await page.getByTestId(`perm-mode-${serverId}-${accountId}-close_issue-allow`).click();
     await expect.poll(() => page.getByTestId(`perm-effective-${serverId}-${accountId}-close_issue`).innerText(), { timeout: 15_000 }).toBe('Allow');
     expect(prompts.some((p) => p.toolName === 'close_issue' && p.title.startsWith('Always allow'))).toBe(true);
 
@@ -232,6 +235,10 @@ describe('the views in a real browser against the real core and a real stdio ser
     // Names where a person reads; the operation id one click away under Technical details.
     expect(await history.innerText()).toContain('Counting fixture / Default');
     expect(await history.innerText()).not.toContain(allowedId);
+    expect(await history.innerText()).not.toContain(serverId);
+    const rowText = await page.locator(`[data-testid="activity-row"][data-operation="${allowedId}"]`).first().innerText();
+    expect(rowText).toContain('Counting fixture / ');
+    expect(rowText).not.toContain(serverId);
     await history.getByTestId('activity-history-details').locator('summary').click();
     expect(await history.getByTestId('activity-history-details').innerText()).toContain(allowedId);
     await page.getByTestId('activity-filter-tool').fill('close_issue');

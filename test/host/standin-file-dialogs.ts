@@ -7,7 +7,7 @@ import type { FileDialogs, OpenFileRequest } from '../../electron/core/ports';
 
 /** A chooser whose answers a test queues; it records every request it was shown. */
 export interface ScriptedFileDialogs extends FileDialogs {
-  readonly requests: OpenFileRequest[];
+  readonly requests: Array<OpenFileRequest | { title: string; defaultPath?: string }>;
   /** The path the person "chooses" next (null: they cancel). Unqueued requests are cancelled. */
   choose(path: string | null): void;
 }
@@ -15,7 +15,7 @@ export interface ScriptedFileDialogs extends FileDialogs {
 /** A scripted chooser (see ScriptedFileDialogs). */
 export function scriptedFileDialogs(): ScriptedFileDialogs {
   const answers: Array<string | null> = [];
-  const requests: OpenFileRequest[] = [];
+  const requests: Array<OpenFileRequest | { title: string; defaultPath?: string }> = [];
   return {
     requests,
     choose: (path) => void answers.push(path),
@@ -25,6 +25,10 @@ export function scriptedFileDialogs(): ScriptedFileDialogs {
     },
     // Exports are not scripted here: the person cancels, so nothing is written.
     saveFile: async () => null,
+    chooseFolder: async (request) => {
+      requests.push(request);
+      return answers.length ? answers.shift()! : null;
+    },
   };
 }
 

@@ -23,7 +23,7 @@ import { ModelError, type ModelMessage, type ModelProviders, type ModelToolCall,
 import { sanitizeForDisplay } from '../mcp/sanitize';
 import { isFinalStatus, MODEL_TEXT, outcomeOf } from './call-results';
 import { ConversationStore, summaryOf } from './conversation-store';
-import { previewLine } from './preview';
+import { whereWords } from '../preview/trusted-preview';
 import { buildToolTable, type ToolEntry } from './tool-names';
 import { DEFAULT_MODEL_RESULT_CHARS, systemPromptWith } from './untrusted';
 
@@ -454,7 +454,7 @@ export class ChatService {
         toolName: tool?.name ?? null,
         serverLabel: tool?.serverLabel ?? null,
         accountLabel: tool?.accountLabel ?? null,
-        preview: tool ? previewLine({ toolName: tool.name, serverLabel: tool.serverLabel ?? tool.serverId, accountLabel: tool.accountLabel ?? tool.accountId }, null) : `${oneLine(call.name, 100)} (not a tool Warden offered)`,
+        preview: tool ? whereWords({ toolName: tool.name, serverLabel: tool.serverLabel ?? tool.serverId, accountLabel: tool.accountLabel ?? tool.accountId }) : `${oneLine(call.name, 100)} (not a tool Warden offered)`,
         // The gate gets the arguments as written; the chat's copy (replayed to the model, shown,
         // saved) has Warden's secrets replaced, like the result.
         argumentsJson: this.redact(call.argumentsJson).slice(0, 20_000),
@@ -535,7 +535,8 @@ export class ChatService {
     const call = t.call;
     const outcome = outcomeOf(op, { cap: this.limits.resultChars, skipped: t.skipped });
     const labels = { toolName: op.identity.toolName, serverLabel: op.labels.server, accountLabel: op.labels.account };
-    if (call.serverId !== null && op.state !== 'denied') call.preview = this.redact(previewLine(labels, op.arguments));
+    // The gate's trusted summary (from the tool's identity and the stored arguments), then where it runs.
+    if (call.serverId !== null && op.state !== 'denied') call.preview = this.redact(`${op.labels.summary} — ${whereWords(labels)}`);
     call.status = outcome.status;
     call.why = this.redact(outcome.why);
     call.modelResult = this.redact(outcome.modelResult);

@@ -13,14 +13,14 @@ import type { ReviewOutcome } from '../../../shared/contract/approvals';
 import type { Decision } from '../../../shared/domain/operations';
 import type { GrantPin, PolicyState } from '../../../shared/domain/policy';
 import { WardenError } from '../../../shared/result';
-import { canonicalJson } from '../canonical/canonical-json';
 import type { CoreEvents } from '../events';
+import { changeConfirmation, removalConfirmation, type NameLookup } from '../permissions/confirmations';
 import { decide } from '../policy/engine';
 import { PolicyStore } from '../policy/store';
 import { hostPaths, type PathFs, type PathSemantics } from '../policy/paths';
 import type { ApprovalPreview, ApprovalPrompter, BatchChoice, Clock, Journal, OperationHistory } from '../ports';
+import { Gate, type OperationNames, type OperationSnapshot } from './gate';
 import { createOperationPresenter } from '../mcp/result-display';
-import { Gate, type OperationSnapshot } from './gate';
 import { CallNotSentError, type ToolDescriptor, type ToolExecutor, type ToolRegistry } from './ports';
 
 type GateChannel = 'approvals:list' | 'approvals:review' | 'approvals:reject' | 'approvals:cancel' | 'operations:list' | 'operations:get' | 'permissions:matrix' | 'permissions:set' | 'permissions:revoke' | 'tools:offered';
@@ -53,12 +53,16 @@ export interface GateModuleOptions {
   paths?: { semantics: PathSemantics; fs: PathFs | null };
   /** Safe mode (ledger tamper detected): every tool held at ask while this returns true. */
   isSafeMode?: () => boolean;
+  /** Configured server and account names, for operations whose tool is not listed now. */
+  names?: OperationNames;
 }
 
 /** The assembled module. */
 export interface GateModule {
   gate: Gate;
   policy: PolicyStore;
+  /** The rules as the gate decides with them: the Settings default and safe mode applied. */
+  effectivePolicy(): PolicyState;
   handlers: GateHandlers;
   /** Shows the native dialog for one operation, approves only if the person chose Approve, and says what actually happened. */
   review(operationId: string): Promise<ReviewAnswer>;
@@ -69,6 +73,12 @@ export interface GateModule {
   reviewBatch(operationIds: readonly string[]): Promise<{ choice: BatchChoice; operations: OperationSnapshot[] }>;
   matrix(conversationId: string | null, search?: string): { rows: MatrixRow[]; configErrors: string[] };
   offeredTools(conversationId: string | null, accounts?: Record<string, string>): OfferedTool[];
+  /**
+   * Where the confirmations of permission changes read names (servers, accounts, conversations,
+   * what a tool says it does), including for servers that are not connected. Until it is given,
+   * names come from what is connected now.
+   */
+  useNames(names: NameLookup): void;
   close(): void;
 }
 
@@ -141,6 +151,7 @@ export function createGateModule(options: GateModuleOptions): GateModule {
     listingWaitMs: options.listingWaitMs,
     maxResultBytes: options.maxResultBytes,
     paths: options.paths ?? hostPaths(),
+    ...(options.names ? { names: options.names } : {}),
   });
   const unsubscribePolicy = policy.onChange(() => gate.revalidate('permission changed'));
   const reviewing = new Set<string>();
@@ -284,17 +295,18 @@ export function createGateModule(options: GateModuleOptions): GateModule {
     return false;
   }
 
-  async function confirm(title: string, detail: string, rule: unknown, labels: { server: string; account: string; tool: string }): Promise<void> {
-    const preview: ApprovalPreview = {
-      operationId: 'permission-change',
-      title,
-      detail,
-      argumentsJson: JSON.stringify(JSON.parse(canonicalJson(rule)), null, 2),
-      serverLabel: labels.server,
-      accountLabel: labels.account,
-      toolName: labels.tool,
-    };
-    if ((await prompter.prompt(preview)) !== 'approve') throw new WardenError('DENIED', 'The permission change was not confirmed in the dialog; nothing changed');
+  /** Names of what is connected now: the fallback until the permissions module gives its own. */
+  const connectedNames: NameLookup = {
+    server: (serverId) => registry.listTools({ serverId })[0]?.serverLabel,
+    account: (serverId, accountId) => registry.listTools({ serverId, accountId })[0]?.accountLabel,
+    conversation: () => undefined,
+    tool: (serverId, accountId, toolName) => (accountId ? registry.getTool(serverId, accountId, toolName) : registry.listTools({ serverId }).find((t) => t.name === toolName)),
+    toolCount: (serverId, accountId) => registry.listTools({ serverId, ...(accountId ? { accountId } : {}) }).length,
+  };
+  let names: NameLookup = connectedNames;
+
+  async function confirm(preview: ApprovalPreview): Promise<void> {
+    if ((await prompter.prompt(preview)) !== 'approve') throw new WardenError('DENIED', 'The permission change was not confirmed in Warden’s dialog; nothing changed');
   }
 
   async function setPermission(change: PermissionChange) {
@@ -312,13 +324,7 @@ export function createGateModule(options: GateModuleOptions): GateModule {
     const mayLoosen =
       change.mode !== 'disabled' &&
       (change.mode === 'allow' || (oldMode !== undefined && oldMode !== 'ask' && oldMode !== 'allow') || restrictiveRuleNear(change, before) || simulateLoosens(change, pin, before));
-    if (mayLoosen) {
-      const server = 'serverId' in change ? change.serverId : 'every server';
-      const account = 'accountId' in change && change.accountId ? change.accountId : 'every account';
-      const tool = 'toolName' in change && change.toolName ? change.toolName : 'every tool';
-      const where = change.scope === 'conversation' ? ` in conversation ${change.conversationId}` : '';
-      await confirm(`${change.mode === 'allow' ? 'Always allow' : `Set to ${change.mode}`}: ${tool} on ${server} (${account})${where}?`, `This makes Warden ask you less. Scope: ${change.scope}.`, change, { server, account, tool });
-    }
+    if (mayLoosen) await confirm(changeConfirmation(change, names));
     const result = await policy.set(change, pin, 'user');
     emitPermissionChanged(result.ruleId, change.scope);
     return { ruleId: result.ruleId, old: result.old, new: result.new };
@@ -346,7 +352,7 @@ export function createGateModule(options: GateModuleOptions): GateModule {
     // Removing any rule but an Always Allow removes a restriction (even one a simulation with no
     // arguments, or with the server disconnected, cannot see): the person confirms it.
     if (old.mode !== 'allow' || loosens(before, after)) {
-      await confirm(`Remove the rule "${ruleId}"?`, 'Removing this rule makes Warden ask you less.', old, { server: old.id, account: '', tool: '' });
+      await confirm(removalConfirmation(old, names));
     }
     const change = await policy.revoke(ruleId, 'user');
     emitPermissionChanged(ruleId, change?.scope.kind ?? 'unknown');
@@ -388,11 +394,15 @@ export function createGateModule(options: GateModuleOptions): GateModule {
   return {
     gate,
     policy,
+    effectivePolicy: () => effectivePolicy.current(),
     handlers,
     review,
     reviewBatch,
     matrix,
     offeredTools,
+    useNames(lookup) {
+      names = lookup;
+    },
     close() {
       unsubscribePolicy();
       unsubscribeGate();

@@ -40,6 +40,14 @@ import { isCallFailed, isCallNotSent, type RegistryChange, type ToolDescriptor, 
 import { UnsafePatternError } from '../validation/linear-regexp';
 import { createLinearAjv, describeUnsafePattern } from '../validation/schemas';
 import { capErrorMessage, capToolResult, DEFAULT_MAX_RESULT_BYTES } from './result-cap';
+import { claimsOf, trustedPreview } from '../preview/trusted-preview';
+
+/** Who asked for a call, in words, for the approval dialog. */
+const REQUESTED_BY: Record<CallSource, string> = {
+  model: 'the model, in a conversation',
+  user: 'you, from Warden (Run)',
+  gateway: 'a program connected to Warden’s gateway',
+};
 
 /** Default time a pending approval waits before it expires. */
 export const DEFAULT_APPROVAL_TTL_MS = 10 * 60 * 1000;
@@ -82,6 +90,17 @@ export interface GateDeps {
    * before it enters the operation record or the journal (see result-cap.ts).
    */
   maxResultBytes?: number;
+  /**
+   * Names of configured servers and accounts, for an operation whose tool is not listed now (a
+   * finished one read back from history, a disconnected server): people read names, not ids.
+   */
+  names?: OperationNames;
+}
+
+/** Server and account names from the configuration (undefined: no longer configured). */
+export interface OperationNames {
+  server(serverId: string): string | undefined;
+  account(serverId: string, accountId: string): string | undefined;
 }
 
 /** One tool call as it enters the gate. */
@@ -127,7 +146,7 @@ export interface OperationSnapshot {
   error: ErrorRecord | null;
   history: Array<{ from: OperationState; to: OperationState; reason: string; at: number }>;
   /** Labels for display, from the registry at request time. */
-  labels: { server: string; account: string; toolTitle: string | null; toolDescription: string | null };
+  labels: { server: string; account: string; toolTitle: string | null; toolDescription: string | null; summary: string };
 }
 
 /** An operation as the journal recorded it (what `restore` and idempotency read back). */
@@ -587,7 +606,7 @@ export class Gate {
    * Why: pending approvals and in-flight calls for another account of that server must stop; a
    * grant for one account never carries over to another.
    */
-  async switchAccount(input: { serverId: string; accountId: string; conversationId?: string | null; source?: 'user' | 'system' }): Promise<void> {
+  async switchAccount(input: { serverId: string; accountId: string; conversationId?: string | null; source?: 'user' | 'system'; accountLabel?: string }): Promise<void> {
     const k = accountKey(input.serverId, input.conversationId ?? null);
     const from = this.activeAccounts.get(k) ?? null;
     this.activeAccounts.set(k, input.accountId);
@@ -602,7 +621,7 @@ export class Gate {
         at: this.clock.now(),
       }),
     ]);
-    await this.revalidate(`account switched to ${input.accountId}`);
+    await this.revalidate(`you switched to ${input.accountLabel ?? this.accountLabelOf(input.serverId, input.accountId, '')}`);
   }
 
   /** Expires every pending approval whose time is up. Why: stale approvals must not linger. */
@@ -704,10 +723,15 @@ export class Gate {
     if (!op) throw new WardenError('CONFLICT', `Operation ${operationId} is not awaiting approval (no pending operation has this id)`);
     if (op.state !== 'awaiting_approval') throw new WardenError('CONFLICT', `Operation ${operationId} is not awaiting approval (it is ${op.state})`);
     const args = JSON.stringify(JSON.parse(op.canonicalArguments), null, 2);
+    const tool = this.deps.registry.getTool(op.identity.serverId, op.identity.accountId, op.identity.toolName);
     return {
       operationId: op.id,
-      title: `Run "${op.identity.toolName}" on ${op.labels.server} (${op.labels.account})?`,
-      detail: `${op.decision?.reason ?? 'Approval required'}.\nRequested by: ${op.origin.source}${op.origin.conversationId ? ` in conversation ${op.origin.conversationId}` : ''}.\nFingerprint: ${op.fingerprint.slice(0, 16)}…`,
+      title: op.labels.summary,
+      detail: `Why Warden asks: ${op.decision?.reason ?? 'approval required'}.`,
+      ...(tool?.serverLocation ? { serverLocation: tool.serverLocation } : {}),
+      requestedBy: REQUESTED_BY[op.origin.source],
+      // The server's claims, as words; shown last, labelled as the server's.
+      claims: claimsOf(tool?.annotations),
       argumentsJson: args,
       serverLabel: op.labels.server,
       accountLabel: op.labels.account,
@@ -715,6 +739,40 @@ export class Gate {
       // Kept apart from the trusted text: the dialog shows it last, on one line, as the server's claim.
       toolDescription: op.labels.toolDescription,
     };
+  }
+
+  /**
+   * What the gate would do with a call, without making one: the same validation, path
+   * normalization and policy decision as a real request, but no operation, no journal record,
+   * nothing sent. `state` replaces the current rules (to try a rule before saving it); `tool`
+   * stands in for a tool that is not connected now (from its last listing).
+   *
+   * Why: the permission editor's "would this call be allowed?" must be answered by the engine that
+   * will decide the real call, not by a second implementation in the view.
+   */
+  simulate(
+    req: { serverId: string; accountId: string; toolName: string; conversationId: string | null; arguments: unknown },
+    options: { state?: PolicyState; tool?: ToolDescriptor } = {},
+  ): { outcome: 'allow' | 'ask' | 'deny' | 'invalid'; reason: string; summary: string; decision: PolicyDecision | null } {
+    const tool = options.tool ?? this.deps.registry.getTool(req.serverId, req.accountId, req.toolName);
+    const identity: ToolIdentity = { serverId: req.serverId, accountId: req.accountId, toolName: req.toolName, endpointHash: tool?.endpointHash ?? '', contractHash: tool?.contractHash ?? '' };
+    const origin: RequestOrigin = { source: 'user', conversationId: req.conversationId, round: null, batchId: null };
+    if (req.arguments === null || typeof req.arguments !== 'object' || Array.isArray(req.arguments)) {
+      return { outcome: 'invalid', reason: 'Invalid arguments: arguments: must be an object', summary: '', decision: null };
+    }
+    let made: { canonical: string; copy: Readonly<Record<string, unknown>> };
+    try {
+      made = canonicalCopy(req.arguments as Record<string, unknown>);
+    } catch (error) {
+      return { outcome: 'invalid', reason: `Invalid arguments: ${error instanceof Error ? error.message : String(error)}`, summary: '', decision: null };
+    }
+    const op = this.newOperation('simulation', origin, identity, made.copy, made.canonical, this.clock.now(), tool);
+    if (tool) {
+      const invalid = this.validate(tool, made.copy);
+      if (invalid) return { outcome: 'invalid', reason: `Invalid arguments: ${invalid}`, summary: op.labels.summary, decision: null };
+    }
+    const decision = this.decideUnfrozen(op, tool, options.state ?? this.deps.policy.current());
+    return { outcome: decision.decision, reason: decision.reason, summary: op.labels.summary, decision };
   }
 
   /** The active account of a server for a conversation (or the global one), if set. */
@@ -747,6 +805,10 @@ export class Gate {
     now: number,
     tool: ToolDescriptor | undefined,
   ): Operation {
+    const names = this.deps.names;
+    // Without a tool listed now, the configured names; a server or account removed since is said so.
+    const serverLabel = tool?.serverLabel ?? (names ? (names.server(identity.serverId) ?? 'a removed server') : identity.serverId);
+    const accountLabel = tool?.accountLabel ?? (names ? (names.account(identity.serverId, identity.accountId) ?? 'a removed account') : identity.accountId);
     return {
       id,
       state: 'proposed',
@@ -764,10 +826,15 @@ export class Gate {
       error: null,
       history: [],
       labels: {
-        server: tool?.serverLabel ?? identity.serverId,
-        account: tool?.accountLabel ?? identity.accountId,
+        server: serverLabel,
+        account: accountLabel,
         toolTitle: tool?.title ?? null,
         toolDescription: tool?.description ?? null,
+        // The one trusted line every surface shows: from identity and the stored arguments only.
+        summary: trustedPreview(
+          { toolName: identity.toolName, serverLabel, accountLabel, serverKind: tool?.serverKind, inputSchema: tool?.inputSchema },
+          args,
+        ).summary,
       },
       abort: null,
       waiters: null,
@@ -909,12 +976,17 @@ export class Gate {
     return decision;
   }
 
+  /** An account's name for explanations; "another account" when no listed tool names it. */
+  private accountLabelOf(serverId: string, accountId: string, toolName: string): string {
+    return (toolName ? this.deps.registry.getTool(serverId, accountId, toolName)?.accountLabel : undefined) ?? this.deps.registry.listTools({ serverId, accountId })[0]?.accountLabel ?? 'another account';
+  }
+
   private decideUnfrozen(op: Operation, tool: ToolDescriptor | undefined, state: PolicyState): PolicyDecision {
     const active = this.activeAccount(op.identity.serverId, op.origin.conversationId);
     if (active !== undefined && active !== op.identity.accountId) {
       return {
         decision: 'deny',
-        reason: `Not the active account: ${op.identity.serverId} is using account ${active}`,
+        reason: `Not the active account: ${op.labels.server} is using ${this.accountLabelOf(op.identity.serverId, active, op.identity.toolName)} here, not ${op.labels.account}`,
         layer: 'availability',
         ruleId: null,
         pin: 'none',

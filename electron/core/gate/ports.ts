@@ -6,6 +6,7 @@
  * its server) comes from `ToolRegistry`: the policy pins Always Allow to those hashes, so the
  * registry must report what is actually connected *now*, not what was configured.
  */
+import type { ServerKind } from '../preview/trusted-preview';
 
 /** A tool as the connection layer currently sees it, for one (server, account). */
 export interface ToolDescriptor {
@@ -36,12 +37,19 @@ export interface ToolDescriptor {
   /** Display labels for trusted previews and explanations ("GitHub", "Work"). */
   serverLabel?: string;
   /**
+   * Which known server this is, from the definition the person configured (never from what the
+   * server says about itself): selects the trusted preview's templates. Absent = 'other'.
+   */
+  serverKind?: ServerKind;
+  /**
    * The absolute folder the server process opens relative paths from (a stdio server's working
    * folder); absent when Warden cannot know it (remote and built-in servers). Path rules resolve
    * relative arguments against it; without it a relative path gets the strictest matching rule.
    */
   workingFolder?: string;
   accountLabel?: string;
+  /** Where the server runs, in words from its definition ("a program on this computer", "remote, at mcp.example.com"). */
+  serverLocation?: string;
   /**
    * Set while the server's listing cannot be relied on (it said its tools changed and the re-list
    * is under way, or a re-list failed or timed out): why, in words. Always Allow is held at Ask.

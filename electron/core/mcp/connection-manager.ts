@@ -25,6 +25,7 @@ import {
 } from './connection';
 import { LogRing, type LogLine } from './log-ring';
 import { CallNotSentError } from './outcome';
+import { serverKindOf, serverLocationOf } from '../preview/trusted-preview';
 import { displayStrings, displayText } from './sanitize';
 
 /** Where the manager reads server definitions and accounts from (the settings store, or a test map). */
@@ -332,6 +333,8 @@ export class ConnectionManager implements ToolRegistry, ToolExecutor {
       contractHash: tool.contractHash,
       endpointHash: connection.endpointHash,
       serverLabel,
+      serverKind: serverKindOf(connection.definition),
+      serverLocation: serverLocationOf(connection.definition),
       ...(accountLabel !== undefined ? { accountLabel } : {}),
       // The process was spawned with this cwd (relative to ours, or ours when unset).
       ...(connection.definition.transport === 'stdio' ? { workingFolder: path.resolve(connection.definition.cwd ?? process.cwd()) } : {}),

@@ -105,6 +105,8 @@ export function createOperationPresenter(): (op: OperationSnapshot) => Operation
       account: op.labels.account,
       toolTitle: op.labels.toolTitle === null ? null : text(op.labels.toolTitle),
       toolDescription: op.labels.toolDescription === null ? null : text(op.labels.toolDescription),
+      // Written by Warden from the tool's identity and the validated arguments, not server text.
+      summary: op.labels.summary,
     },
   });
 }

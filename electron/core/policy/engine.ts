@@ -39,17 +39,25 @@ interface CompiledRule {
   configError: string | null;
   pin: { contractHash: string | null; endpointHash: string | null; tools?: Record<string, string> | null } | null;
   constraints: CompiledConstraint[];
-  /**
-   * Words for explanations: "for Work account", "under /project/docs". A function of the labels of
-   * the call being decided, because the rule holds ids and a person reads names; a matched rule's
-   * server and account are the call's own, so their labels are the call's.
-   */
-  scopeWords: (labels: DecisionLabels) => string;
+  /** What the rule covers, put into words with the request's labels when a decision is explained. */
+  target: RuleTarget;
+  /** The raw mode as written, when it is not one Warden knows (explanations quote it). */
+  invalidMode: string | null;
   /** Canonical JSON of the raw rule, computed on first tie: breaks ties between rules sharing an id. */
   sortKey: () => string;
   /** Conversation overrides only: whether the override covers this identity. */
   match?: (request: PolicyRequest) => boolean;
 }
+
+/**
+ * What a rule covers, kept as structure rather than words: the words need the server's and
+ * account's names, which belong to the request (the compiled policy is shared by every request).
+ */
+type RuleTarget =
+  | { kind: 'global' }
+  | { kind: 'server'; anyAccount: boolean }
+  | { kind: 'tool'; anyAccount: boolean }
+  | { kind: 'conversation'; anyAccount: boolean; anyTool: boolean };
 
 interface CompiledOrg {
   id: string;
@@ -116,7 +124,7 @@ export function decide(request: PolicyRequest, policyState: PolicyState, context
   const configErrors: string[] = [];
 
   if (!context.tool) {
-    return result('deny', `Not available: ${context.labels?.server ?? request.serverId} does not currently list ${request.toolName}`, 'availability', null, 'none', configErrors);
+    return result('deny', `Not available: ${serverWords(request, context)} does not currently list ${request.toolName}`, 'availability', null, 'none', configErrors);
   }
 
   // 1. Organization: the most restrictive matching managed rule is a ceiling.
@@ -128,7 +136,7 @@ export function decide(request: PolicyRequest, policyState: PolicyState, context
     if (org) {
       if (org.configError) configErrors.push(org.configError);
       if (org.mode === 'forbid') {
-        return result('deny', org.configError ? `Disabled: organization policy has an invalid value (${org.configError})` : 'Disabled by organization policy', 'organization', org.id, 'none', configErrors);
+        return result('deny', org.configError ? `Blocked by your organization: its policy file has a value Warden does not know (${org.configError})` : 'Blocked by your organization', 'organization', org.id, 'none', configErrors);
       }
       if (org.mode === 'ask') {
         cap = 'ask';
@@ -189,32 +197,35 @@ export function decide(request: PolicyRequest, policyState: PolicyState, context
   let pin: PinStatus = 'none';
   if (!chosen && policyState.defaultMode === 'disabled') {
     decision = 'deny';
-    reason = `Disabled: no rule for ${request.toolName} on ${context.labels?.server ?? request.serverId}, and your default for such tools is Disabled`;
+    reason = `Disabled: you have not chosen a mode for ${request.toolName} on ${serverWords(request, context)} (${accountWords(request, context)}), and your default for such tools is Disabled`;
   } else if (!chosen) {
     decision = 'ask';
-    reason = `Ask every time: no rule for ${request.toolName} on ${context.labels?.server ?? request.serverId} (discovered tools are never allowed by default)`;
+    reason = `Asks: you have not chosen a mode for ${request.toolName} on ${serverWords(request, context)} (${accountWords(request, context)}), and a tool Warden discovers always asks until you do`;
   } else {
     if (chosen.configError) configErrors.push(chosen.configError);
-    const where = layer === 'conversation' ? ' in this conversation' : '';
+    const here = layer === 'conversation';
+    const what = `${targetWords(chosen, request, context)}${constraintWords(chosen)}`;
     if (chosen.mode === 'disabled') {
       decision = 'deny';
-      reason = chosen.configError
-        ? `Disabled: rule ${chosen.id} has an invalid mode (${chosen.configError})`
-        : `Disabled${where}${chosen.scopeWords(labelsOf(request, context))}${uncertainty}`;
+      reason = chosen.invalidMode !== null
+        ? `Disabled: your rule for ${what} has the mode ${chosen.invalidMode}, which Warden does not know (an invalid mode is read as Disabled)`
+        : here
+          ? `Disabled in this conversation: you turned off ${what} for this conversation${uncertainty}`
+          : `Disabled: you set Disabled for ${what}${uncertainty}`;
     } else if (chosen.mode === 'ask') {
       decision = 'ask';
-      reason = `Ask every time${where}${chosen.scopeWords(labelsOf(request, context))}${uncertainty}`;
+      reason = here ? `Asks in this conversation: you set Ask for ${what} in this conversation${uncertainty}` : `Asks: you set Ask for ${what}${uncertainty}`;
     } else {
       pin = checkPin(chosen, context, request.toolName);
       if (pin === 'endpoint-changed') {
         decision = 'ask';
-        reason = 'Ask: server endpoint changed since you allowed it';
+        reason = `Asks: the server endpoint changed since you allowed it (${serverWords(request, context)} now runs or contacts something else than when you chose Always Allow)`;
       } else if (pin === 'contract-changed') {
         decision = 'ask';
-        reason = 'Ask: tool changed since you allowed it';
+        reason = `Asks: the tool changed since you allowed it (${request.toolName} on ${serverWords(request, context)} now has a different description, inputs or hints)`;
       } else {
         decision = 'allow';
-        reason = `Always allowed${where}${chosen.scopeWords(labelsOf(request, context))}`;
+        reason = here ? `Allowed in this conversation: you allowed ${what} for this conversation` : `Allowed: you set Always Allow for ${what}`;
       }
     }
   }
@@ -222,11 +233,11 @@ export function decide(request: PolicyRequest, policyState: PolicyState, context
   if (decision === 'allow' && cap === 'ask') {
     const why =
       capLayer === 'safe-mode'
-        ? 'the activity log failed verification; every tool asks until you acknowledge it'
+        ? 'the activity log failed verification, so every tool asks until you acknowledge it'
         : capLayer === 'availability'
           ? context.tool.unverifiedListing
-          : 'organization policy requires asking';
-    return result('ask', `Ask: ${why}`, capLayer!, capRule, pin, configErrors);
+          : 'your organization requires asking for this tool';
+    return result('ask', `Asks: ${why}`, capLayer!, capRule, pin, configErrors);
   }
   return result(decision, reason, layer, chosen?.id ?? null, pin, configErrors);
 }
@@ -243,6 +254,40 @@ export function readsArguments(policyState: PolicyState, request: Pick<PolicyReq
   const byAccount = compile(policyState).constraintRules.get(request.serverId);
   if (!byAccount) return false;
   return byAccount.get(request.accountId)?.has(request.toolName) === true || byAccount.get(ANY)?.has(request.toolName) === true;
+}
+
+/** The server's name as a person set it (its id only when no name is known). */
+function serverWords(request: PolicyRequest, context: PolicyContext): string {
+  return context.labels?.server ?? request.serverId;
+}
+
+function accountWords(request: PolicyRequest, context: PolicyContext): string {
+  return context.labels?.account ?? request.accountId;
+}
+
+/**
+ * What a rule covers, in words, with names: "write_file on Files (Work)", "all tools of Files".
+ * A rule only ever applies to the request's own server and account, so the request's labels are
+ * the rule's labels.
+ */
+function targetWords(rule: CompiledRule, request: PolicyRequest, context: PolicyContext): string {
+  const t = rule.target;
+  const server = serverWords(request, context);
+  const account = accountWords(request, context);
+  switch (t.kind) {
+    case 'global':
+      return 'every tool of every server';
+    case 'server':
+      return t.anyAccount ? `all tools of ${server}` : `all tools of ${server} (${account})`;
+    case 'tool':
+      return t.anyAccount ? `${request.toolName} on ${server} (every account)` : `${request.toolName} on ${server} (${account})`;
+    case 'conversation':
+      return `${t.anyTool ? `all tools of ${server}` : `${request.toolName} on ${server}`}${t.anyAccount ? '' : ` (${account})`}`;
+  }
+}
+
+function constraintWords(rule: CompiledRule): string {
+  return rule.constraints.length ? ` when ${rule.constraints.map((c) => c.words).join(' and ')}` : '';
 }
 
 function result(decision: Decision, reason: string, layer: Layer, ruleId: string | null, pin: PinStatus, configErrors: string[]): PolicyDecision {
@@ -427,32 +472,18 @@ function compileOrg(rule: OrgRule): CompiledOrg {
   };
 }
 
-function compileMode(id: string, raw: unknown): { mode: PermissionMode; configError: string | null } {
+function compileMode(id: string, raw: unknown): { mode: PermissionMode; configError: string | null; invalidMode: string | null } {
   const mode = parseMode(raw);
   return mode
-    ? { mode, configError: null }
-    : { mode: 'disabled', configError: `rule ${id}: unknown mode ${describeMode(raw)} (expected allow, ask or disabled); treated as disabled` };
-}
-
-/** The names explanations use for the call's server and account (its ids when no label is known). */
-interface DecisionLabels {
-  server: string;
-  account: string;
-}
-
-function labelsOf(request: PolicyRequest, context: PolicyContext): DecisionLabels {
-  return { server: context.labels?.server ?? request.serverId, account: context.labels?.account ?? request.accountId };
+    ? { mode, configError: null, invalidMode: null }
+    : { mode: 'disabled', configError: `rule ${id}: unknown mode ${describeMode(raw)} (expected allow, ask or disabled); treated as disabled`, invalidMode: describeMode(raw) };
 }
 
 function compileUser(rule: UserRule): CompiledRule {
   const s = rule.scope;
   const constraints = s.kind === 'tool-constraint' ? s.constraints.map(compileConstraint) : [];
-  const hasAccount = 'accountId' in s && Boolean(s.accountId);
-  const account = (l: DecisionLabels) => (hasAccount ? ` for ${l.account} account` : '');
-  const constraintWords = constraints.length ? ' ' + constraints.map((c) => c.words).join(' and ') : '';
-  const scopeWords = (l: DecisionLabels) =>
-    s.kind === 'global' ? ' (global default)' : s.kind === 'server' ? `${account(l)} (default for ${l.server})` : `${account(l)}${constraintWords}`;
-  return { id: rule.id, ...compileMode(rule.id, rule.mode), pin: rule.pin ?? null, constraints, scopeWords, sortKey: lazyKey(rule) };
+  const target: RuleTarget = s.kind === 'global' ? { kind: 'global' } : { kind: s.kind === 'server' ? 'server' : 'tool', anyAccount: s.accountId === null };
+  return { id: rule.id, ...compileMode(rule.id, rule.mode), pin: rule.pin ?? null, constraints, target, sortKey: lazyKey(rule) };
 }
 
 function compileConversation(rule: ConversationOverride): CompiledRule {
@@ -461,7 +492,7 @@ function compileConversation(rule: ConversationOverride): CompiledRule {
     ...compileMode(rule.id, rule.mode),
     pin: rule.pin ?? null,
     constraints: [],
-    scopeWords: (l) => (rule.accountId ? ` for ${l.account} account` : ''),
+    target: { kind: 'conversation', anyAccount: rule.accountId === null, anyTool: rule.toolName === null },
     sortKey: lazyKey(rule),
     match: (r) => r.serverId === rule.serverId && (rule.accountId === null || rule.accountId === r.accountId) && (rule.toolName === null || rule.toolName === r.toolName),
   };
@@ -474,7 +505,7 @@ function compileConstraint(c: ArgumentConstraint): CompiledConstraint {
       return {
         field,
         dotted: c.field,
-        words: `under ${c.value}`,
+        words: `${c.field} is under ${c.value}`,
         test: (v, ctx) => {
           if (typeof v !== 'string') return false;
           const caseInsensitive = ctx.caseInsensitivePaths ?? ctx.paths === 'win32';
@@ -485,15 +516,15 @@ function compileConstraint(c: ArgumentConstraint): CompiledConstraint {
       };
     case 'equals': {
       const want = canonicalJson(c.value);
-      return { field, dotted: c.field, words: `${c.field} = ${want}`, test: (v) => v !== undefined && safeCanonical(v) === want };
+      return { field, dotted: c.field, words: `${c.field} is ${want}`, test: (v) => v !== undefined && safeCanonical(v) === want };
     }
     case 'oneOf': {
       const set = new Set(c.value.map((x) => canonicalJson(x)));
-      return { field, dotted: c.field, words: `${c.field} one of ${[...set].join(', ')}`, test: (v) => v !== undefined && set.has(safeCanonical(v)) };
+      return { field, dotted: c.field, words: `${c.field} is one of ${[...set].join(', ')}`, test: (v) => v !== undefined && set.has(safeCanonical(v)) };
     }
     case 'matches': {
       const glob = globMatcher(c.value);
-      const words = `${c.field} matching ${c.value}`;
+      const words = `${c.field} matches ${c.value}`;
       // A glob that cannot be evaluated could match anything: its rule may only make calls stricter.
       if ('why' in glob) return { field, dotted: c.field, words, test: (v) => (typeof v === 'string' ? UNKNOWN : false), unknownWhy: glob.why };
       return {
@@ -515,11 +546,11 @@ function compileConstraint(c: ArgumentConstraint): CompiledConstraint {
       };
     }
     case 'min':
-      return { field, dotted: c.field, words: `${c.field} ≥ ${c.value}`, test: (v) => typeof v === 'number' && v >= c.value };
+      return { field, dotted: c.field, words: `${c.field} is at least ${c.value}`, test: (v) => typeof v === 'number' && v >= c.value };
     case 'max':
-      return { field, dotted: c.field, words: `${c.field} ≤ ${c.value}`, test: (v) => typeof v === 'number' && v <= c.value };
+      return { field, dotted: c.field, words: `${c.field} is at most ${c.value}`, test: (v) => typeof v === 'number' && v <= c.value };
     case 'maxLength':
-      return { field, dotted: c.field, words: `${c.field} at most ${c.value} long`, test: (v) => (typeof v === 'string' || Array.isArray(v)) && v.length <= c.value };
+      return { field, dotted: c.field, words: `${c.field} is at most ${c.value} long`, test: (v) => (typeof v === 'string' || Array.isArray(v)) && v.length <= c.value };
   }
 }
 

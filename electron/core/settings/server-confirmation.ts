@@ -77,7 +77,8 @@ export function describeDraft(draft: ServerDraft, options: DescribeOptions = {})
     const headers = draft.headers.map((h) => `  ${visible(h.name)}${h.secret ? ` ${secretText(`header:${h.name.toLowerCase()}`)}` : `: ${visible(h.value ?? '')}`}`);
     return [`"${visible(draft.name)}" is contacted at ${visible(draft.url)}`, `Authentication: ${draft.auth.kind}`, ...(headers.length ? ['Headers:', ...headers] : [])].join('\n');
   }
-  return `"${visible(draft.name)}" is Warden's built-in ${draft.transport} server`;
+  // Only the demo is built in: it runs inside Warden, offline, with made-up notes and nothing else.
+  return `"${visible(draft.name)}" is Warden's offline demo: it runs inside Warden, reaches no network and touches none of your files (its notes and files are made up and kept in memory).`;
 }
 
 /**

@@ -1,8 +1,30 @@
 /**
- * Names for ids: what a person reads instead of `counting-fixture-d17e7acf / default-252681e2`.
- * Pure, so unit tests can check the fallbacks.
+ * Names for the ids a record carries (server, account), from the configured servers the store
+ * already holds: people read "Weather / Work", never "weather-83c33b1c / work-011b56dc". A server
+ * or account removed since is said so in words; the ids stay in exports and "details" areas.
+ * `namesFor` and `eventWords` are pure, so unit tests can check the fallbacks.
  */
+import { useMemo } from 'react';
 import type { ServerView } from '../../../shared/domain/servers';
+import { useAppStore } from '../store';
+
+export interface Names {
+  server(serverId: string): string;
+  account(serverId: string, accountId: string | null | undefined): string;
+  /** "Weather / Work". */
+  where(serverId: string, accountId: string | null | undefined): string;
+}
+
+/** The names of the configured servers and accounts, re-made when they change. */
+export function useNames(): Names {
+  const servers = useAppStore((s) => s.servers);
+  return useMemo(() => {
+    const byId = new Map(servers.map((s) => [s.definition.id, { name: s.definition.name, accounts: new Map(s.accounts.map((a) => [a.id, a.label])) }]));
+    const server = (id: string) => byId.get(id)?.name ?? 'a removed server';
+    const account = (serverId: string, accountId: string | null | undefined) => (accountId ? (byId.get(serverId)?.accounts.get(accountId) ?? 'a removed account') : 'every account');
+    return { server, account, where: (s, a) => `${server(s)} / ${account(s, a)}` };
+  }, [servers]);
+}
 
 /** The server and account names for a pair of ids, from the servers the core listed. */
 export interface ConnectionNames {

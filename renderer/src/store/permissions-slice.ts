@@ -2,13 +2,35 @@
  * The permission matrix (server × account × tool): a cache of `permissions:matrix`, refreshed on
  * `permissions:changed` and whenever a connection's tools change.
  */
-import type { MatrixRow } from '../../../shared/contract/permissions';
+import type { MatrixRow, MatrixServer, PermissionChange } from '../../../shared/contract/permissions';
 import type { PermissionMode } from '../../../shared/domain/operations';
 import { toShownError, unwrap, type ShownError } from '../api';
 import type { SliceCreator } from './types';
 
+/** One step that puts a mode back: set a mode again, or remove the rule a change created. */
+export type UndoStep = { set: PermissionChange } | { revoke: string };
+
+/** What the last change did, in words, and how to put it back. */
+export interface LastChange {
+  message: string;
+  undo: UndoStep[] | null;
+}
+
 export interface PermissionsSlice {
   matrix: MatrixRow[];
+  /** Every configured server and account (connected or not), when the core sends them. */
+  matrixServers: MatrixServer[] | null;
+  /** The last change made in the Permissions view, for its "what happened / Undo" line. */
+  lastChange: LastChange | null;
+  /**
+   * Applies mode changes (one or many): a change that makes Warden ask less is confirmed in main's
+   * native dialog, all together. Says what it did, with an Undo.
+   */
+  applyChanges(changes: PermissionChange[], words: string): Promise<boolean>;
+  /** Puts back what the last change did (an undo that asks less is confirmed natively, too). */
+  undoLastChange(): Promise<void>;
+  /** Sets the line under the toolbar (e.g. what switching the active account cancelled). */
+  say(message: string): void;
   configErrors: string[];
   permissionsError: ShownError | null;
   /** Re-reads the whole matrix (search is applied in the view, so typing needs no round trip). */
@@ -31,12 +53,14 @@ export interface PermissionsSlice {
  */
 export const createPermissionsSlice: SliceCreator<PermissionsSlice> = ({ api }) => (set, get) => ({
   matrix: [],
+  matrixServers: null,
+  lastChange: null,
   configErrors: [],
   permissionsError: null,
   async refreshMatrix() {
     try {
-      const { rows, configErrors } = await unwrap(api().permissions.matrix({ conversationId: null }));
-      set({ matrix: rows, configErrors, permissionsError: null });
+      const { rows, servers, configErrors } = await unwrap(api().permissions.matrix({ conversationId: null }));
+      set({ matrix: rows, matrixServers: servers ?? null, configErrors, permissionsError: null });
     } catch (error) {
       set({ permissionsError: toShownError(error) });
     }
@@ -65,6 +89,45 @@ export const createPermissionsSlice: SliceCreator<PermissionsSlice> = ({ api }) 
     await get().refreshMatrix();
     // Shown after the re-read, so a "not confirmed in the dialog" stays visible.
     if (failure) set({ permissionsError: failure });
+  },
+  async applyChanges(changes, words) {
+    let failure: ShownError | null = null;
+    let undo: UndoStep[] | null = null;
+    try {
+      const { results } = await unwrap(api().permissions.setMany({ changes }));
+      // Put back in reverse order: each rule gets its old mode, or goes if there was none.
+      undo = results
+        .map((r, i): UndoStep => (r.oldMode ? { set: { ...changes[i]!, mode: r.oldMode } } : { revoke: r.ruleId }))
+        .reverse();
+    } catch (error) {
+      failure = toShownError(error);
+    }
+    await get().refreshMatrix();
+    if (failure) {
+      set({ permissionsError: failure, lastChange: failure.code === 'DENIED' ? { message: `Nothing changed: ${words} was not confirmed in Warden’s dialog.`, undo: null } : null });
+      return false;
+    }
+    set({ lastChange: { message: `Done: ${words}.`, undo } });
+    return true;
+  },
+  async undoLastChange() {
+    const steps = get().lastChange?.undo;
+    if (!steps) return;
+    let failure: ShownError | null = null;
+    try {
+      const sets = steps.flatMap((s) => ('set' in s ? [s.set] : []));
+      if (sets.length === 1) await unwrap(api().permissions.set(sets[0]!));
+      else if (sets.length > 1) await unwrap(api().permissions.setMany({ changes: sets }));
+      for (const s of steps) if ('revoke' in s) await unwrap(api().permissions.revoke({ ruleId: s.revoke }));
+    } catch (error) {
+      failure = toShownError(error);
+    }
+    await get().refreshMatrix();
+    if (failure) set({ permissionsError: failure, lastChange: { message: 'The undo did not happen; nothing changed.', undo: null } });
+    else set({ lastChange: { message: 'Undone: the earlier modes are back.', undo: null } });
+  },
+  say(message) {
+    set({ lastChange: { message, undo: null } });
   },
   async revokeRule(ruleId) {
     let failure: ShownError | null = null;

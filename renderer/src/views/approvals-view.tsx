@@ -10,73 +10,136 @@ import type { PendingApproval } from '../../../shared/contract/approvals';
 import { EmptyState, ErrorNote, StatePill, TechnicalDetails, Time, ViewFrame } from '../components/common';
 import { useAppStore } from '../store';
 
-function ApprovalCard({ approval }: { approval: PendingApproval }) {
+/** "in 9 min", "in 40 s", "expired": time left until a pending approval expires. */
+function timeLeft(expiresAt: number, now: number): string {
+  const ms = expiresAt - now;
+  if (ms <= 0) return 'expired';
+  if (ms < 60_000) return `in ${Math.ceil(ms / 1000)} s`;
+  return `in ${Math.ceil(ms / 60_000)} min`;
+}
+
+/** The current time, updated every few seconds (for the time left on each card). */
+function useNow(everyMs: number): number {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const t = setInterval(() => setNow(Date.now()), everyMs);
+    return () => clearInterval(t);
+  }, [everyMs]);
+  return now;
+}
+
+function ApprovalCard({ approval, name, now }: { approval: PendingApproval; name: string; now: number }) {
   const review = useAppStore((s) => s.review);
   const reject = useAppStore((s) => s.reject);
   const reviewing = useAppStore((s) => s.reviewing.includes(approval.operation.operationId));
   const [reason, setReason] = useState('');
+  const [rejecting, setRejecting] = useState(false);
   const { operation: op, preview } = approval;
   const id = op.operationId;
+  // "Why it asks: you set Ask for …" reads better without the engine's leading "Asks:".
+  const why = preview.detail.replace(/^Why Warden asks: /, '').replace(/^Asks: /, '');
   return (
-    <article className="card approval" data-testid={`approval-${id}`}>
+    <article className="card approval" data-testid={`approval-${id}`} aria-labelledby={`approval-${id}-title`}>
       <header className="card-head">
-        <h2 className="approval-title">{preview.title}</h2>
-        <span className="pill pill-hint">from {op.origin.source}</span>
+        <h2 className="approval-title" id={`approval-${id}-title`}>
+          {preview.title}
+        </h2>
       </header>
-      <p>{preview.detail}</p>
       <dl className="facts">
         <dt>Server</dt>
-        <dd>{preview.serverLabel}</dd>
+        <dd>
+          {preview.serverLabel}
+          {preview.serverLocation ? <span className="muted"> · {preview.serverLocation}</span> : null}
+        </dd>
         <dt>Account</dt>
         <dd>{preview.accountLabel}</dd>
         <dt>Tool</dt>
         <dd>
           <code>{preview.toolName}</code>
         </dd>
-        <dt>Requested</dt>
-        <dd>
-          <Time at={op.requestedAt} />
-        </dd>
+        <dt>Why it asks</dt>
+        <dd data-testid={`approval-${id}-why`}>{why}</dd>
+        {preview.requestedBy ? (
+          <>
+            <dt>Asked by</dt>
+            <dd>{preview.requestedBy}</dd>
+          </>
+        ) : null}
         {op.expiresAt ? (
           <>
             <dt>Expires</dt>
-            <dd>
-              <Time at={op.expiresAt} />
+            <dd data-testid={`approval-${id}-expires`}>
+              {timeLeft(op.expiresAt, now)} <span className="muted">(at <Time at={op.expiresAt} />; then it is not sent)</span>
             </dd>
           </>
         ) : null}
       </dl>
+      {(preview.claims ?? []).length > 0 || op.labels.toolDescription ? (
+        <div className="approval-claims" data-testid={`approval-${id}-claim`}>
+          <span className="claim-label">The server’s claims (not checked by Warden)</span>
+          <ul>
+            {(preview.claims ?? []).map((c) => (
+              <li key={c}>Server says: {c}</li>
+            ))}
+            {op.labels.toolDescription ? <li className="approval-description">Server says it does: {op.labels.toolDescription}</li> : null}
+          </ul>
+        </div>
+      ) : null}
+      <details className="approval-more">
+        <summary>Arguments (exactly what will be sent)</summary>
+        <pre className="code-block" data-testid={`approval-${id}-arguments`}>
+          {preview.argumentsJson}
+        </pre>
+      </details>
       <TechnicalDetails
         testId={`approval-${id}-details`}
         facts={[
+          ['Requested', <Time key="t" at={op.requestedAt} />],
           ['Operation', id],
           ['Server id', op.identity.serverId],
           ['Account id', op.identity.accountId],
           ['Fingerprint', op.fingerprint],
         ]}
       />
-      <div className="field">
-        <span>Exact arguments that will be sent</span>
-        <pre className="code-block" data-testid={`approval-${id}-arguments`}>
-          {preview.argumentsJson}
-        </pre>
-      </div>
-      {op.labels.toolDescription ? (
-        <p className="muted" data-testid={`approval-${id}-claim`}>
-          The server describes this tool as (its claim, not checked by Warden): {op.labels.toolDescription}
-        </p>
-      ) : null}
       <div className="form-actions">
-        <button type="button" className="button button-primary" disabled={reviewing} onClick={() => void review(id)} data-testid={`approval-${id}-review`}>
+        <button type="button" className="button button-primary" disabled={reviewing} onClick={() => void review(id)} data-testid={`approval-${id}-review`} aria-label={`Review… ${name}`}>
           {reviewing ? 'Waiting for Warden’s dialog…' : 'Review…'}
         </button>
-        <input className="input" placeholder="Reason (optional)" value={reason} onChange={(e) => setReason(e.target.value)} aria-label={`Reason for rejecting ${preview.toolName} (optional)`} />
-        <button type="button" className="button button-danger" onClick={() => void reject(id, reason.trim() || undefined)} data-testid={`approval-${id}-reject`}>
-          Reject
-        </button>
+        {rejecting ? (
+          <>
+            <input
+              className="input"
+              placeholder="Reason (optional)"
+              value={reason}
+              onChange={(e) => setReason(e.target.value)}
+              aria-label={`Reason for rejecting ${name} (optional)`}
+              data-testid={`approval-${id}-reason`}
+            />
+            <button type="button" className="button button-danger" onClick={() => void reject(id, reason.trim() || undefined)} data-testid={`approval-${id}-reject-confirm`} aria-label={`Reject ${name}`}>
+              Reject
+            </button>
+            <button type="button" className="button" onClick={() => setRejecting(false)}>
+              Cancel
+            </button>
+          </>
+        ) : (
+          <button type="button" className="button button-danger" onClick={() => setRejecting(true)} data-testid={`approval-${id}-reject`} aria-label={`Reject… ${name}`}>
+            Reject…
+          </button>
+        )}
       </div>
     </article>
   );
+}
+
+/** Cards of one model reply (one batch) together, in the order they were asked. */
+function groupByBatch(approvals: readonly PendingApproval[]): PendingApproval[][] {
+  const groups = new Map<string, PendingApproval[]>();
+  for (const a of approvals) {
+    const key = a.operation.origin.batchId ?? a.operation.operationId;
+    groups.set(key, [...(groups.get(key) ?? []), a]);
+  }
+  return [...groups.values()].map((g) => g.sort((a, b) => a.operation.requestedAt - b.operation.requestedAt));
 }
 
 /** The Approvals view. */
@@ -89,6 +152,7 @@ export function ApprovalsView() {
   useEffect(() => {
     void refreshApprovals();
   }, [refreshApprovals]);
+  const now = useNow(5_000);
   const recent = operations.filter((o) => o.state !== 'awaiting_approval').slice(0, 20);
   return (
     <ViewFrame
@@ -97,8 +161,8 @@ export function ApprovalsView() {
       wide
       note={
         <p className="callout" data-testid="approvals-cannot-approve">
-          Approving happens only in Warden's own native dialog, never in this window. “Review…” opens that dialog with the same preview; from
-          here you can only reject.
+          Approving happens only in Warden's own native dialog, never in this window. “Review…” opens that dialog with the same facts; from
+          here you can only reject. A call not decided within 10 minutes expires and is not sent.
         </p>
       }
     >
@@ -119,7 +183,20 @@ export function ApprovalsView() {
           </p>
         </EmptyState>
       ) : (
-        approvals.map((a) => <ApprovalCard key={a.operation.operationId} approval={a} />)
+        groupByBatch(approvals).map((group, g) => (
+          // One wrapper per group whatever its size, so a card keeps its state when its neighbour goes.
+          <section
+            key={group[0]!.operation.origin.batchId ?? group[0]!.operation.operationId}
+            className={group.length > 1 ? 'approval-batch' : 'approval-single'}
+            aria-label={group.length > 1 ? `${group.length} calls from one model reply` : undefined}
+            data-testid={group.length > 1 ? 'approval-batch' : undefined}
+          >
+            {group.length > 1 ? <h2 className="section-title">One model reply asks for {group.length} calls</h2> : null}
+            {group.map((a, i) => (
+              <ApprovalCard key={a.operation.operationId} approval={a} name={group.length > 1 ? `call ${g + 1}.${i + 1}: ${a.preview.title}` : `call ${g + 1}: ${a.preview.title}`} now={now} />
+            ))}
+          </section>
+        ))
       )}
       {recent.length > 0 ? (
         <>
@@ -129,7 +206,7 @@ export function ApprovalsView() {
               <thead>
                 <tr>
                   <th>Time</th>
-                  <th>Tool</th>
+                  <th>Call</th>
                   <th>Server / account</th>
                   <th>State</th>
                   <th>Why</th>
@@ -141,9 +218,7 @@ export function ApprovalsView() {
                     <td>
                       <Time at={o.requestedAt} />
                     </td>
-                    <td>
-                      <code>{o.identity.toolName}</code>
-                    </td>
+                    <td>{o.labels.summary}</td>
                     <td>
                       {o.labels.server} / {o.labels.account}
                     </td>

@@ -1,65 +1,198 @@
 /**
- * Permissions: one row per server × account × tool with the person's mode (Always Allow / Ask /
- * Disabled), the effective decision and why, "changed since allowed" badges, organization locks,
- * and the server's own description in a separate, clearly labelled column (untrusted).
+ * Permissions: grouped server → account → tool, every configured account listed whether connected
+ * or not (its tools from the last listing, marked as such), the active account shown, a mode
+ * control per server, per account and per tool, the effective decision and its reason in words,
+ * changed tools flagged with a before/after view, bulk changes, and what each change did with an
+ * Undo.
  *
  * Rows are virtualized (only the visible ones are in the DOM), so 10k tools stay fast; the search
- * filters the cached matrix locally, without a round trip per keystroke.
+ * filters the cached matrix locally, without a round trip per keystroke. The server's own words
+ * are shown labelled as its claim, never as Warden's.
  */
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { useDeferredValue, useEffect, useMemo, useRef, useState } from 'react';
-import type { MatrixRow } from '../../../shared/contract/permissions';
+import type { MatrixAccount, MatrixRow, MatrixServer, PermissionChange } from '../../../shared/contract/permissions';
 import type { PermissionMode } from '../../../shared/domain/operations';
 import { DecisionPill, EmptyState, ErrorNote, ViewFrame } from '../components/common';
 import { useAppStore } from '../store';
-import { filterMatrix } from './view-helpers';
+import { AccountActions, ChangePanel, ConstraintEditor, MODE_WORDS, ModeButtons } from './permission-parts';
+import { filterMatrix, groupMatrix, type MatrixItem } from './view-helpers';
 
-/** A first guess of a row's height; each row is measured once drawn (text wraps, never clips). */
-const ROW_ESTIMATE = 64;
-/** Descriptions longer than this show their start and a "Show all" button, so one long claim cannot fill the screen. */
-const CLAIM_PREVIEW_CHARS = 180;
+const ESTIMATE: Record<MatrixItem['kind'], number> = { server: 64, account: 64, tool: 92, 'no-tools': 44 };
 
-function pinBadge(pin: MatrixRow['pin']) {
-  if (pin === 'contract-changed') return <span className="pill pill-warn" title="The tool's name, description, schema or hints changed after you allowed it; it falls back to Ask.">Changed since allowed</span>;
-  if (pin === 'endpoint-changed') return <span className="pill pill-warn" title="The server's command or URL changed after you allowed it; it falls back to Ask.">Server changed since allowed</span>;
-  return null;
+/** "Weather (Work)", "Weather (every account)". */
+const where = (serverLabel: string, accountLabel: string | null) => `${serverLabel} (${accountLabel ?? 'every account'})`;
+
+function useModeChange() {
+  const applyChanges = useAppStore((s) => s.applyChanges);
+  const revokeRule = useAppStore((s) => s.revokeRule);
+  const say = useAppStore((s) => s.say);
+  return async (change: PermissionChange | null, ruleId: string | null, words: string) => {
+    if (change) return void (await applyChanges([change], words));
+    if (ruleId) {
+      await revokeRule(ruleId);
+      say(`Done: ${words}.`);
+    }
+  };
 }
 
-function ModeSelect({ row }: { row: MatrixRow }) {
-  const setToolMode = useAppStore((s) => s.setToolMode);
-  const revokeRule = useAppStore((s) => s.revokeRule);
-  const [busy, setBusy] = useState(false);
-  const testId = `perm-mode-${row.serverId}-${row.accountId}-${row.toolName}`;
-  if (row.orgLocked) {
-    return (
-      <span className="pill pill-locked" title="Set by your organization; it cannot be changed here." data-testid={testId}>
-        Org locked
-      </span>
-    );
-  }
+function ServerHeader({ item, open, toggle }: { item: Extract<MatrixItem, { kind: 'server' }>; open: boolean; toggle: () => void }) {
+  const change = useModeChange();
+  const s = item.server;
   return (
-    <select
-      className="input input-small"
-      value={row.mode ?? ''}
-      disabled={busy}
-      aria-label={`mode of ${row.toolName} on ${row.serverLabel} (${row.accountLabel})`}
-      data-testid={testId}
-      onChange={(e) => {
-        const value = e.target.value;
-        if (!value) return;
-        setBusy(true);
-        const done = value === 'reset' && row.ruleId ? revokeRule(row.ruleId) : setToolMode(row, value as PermissionMode);
-        void done.finally(() => setBusy(false));
-      }}
-    >
-      <option value="" disabled>
-        Not set (default)
-      </option>
-      <option value="allow">Always Allow</option>
-      <option value="ask">Ask</option>
-      <option value="disabled">Disabled</option>
-      {row.ruleId ? <option value="reset">Reset to default</option> : null}
-    </select>
+    <div className="group-head group-server" data-testid={`perm-server-${item.serverId}`}>
+      <div className="group-line">
+        <button type="button" className="twisty" aria-expanded={open} onClick={toggle} aria-label={`${open ? 'Collapse' : 'Expand'} ${item.label}`}>
+          {open ? '▾' : '▸'}
+        </button>
+        <h2 className="group-title">{item.label}</h2>
+        {s ? <span className="muted small">{s.location}</span> : null}
+        <span className="muted small">
+          {item.toolCount} tool{item.toolCount === 1 ? '' : 's'}
+        </span>
+        {s?.orgLock ? <span className="pill pill-locked">{s.orgLock === 'forbid' ? 'Blocked by your organization' : 'Your organization requires asking'}</span> : null}
+        {s ? (
+          <ModeButtons
+            mode={s.mode}
+            what={`all tools of ${where(item.label, null)}`}
+            testId={`perm-server-mode-${item.serverId}`}
+            onPick={(m) =>
+              void change(
+                m ? { scope: 'server', serverId: item.serverId, accountId: null, mode: m } : null,
+                s.ruleId,
+                m ? `all tools of ${where(item.label, null)} set to ${MODE_WORDS[m]}` : `your mode for all tools of ${item.label} removed`,
+              )
+            }
+          />
+        ) : null}
+      </div>
+      {s ? <p className="group-explain small">{s.explanation}</p> : null}
+    </div>
+  );
+}
+
+function connectionWords(a: MatrixAccount): string {
+  const state = a.connection === 'connected' ? 'Connected' : a.connection === 'connecting' ? 'Connecting…' : a.connection === 'auth_required' ? 'Sign-in required' : a.connection === 'error' ? 'Connection error' : 'Not connected';
+  const tools = a.toolsFrom === 'live' ? '' : a.toolsFrom === 'last-listing' ? ` · tools from its last listing${a.listedAt ? ` (${new Date(a.listedAt).toLocaleString()})` : ''}` : ' · never connected, so its tools are not known yet';
+  return `${state}${tools}`;
+}
+
+function AccountHeader({ item, open, toggle }: { item: Extract<MatrixItem, { kind: 'account' }>; open: boolean; toggle: () => void }) {
+  const change = useModeChange();
+  const a = item.account;
+  return (
+    <div className="group-head group-account" data-testid={`perm-account-${item.serverId}-${item.accountId}`}>
+      <div className="group-line">
+        <button type="button" className="twisty" aria-expanded={open} onClick={toggle} aria-label={`${open ? 'Collapse' : 'Expand'} ${item.label} of ${item.serverLabel}`}>
+          {open ? '▾' : '▸'}
+        </button>
+        <h3 className="group-title">{item.label}</h3>
+        {a?.active ? (
+          <span className="pill pill-connected" data-testid={`perm-account-${item.serverId}-${item.accountId}-active`}>
+            Active account
+          </span>
+        ) : null}
+        {a ? (
+          <span className={`pill ${a.connection === 'connected' ? 'pill-hint' : 'pill-disconnected'}`} data-state={a.connection}>
+            {connectionWords(a)}
+          </span>
+        ) : null}
+        {a ? (
+          <ModeButtons
+            mode={a.mode}
+            what={`all tools of ${where(item.serverLabel, item.label)}`}
+            testId={`perm-account-mode-${item.serverId}-${item.accountId}`}
+            onPick={(m) =>
+              void change(
+                m ? { scope: 'server', serverId: item.serverId, accountId: item.accountId, mode: m } : null,
+                a.ruleId,
+                m ? `all tools of ${where(item.serverLabel, item.label)} set to ${MODE_WORDS[m]}` : `your mode for all tools of ${where(item.serverLabel, item.label)} removed`,
+              )
+            }
+          />
+        ) : null}
+      </div>
+      {a ? (
+        <div className="group-line group-sub">
+          <p className="group-explain small">{a.explanation}</p>
+          <AccountActions serverId={item.serverId} accountId={item.accountId} label={item.label} serverLabel={item.serverLabel} active={a.active} />
+        </div>
+      ) : null}
+    </div>
+  );
+}
+
+function ToolRow({ row, selected, onSelect, onOpenChange }: { row: MatrixRow; selected: boolean; onSelect: (on: boolean) => void; onOpenChange: () => void }) {
+  const change = useModeChange();
+  const [open, setOpen] = useState(false);
+  const id = `${row.serverId}-${row.accountId}-${row.toolName}`;
+  const what = `${row.toolName} on ${where(row.serverLabel, row.accountLabel)}`;
+  return (
+    <div className={`tool-row${selected ? ' tool-selected' : ''}`} data-testid={`perm-row-${id}`}>
+      <div className="tool-line">
+        <input type="checkbox" checked={selected} onChange={(e) => onSelect(e.target.checked)} aria-label={`Select ${what}`} data-testid={`perm-select-${id}`} />
+        <code className="tool-name">{row.toolName}</code>
+        {row.source === 'last-listing' ? <span className="pill pill-hint">from last listing</span> : null}
+        {row.changed && row.changed !== 'none' ? (
+          <button type="button" className="pill pill-warn pill-button" onClick={onOpenChange} data-testid={`perm-changed-${id}`}>
+            {row.changed === 'since-allowed' ? 'Changed since you allowed it: see what changed' : 'Changed: see what changed'}
+          </button>
+        ) : row.pin === 'contract-changed' ? (
+          <span className="pill pill-warn">Changed since allowed</span>
+        ) : row.pin === 'endpoint-changed' ? (
+          <span className="pill pill-warn">Server changed since allowed</span>
+        ) : null}
+        {(row.claims ?? []).map((c) => (
+          <span key={c} className={`pill ${c === 'destructive' ? 'pill-hint-danger' : 'pill-hint'}`}>
+            server says: {c}
+          </span>
+        ))}
+        <span className="spacer" />
+        {row.orgLocked ? (
+          <span className="pill pill-locked" data-testid={`perm-mode-${id}`}>
+            Set by your organization
+          </span>
+        ) : (
+          <ModeButtons
+            mode={row.mode}
+            what={what}
+            testId={`perm-mode-${id}`}
+            onPick={(m) =>
+              void change(m ? { scope: 'tool', serverId: row.serverId, accountId: row.accountId, toolName: row.toolName, mode: m } : null, row.ruleId, m ? `${what} set to ${MODE_WORDS[m]}` : `your mode for ${what} removed`)
+            }
+          />
+        )}
+      </div>
+      <div className="tool-line tool-explain">
+        <DecisionPill decision={row.effective} testId={`perm-effective-${id}`} />
+        <span className="small" data-testid={`perm-explain-${id}`}>
+          {row.explanation}
+        </span>
+        {(row.constraintRules ?? []).length > 0 ? <span className="pill pill-hint">{row.constraintRules!.length} argument rule{row.constraintRules!.length === 1 ? '' : 's'}</span> : null}
+        <button type="button" className="link-button small" aria-expanded={open} onClick={() => setOpen(!open)} aria-label={`${open ? 'Hide details' : 'Details and argument rules'} of ${what}`} data-testid={`perm-details-${id}`}>
+          {open ? 'Hide details' : 'Details and argument rules'}
+        </button>
+      </div>
+      {row.serverDescription ? (
+        <p className={`tool-claim small${open ? '' : ' clamp'}`}>
+          <span className="claim-label">Server says it does:</span> {row.serverDescription}
+        </p>
+      ) : null}
+      {open ? (
+        <div className="tool-details small" data-testid={`perm-details-body-${id}`}>
+          {(row.conversationOverrides ?? []).map((o) => (
+            <p key={o.ruleId}>
+              In the conversation “{o.conversationTitle}”: {o.mode ? MODE_WORDS[o.mode] : 'Disabled'}
+            </p>
+          ))}
+          {row.orgLock ? <p>Your organization {row.orgLock === 'forbid' ? 'blocks this tool' : 'requires asking before each call'}; it cannot be changed here.</p> : null}
+          {row.orgLocked ? null : <ConstraintEditor row={row} />}
+          <p className="muted">
+            Internal ids (for support and exports): server <code>{row.serverId}</code>, account <code>{row.accountId}</code>
+          </p>
+        </div>
+      ) : null}
+    </div>
   );
 }
 
@@ -81,49 +214,44 @@ function NoTools() {
   );
 }
 
-/** The server's description: the start of a long one, with a button for the rest (never hover-only). */
-function Claim({ text, onResize }: { text: string | null; onResize: () => void }) {
-  const [open, setOpen] = useState(false);
-  if (!text) return <span className="muted">none</span>;
-  if (text.length <= CLAIM_PREVIEW_CHARS) return <>{text}</>;
-  return (
-    <>
-      {open ? text : `${text.slice(0, CLAIM_PREVIEW_CHARS).trimEnd()}…`}{' '}
-      <button
-        type="button"
-        className="link"
-        aria-expanded={open}
-        onClick={() => {
-          setOpen(!open);
-          onResize();
-        }}
-      >
-        {open ? 'Show less' : 'Show all'}
-      </button>
-    </>
-  );
-}
-
 /** The Permissions view. */
 export function PermissionsView() {
   const matrix = useAppStore((s) => s.matrix);
+  const servers = useAppStore((s) => s.matrixServers);
   const configErrors = useAppStore((s) => s.configErrors);
   const error = useAppStore((s) => s.permissionsError);
   const refreshMatrix = useAppStore((s) => s.refreshMatrix);
+  const lastChange = useAppStore((s) => s.lastChange);
+  const undoLastChange = useAppStore((s) => s.undoLastChange);
+  const applyChanges = useAppStore((s) => s.applyChanges);
   const [query, setQuery] = useState('');
   const deferred = useDeferredValue(query);
+  const [collapsed, setCollapsed] = useState<ReadonlySet<string>>(new Set());
+  const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
+  const [changeOpen, setChangeOpen] = useState<{ serverId: string; accountId: string; toolName: string } | null>(null);
   const rows = useMemo(() => filterMatrix(matrix, deferred), [matrix, deferred]);
+  const items = useMemo(() => groupMatrix(rows, servers as MatrixServer[] | null, collapsed, deferred.trim() !== ''), [rows, servers, collapsed, deferred]);
+  const changed = useMemo(() => matrix.filter((r) => r.changed && r.changed !== 'none'), [matrix]);
   const scroller = useRef<HTMLDivElement>(null);
   const virtualizer = useVirtualizer({
-    count: rows.length,
+    count: items.length,
     getScrollElement: () => scroller.current,
-    estimateSize: () => ROW_ESTIMATE,
-    overscan: 8,
-    getItemKey: (index) => `${rows[index]!.serverId}/${rows[index]!.accountId}/${rows[index]!.toolName}`,
+    estimateSize: (i) => ESTIMATE[items[i]!.kind],
+    getItemKey: (i) => items[i]!.key,
+    overscan: 6,
   });
   useEffect(() => {
     void refreshMatrix();
   }, [refreshMatrix]);
+  const toggle = (key: string) => setCollapsed((c) => (c.has(key) ? new Set([...c].filter((k) => k !== key)) : new Set([...c, key])));
+  const keyOf = (r: MatrixRow) => `${r.serverId}/${r.accountId}/${r.toolName}`;
+  const bulk = async (mode: PermissionMode) => {
+    const picked = matrix.filter((r) => selected.has(keyOf(r)) && !r.orgLocked);
+    const changes: PermissionChange[] = picked.map((r) => ({ scope: 'tool', serverId: r.serverId, accountId: r.accountId, toolName: r.toolName, mode }));
+    if (changes.length === 0) return;
+    if (await applyChanges(changes, `${changes.length} tool${changes.length === 1 ? '' : 's'} set to ${MODE_WORDS[mode]}`)) setSelected(new Set());
+  };
+  const accounts = servers?.reduce((n, s) => n + s.accounts.length, 0) ?? 0;
 
   return (
     <ViewFrame
@@ -132,8 +260,9 @@ export function PermissionsView() {
       wide
       note={
         <p>
-          Discovering a tool never grants it: a tool with no mode set gets your default (Ask, unless you chose Disabled in Settings). Always Allow and lifting Disabled are
-          confirmed in Warden's own dialog. A tool that changed since you allowed it falls back to Ask.
+          Grouped by server and account. A tool with no mode of its own follows its account’s, then its server’s, then your default (Ask, unless you chose
+          Disabled in Settings); discovering a tool never grants it. Always Allow and anything else that makes Warden ask less is confirmed in Warden’s own
+          dialog. A tool that changed since you allowed it asks again.
         </p>
       }
     >
@@ -142,7 +271,35 @@ export function PermissionsView() {
         <span className="muted" data-testid="perm-count">
           {rows.length} of {matrix.length} tools
         </span>
+        {servers ? (
+          <span className="muted small">
+            {servers.length} server{servers.length === 1 ? '' : 's'}, {accounts} account{accounts === 1 ? '' : 's'}
+          </span>
+        ) : null}
       </div>
+      {selected.size > 0 ? (
+        <div className="toolbar bulk-bar" role="group" aria-label="Change the selected tools" data-testid="perm-bulk">
+          <strong>{selected.size} selected:</strong>
+          {(['allow', 'ask', 'disabled'] as const).map((m) => (
+            <button key={m} type="button" className="button button-small" onClick={() => void bulk(m)} data-testid={`perm-bulk-${m}`}>
+              Set to {MODE_WORDS[m]}
+            </button>
+          ))}
+          <button type="button" className="button button-small" onClick={() => setSelected(new Set())}>
+            Clear selection
+          </button>
+        </div>
+      ) : null}
+      {lastChange ? (
+        <p className="change-note" role="status" data-testid="perm-last-change">
+          {lastChange.message}{' '}
+          {lastChange.undo ? (
+            <button type="button" className="button button-small" onClick={() => void undoLastChange()} data-testid="perm-undo">
+              Undo
+            </button>
+          ) : null}
+        </p>
+      ) : null}
       <ErrorNote error={error} testId="perm-error" />
       {configErrors.length > 0 ? (
         <div className="error-note">
@@ -154,7 +311,25 @@ export function PermissionsView() {
           </ul>
         </div>
       ) : null}
-      {matrix.length === 0 ? <NoTools /> : null}
+      {changed.length > 0 ? (
+        <section className="changed-list" aria-labelledby="changed-title" data-testid="perm-changed-list">
+          <h2 id="changed-title" className="section-title">
+            Changed tools ({changed.length})
+          </h2>
+          <ul>
+            {changed.slice(0, 20).map((r) => (
+              <li key={keyOf(r)}>
+                <code>{r.toolName}</code> on {where(r.serverLabel, r.accountLabel)}: {r.changed === 'since-allowed' ? 'changed since you allowed it (Warden asks again)' : 'changed since it was last listed'}{' '}
+                <button type="button" className="button button-small" onClick={() => setChangeOpen({ serverId: r.serverId, accountId: r.accountId, toolName: r.toolName })} data-testid={`perm-open-change-${r.serverId}-${r.accountId}-${r.toolName}`}>
+                  See what changed
+                </button>
+              </li>
+            ))}
+          </ul>
+        </section>
+      ) : null}
+      {changeOpen ? <ChangePanel {...changeOpen} onClose={() => setChangeOpen(null)} /> : null}
+      {matrix.length === 0 && !servers?.length ? <NoTools /> : null}
       {matrix.length > 0 && rows.length === 0 ? (
         <p className="empty" data-testid="perm-no-match">
           No tool matches “{query}”.{' '}
@@ -163,50 +338,39 @@ export function PermissionsView() {
           </button>
         </p>
       ) : null}
-      <div className={matrix.length === 0 ? 'matrix matrix-none' : 'matrix'} role="table" aria-label="Permission matrix" aria-rowcount={rows.length}>
-        <div className="matrix-row matrix-header" role="row">
-          <span role="columnheader">Server / account</span>
-          <span role="columnheader">Tool</span>
-          <span role="columnheader">Your mode</span>
-          <span role="columnheader">Effective</span>
-          <span role="columnheader">Server's description (untrusted claim)</span>
-        </div>
+      <div className="matrix-groups" role="list" aria-label="Permissions by server and account">
         <div className="matrix-body" ref={scroller} data-testid="perm-body">
-          <div className="matrix-inner" data-height={virtualizer.getTotalSize()} ref={(el) => el?.style.setProperty('height', `${virtualizer.getTotalSize()}px`)}>
-            {virtualizer.getVirtualItems().map((item) => {
-              const row = rows[item.index]!;
+          <div className="matrix-inner" ref={(el) => el?.style.setProperty('height', `${virtualizer.getTotalSize()}px`)}>
+            {virtualizer.getVirtualItems().map((v) => {
+              const item = items[v.index]!;
               return (
                 <div
                   key={item.key}
-                  className="matrix-row matrix-data"
-                  role="row"
-                  data-index={item.index}
-                  data-testid={`perm-row-${row.serverId}-${row.accountId}-${row.toolName}`}
+                  role="listitem"
+                  className={`matrix-item matrix-${item.kind}${item.kind === 'tool' ? ' matrix-data' : ''}`}
+                  data-index={v.index}
                   ref={(el) => {
                     if (!el) return;
-                    el.style.setProperty('transform', `translateY(${item.start}px)`);
+                    el.style.setProperty('transform', `translateY(${v.start}px)`);
                     virtualizer.measureElement(el);
                   }}
                 >
-                  <span role="cell" className="cell-ellipsis">
-                    {row.serverLabel}
-                    <span className="muted"> / {row.accountLabel}</span>
-                  </span>
-                  <span role="cell" className="cell-tool">
-                    <code className="cell-ellipsis">{row.toolName}</code>
-                    {pinBadge(row.pin)}
-                  </span>
-                  <span role="cell">
-                    <ModeSelect row={row} />
-                  </span>
-                  <span role="cell" className="cell-explain">
-                    <DecisionPill decision={row.effective} testId={`perm-effective-${row.serverId}-${row.accountId}-${row.toolName}`} />
-                    <span className="muted small">{row.explanation}</span>
-                  </span>
-                  <span role="cell" className="cell-claim">
-                    <span className="visually-hidden">Server's description: </span>
-                    <Claim text={row.serverDescription} onResize={() => requestAnimationFrame(() => virtualizer.measure())} />
-                  </span>
+                  {item.kind === 'server' ? (
+                    <ServerHeader item={item} open={!collapsed.has(item.key)} toggle={() => toggle(item.key)} />
+                  ) : item.kind === 'account' ? (
+                    <AccountHeader item={item} open={!collapsed.has(item.key)} toggle={() => toggle(item.key)} />
+                  ) : item.kind === 'no-tools' ? (
+                    <p className="muted small no-tools">
+                      {item.account?.toolsFrom === 'none' ? 'Never connected: connect it in Servers to see its tools. You can already set a mode for all its tools above.' : 'No tools listed.'}
+                    </p>
+                  ) : (
+                    <ToolRow
+                      row={item.row}
+                      selected={selected.has(keyOf(item.row))}
+                      onSelect={(on) => setSelected((s) => (on ? new Set([...s, keyOf(item.row)]) : new Set([...s].filter((k) => k !== keyOf(item.row)))))}
+                      onOpenChange={() => setChangeOpen({ serverId: item.row.serverId, accountId: item.row.accountId, toolName: item.row.toolName })}
+                    />
+                  )}
                 </div>
               );
             })}

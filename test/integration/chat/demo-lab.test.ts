@@ -49,7 +49,7 @@ describe('the offline demo lab', () => {
     const waiting = await waitingApproval(t.core, c0.id);
     const pending = callsOf(waiting)[0]!;
     expect(pending.status).toBe('awaiting_approval');
-    expect(pending.preview).toBe('notes_add on Warden demo (built-in) (Default): text "call the dentist"');
+    expect(pending.preview).toBe('Add a demo note: "call the dentist" — notes_add on Warden demo (built-in) (Default)');
     expect(t.demos.flatMap((d) => d.calls)).toEqual([]);
     t.dialogs.single = 'approve';
     const message = waiting.messages.find((m) => m.toolCalls.length)!;

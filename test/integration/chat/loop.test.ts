@@ -171,7 +171,8 @@ describe('the chat loop', () => {
     await expect(call(t!.core, 'permissions:set', { scope: 'conversation', conversationId: c.id, ...t!.demo, toolName: 'notes_add', mode: 'allow' })).rejects.toThrow(/DENIED/);
     t!.dialogs.single = 'approve';
     await call(t!.core, 'permissions:set', { scope: 'conversation', conversationId: c.id, ...t!.demo, toolName: 'notes_add', mode: 'allow' });
-    expect(t!.dialogs.shown.at(-1)!.title).toMatch(/in conversation/);
+    expect(t!.dialogs.shown.at(-1)!.title).toMatch(/^Always allow notes_add on .+ in the conversation “.+”\?$/);
+    expect(JSON.stringify(t!.dialogs.shown.at(-1))).not.toContain(c.id);
     const tools = await call<{ tools: Array<{ toolName: string; effective: string; layer: string }> }>(t!.core, 'chat:tools', { conversationId: c.id });
     expect(tools.tools.find((x) => x.toolName === 'notes_add')).toMatchObject({ effective: 'allow', layer: 'conversation' });
     await call(t!.core, 'chat:delete', { conversationId: c.id });

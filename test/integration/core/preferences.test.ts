@@ -141,11 +141,12 @@ describe('Settings change what the gate does', () => {
 
     const denied = await core.gate.gate.request(request('close_issue'));
     expect(denied.state).toBe('denied');
-    expect(denied.reason).toMatch(/no rule for close_issue .*your default for such tools is Disabled/);
+    expect(denied.reason).toMatch(/not chosen a mode for close_issue .*your default for such tools is Disabled/);
     const asks = await core.gate.gate.submit(request('read_file'));
     expect(asks.state).toBe('awaiting_approval');
-    // The matrix explains the same decision.
-    const { rows } = await value<{ rows: Array<{ toolName: string; effective: string; explanation: string }> }>(core, 'permissions:matrix', { conversationId: null });
+    // The gate's matrix (what the model is offered from) explains the same decision; the
+    // Permissions view's matrix of configured servers is checked in permissions/matrix.test.ts.
+    const { rows } = core.gate.matrix(null);
     expect(rows.find((r) => r.toolName === 'close_issue')).toMatchObject({ effective: 'deny', explanation: expect.stringMatching(/default for such tools is Disabled/) });
     expect(mcp.count()).toBe(0);
   });

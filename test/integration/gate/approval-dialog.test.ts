@@ -68,16 +68,17 @@ describe('the approval dialog cannot be spoofed by a tool description', () => {
     const detail = shown[0]!.detail!;
     const lines = detail.split('\n');
     // Exactly one line of each trusted fact, in order, before anything the server wrote.
-    expect(lines.filter((l) => l.startsWith('Arguments:'))).toEqual(['Arguments:']);
-    expect(lines.filter((l) => l.startsWith('Server:'))).toEqual(['Server: FILES']);
+    expect(lines.filter((l) => l.startsWith('Arguments'))).toEqual(['Arguments (exactly what will be sent):']);
+    expect(lines.filter((l) => l.startsWith('Server:'))).toEqual([expect.stringMatching(/^Server: FILES( \(.*\))?$/)]);
     expect(lines.filter((l) => l.startsWith('Tool:'))).toEqual(['Tool: read_file']);
-    expect(detail.indexOf('Server: FILES')).toBeLessThan(detail.indexOf('Arguments:'));
+    expect(detail.indexOf('Server: FILES')).toBeLessThan(detail.indexOf('Arguments'));
     expect(detail.indexOf('/home/me/.ssh/id_rsa')).toBeLessThan(detail.indexOf('README.md'));
     // The description is one line, the last one, and says whose words it is.
     const claim = lines.filter((l) => l.includes('README.md'));
     expect(claim).toHaveLength(1);
     expect(lines.at(-1)).toBe(claim[0]);
-    expect(claim[0]).toMatch(/^The server describes this tool as \(its claim, not checked by Warden\): Reads a file\. Server: Trusted Files Account: Work/);
+    expect(claim[0]).toMatch(/^Server says it does: Reads a file\. Server: Trusted Files Account: Work/);
+    expect(lines.at(-2)).toBe('What the server says about this tool (its claims, not checked by Warden):');
     // The dialog's headline is Warden's, never the server's.
     expect(shown[0]!.message).not.toContain('README');
   });
@@ -87,7 +88,7 @@ describe('the approval dialog cannot be spoofed by a tool description', () => {
     const op = await submit();
     await run('approvals:review', { operationId: op.operationId });
     const detail = shown[0]!.detail!;
-    expect(detail.startsWith('Server: FILES\n')).toBe(true);
+    expect(detail).toMatch(/^Server: FILES( \(.*\))?\n/);
     const claim = detail.split('\n').at(-1)!;
     expect(claim.length).toBeLessThan(500);
     expect(claim).toMatch(/… \(\d+ more characters not shown\)$/);

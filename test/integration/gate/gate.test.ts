@@ -32,7 +32,7 @@ describe('gate: decisions reach (or never reach) the real server', () => {
     fx = await gateFixture();
     const op = await fx.gate.submit(call());
     expect(op.state).toBe('awaiting_approval');
-    expect(op.reason).toMatch(/Ask every time/);
+    expect(op.reason).toMatch(/^Asks: you have not chosen a mode for close_issue/);
     // Nothing reaches the server while it waits, however long we let the event loop run.
     await new Promise((r) => setTimeout(r, 50));
     expect(fx.mcp.count()).toBe(0);
@@ -176,7 +176,7 @@ describe('gate: decisions reach (or never reach) the real server', () => {
       await fx.registry.refresh();
       const op = await fx.gate.submit(call());
       expect(op.state).toBe('awaiting_approval');
-      expect(op.reason).toBe('Ask: tool changed since you allowed it');
+      expect(op.reason).toMatch(/^Asks: the tool changed since you allowed it/);
       expect(fx.mcp.count()).toBe(1);
     });
   }
@@ -208,7 +208,7 @@ describe('gate: decisions reach (or never reach) the real server', () => {
     fx.allow('close_issue');
     fx.policy.set({ organization: [{ id: 'org', serverId: 'gh', accountId: null, toolName: null, mode: 'forbid' }] });
     const op = await fx.gate.request(call());
-    expect(op).toMatchObject({ state: 'denied', reason: 'Disabled by organization policy' });
+    expect(op).toMatchObject({ state: 'denied', reason: 'Blocked by your organization' });
     expect(fx.mcp.count()).toBe(0);
   });
 

@@ -45,7 +45,7 @@ describe('waiting for a re-list', () => {
       expect(Date.now() - started).toBeLessThan(5_000);
       expect(registry.waits).toBe(1);
       expect(op.state).toBe('awaiting_approval');
-      expect(op.decision).toMatchObject({ decision: 'ask', layer: 'availability', reason: 'Ask: GH said its tools changed and is being re-listed' });
+      expect(op.decision).toMatchObject({ decision: 'ask', layer: 'availability', reason: 'Asks: GH said its tools changed and is being re-listed' });
       expect(fx.mcp.count()).toBe(0);
     } finally {
       gate.close();

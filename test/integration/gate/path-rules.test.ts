@@ -231,7 +231,7 @@ describe('matches globs on paths, from the attacker\'s side', () => {
     for (const p of ['secrets/key', 'docs/../secrets/key']) {
       const op = await rendererReads(c, 'files', p);
       expect(op.state, p).toBe('denied');
-      expect(op.reason, p).toContain(`matching ${project}/secrets/**`);
+      expect(op.reason, p).toContain(`matches ${project}/secrets/**`);
     }
     expect(received()).toEqual([]);
     expect((await rendererReads(c, 'files', 'docs/readme.md')).state).toBe('succeeded');

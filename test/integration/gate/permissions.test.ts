@@ -151,7 +151,7 @@ describe('permission management', () => {
     const m = await run('permissions:matrix', { conversationId: null });
     expect(m.ok).toBe(true);
     const rows = (m as { value: { rows: Array<Record<string, unknown>> } }).value.rows;
-    expect(rows.find((r) => r.toolName === 'read_file')).toMatchObject({ mode: 'allow', effective: 'allow', pin: 'ok', explanation: 'Always allowed for work account' });
+    expect(rows.find((r) => r.toolName === 'read_file')).toMatchObject({ mode: 'allow', effective: 'allow', pin: 'ok', explanation: 'Allowed: you set Always Allow for read_file on GH (work)' });
     expect(rows.find((r) => r.toolName === 'close_issue')).toMatchObject({ mode: 'disabled', effective: 'deny' });
     expect(rows.find((r) => r.toolName === 'fetch_page')).toMatchObject({ mode: null, effective: 'ask', serverDescription: 'fetch_page tool' });
     const offered = await run('tools:offered', { conversationId: 'c1' });

@@ -87,7 +87,7 @@ describe('gate over a spawned stdio server', () => {
       expect(denied.state).toBe('denied');
       expect(escaped.state).toBe('awaiting_approval');
       expect(allowed.state).toBe('succeeded');
-      expect(allowed.decision?.reason).toBe('Always allowed for work account under /project/docs');
+      expect(allowed.decision?.reason).toMatch(/^Allowed: you set Always Allow for read_file on .* \(work\) when path is under \/project\/docs$/);
       expect(serverCalls()).toEqual([{ tool: 'read_file', args: { path: '/project/docs/readme.md' }, pid: transport.pid }]);
       await gate.approve(escaped.operationId);
       await gate.settled(escaped.operationId);

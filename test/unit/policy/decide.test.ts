@@ -50,13 +50,13 @@ describe('policy engine: modes and defaults', () => {
 
   it('explanations name the server and account a person knows, never the ids the rules hold', () => {
     const allowed = decide(req(), state({ user: [toolRule('r1', 'allow')] }), ctx);
-    expect(allowed.reason).toBe('Always allowed for Work account');
+    expect(allowed.reason).toBe('Allowed: you set Always Allow for close_issue on GitHub (Work)');
     const server = decide(req(), state({ user: [{ id: 's1', scope: { kind: 'server', serverId: 'gh', accountId: 'work' }, mode: 'ask', pin: null }] }), ctx);
-    expect(server.reason).toBe('Ask every time for Work account (default for GitHub)');
+    expect(server.reason).toBe('Asks: you set Ask for all tools of GitHub (Work)');
     const here = decide(req(), state({ conversation: [{ id: 'c1', conversationId: 'conv1', serverId: 'gh', accountId: 'work', toolName: 'close_issue', mode: 'disabled', pin: null }] }), ctx);
-    expect(here.reason).toBe('Disabled in this conversation for Work account');
+    expect(here.reason).toBe('Disabled in this conversation: you turned off close_issue on GitHub (Work) for this conversation');
     // Without labels (nothing better is known) the ids are all there is.
-    expect(decide(req(), state({ user: [toolRule('r1', 'allow')] }), { ...ctx, labels: undefined }).reason).toBe('Always allowed for work account');
+    expect(decide(req(), state({ user: [toolRule('r1', 'allow')] }), { ...ctx, labels: undefined }).reason).toBe('Allowed: you set Always Allow for close_issue on gh (work)');
   });
 
   it('server annotations and descriptions never make a decision more permissive', () => {
@@ -68,7 +68,7 @@ describe('policy engine: modes and defaults', () => {
 describe('policy engine: layers', () => {
   it('organization forbid beats user allow', () => {
     const d = decide(req(), state({ organization: [{ id: 'o', serverId: 'gh', accountId: null, toolName: null, mode: 'forbid' }], user: [toolRule('r', 'allow')] }), ctx);
-    expect(d).toMatchObject({ decision: 'deny', layer: 'organization', ruleId: 'o', reason: 'Disabled by organization policy' });
+    expect(d).toMatchObject({ decision: 'deny', layer: 'organization', ruleId: 'o', reason: 'Blocked by your organization' });
   });
 
   it('organization ask caps an Always Allow at ask, and forbids a conversation allow', () => {
@@ -141,15 +141,40 @@ describe('policy engine: pins', () => {
     expect(d.reason).toMatch(/tool changed since you allowed it/);
     expect(decide(req(), state({ user: [pinned] }), ctx)).toMatchObject({ decision: 'allow', pin: 'ok' });
   });
-  it('explains an allow in human words', () => {
+  it('explains an allow in human words, naming the server and account, never their ids', () => {
     const rule: UserRule = {
       id: 'r',
-      scope: { kind: 'tool-constraint', serverId: 'gh', accountId: 'Work', toolName: 'close_issue', constraints: [{ op: 'pathUnder', field: 'path', value: '/project/docs' }] },
+      scope: { kind: 'tool-constraint', serverId: 'gh', accountId: 'work', toolName: 'close_issue', constraints: [{ op: 'pathUnder', field: 'path', value: '/project/docs' }] },
       mode: 'allow',
       pin: null,
     };
-    const d = decide(req({ accountId: 'Work', arguments: { path: '/project/docs/a.md' } }), state({ user: [rule] }), ctx);
-    expect(d.reason).toBe('Always allowed for Work account under /project/docs');
+    const d = decide(req({ arguments: { path: '/project/docs/a.md' } }), state({ user: [rule] }), ctx);
+    expect(d.reason).toBe('Allowed: you set Always Allow for close_issue on GitHub (Work) when path is under /project/docs');
+  });
+
+  it('says in words which rule decided, at every level and layer, with names instead of ids', () => {
+    const ids = { serverId: 'github-5f3a9c1e', accountId: 'default-56d3124e' };
+    const named: PolicyContext = { tool, paths: 'posix', labels: { server: 'GitHub', account: 'Work' } };
+    const r = (over: Partial<PolicyRequest> = {}) => req({ ...ids, ...over });
+    const user = (scope: UserRule['scope'], mode: unknown): PolicyState => state({ user: [{ id: 'user:x', scope, mode, pin: null }] });
+    const cases: Array<[PolicyState, string]> = [
+      [state(), 'Asks: you have not chosen a mode for close_issue on GitHub (Work), and a tool Warden discovers always asks until you do'],
+      [user({ kind: 'server', serverId: ids.serverId, accountId: null }, 'ask'), 'Asks: you set Ask for all tools of GitHub'],
+      [user({ kind: 'server', serverId: ids.serverId, accountId: ids.accountId }, 'disabled'), 'Disabled: you set Disabled for all tools of GitHub (Work)'],
+      [user({ kind: 'tool', serverId: ids.serverId, accountId: ids.accountId, toolName: 'close_issue' }, 'ask'), 'Asks: you set Ask for close_issue on GitHub (Work)'],
+      [user({ kind: 'tool', serverId: ids.serverId, accountId: null, toolName: 'close_issue' }, 'allow'), 'Allowed: you set Always Allow for close_issue on GitHub (every account)'],
+      [user({ kind: 'global' }, 'ask'), 'Asks: you set Ask for every tool of every server'],
+      [user({ kind: 'tool', serverId: ids.serverId, accountId: ids.accountId, toolName: 'close_issue' }, 'Deny'), 'Disabled: your rule for close_issue on GitHub (Work) has the mode "Deny", which Warden does not know (an invalid mode is read as Disabled)'],
+      [state({ conversation: [{ id: 'conv:x', conversationId: 'conv1', serverId: ids.serverId, accountId: null, toolName: 'close_issue', mode: 'disabled', pin: null }] }), 'Disabled in this conversation: you turned off close_issue on GitHub for this conversation'],
+      [state({ organization: [{ id: 'org-1', serverId: ids.serverId, accountId: null, toolName: null, mode: 'forbid' }] }), 'Blocked by your organization'],
+      [state({ organization: [{ id: 'org-1', serverId: null, accountId: null, toolName: null, mode: 'ask' }], user: [{ id: 'user:x', scope: { kind: 'global' }, mode: 'allow', pin: null }] }), 'Asks: your organization requires asking for this tool'],
+    ];
+    for (const [policy, reason] of cases) {
+      const d = decide(r(), policy, named);
+      expect(d.reason).toBe(reason);
+      expect(d.reason).not.toContain(ids.serverId);
+      expect(d.reason).not.toContain(ids.accountId);
+    }
   });
 });
 
@@ -282,7 +307,7 @@ describe('paths the way the operating system opens them', () => {
     expect(decide(req({ arguments: { path: '/p/docs/a' } }), withTool('allow', rule('s', 'disabled', '/p/secrets')), ctx)).toMatchObject({ decision: 'allow', ruleId: 't' });
     const why = new Map([['path', 'arguments.path "secrets/key" is a relative path and the server\'s working folder is unknown']]);
     expect(decide(req({ arguments: rel }), withTool('allow', rule('s', 'disabled', '/p/secrets')), { ...ctx, unresolvedPaths: why }).reason).toBe(
-      `Disabled under /p/secrets (${why.get('path')}; the strictest rule it could fall under applies)`,
+      `Disabled: you set Disabled for close_issue on GitHub (every account) when path is under /p/secrets (${why.get('path')}; the strictest rule it could fall under applies)`,
     );
   });
 

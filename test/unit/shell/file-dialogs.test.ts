@@ -3,7 +3,7 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 vi.mock('electron', () => import('../../helpers/electron-mock').then((m) => m.electronModule));
 
 import type { BrowserWindow } from 'electron';
-import { createFileDialogs, openFileDialogOptions } from '../../../electron/main/file-dialogs';
+import { chooseFolderDialogOptions, createFileDialogs, openFileDialogOptions } from '../../../electron/main/file-dialogs';
 import { electronMock, FakeBrowserWindow, resetElectronMock } from '../../helpers/electron-mock';
 
 const request = { title: 'Warden: choose the Cursor config', defaultPath: '/home/me/.cursor/mcp.json', filters: [{ name: 'MCP config', extensions: ['json'] }] };
@@ -36,5 +36,16 @@ describe('the native open dialog (import chooses its file here, never the render
       throw new Error('no display');
     });
     await expect(dialogs.openFile(request)).rejects.toMatchObject({ code: 'UNSUPPORTED', message: expect.stringMatching(/could not be shown \(no display\); nothing was read/) });
+  });
+
+  it('the folder chooser (for a path rule) asks for one existing folder and answers it, or null when cancelled', async () => {
+    expect(chooseFolderDialogOptions({ title: 'Folder for the rule' })).toEqual({ title: 'Folder for the rule', properties: ['openDirectory', 'showHiddenFiles', 'dontAddToRecent'] });
+    const window = new FakeBrowserWindow({});
+    const dialogs = createFileDialogs(() => window as unknown as BrowserWindow);
+    electronMock.dialog.showOpenDialog.mockResolvedValueOnce({ canceled: false, filePaths: ['/home/me/project/docs'] });
+    expect(await dialogs.chooseFolder!({ title: 'Folder for the rule' })).toBe('/home/me/project/docs');
+    expect(electronMock.dialog.showOpenDialog).toHaveBeenCalledWith(window, expect.objectContaining({ properties: ['openDirectory', 'showHiddenFiles', 'dontAddToRecent'] }));
+    electronMock.dialog.showOpenDialog.mockResolvedValueOnce({ canceled: true, filePaths: [] });
+    expect(await dialogs.chooseFolder!({ title: 'Folder for the rule' })).toBeNull();
   });
 });

@@ -1,0 +1,450 @@
+/**
+ * Parts of the Permissions view: the mode control (buttons; arrow keys only move focus, Enter,
+ * Space or a click commits), the changed-tool panel (before/after with its three answers) and the
+ * account actions (make active, remove with a confirmation that says what is deleted).
+ *
+ * Nothing here can grant: every change that makes Warden ask less is confirmed by the person in
+ * main's native dialog, which the core opens itself.
+ */
+import { useEffect, useState, type KeyboardEvent } from 'react';
+import type { CheckVerdict, MatrixRow, ToolChangeDetail } from '../../../shared/contract/permissions';
+import type { ArgumentConstraint } from '../../../shared/domain/policy';
+import type { PermissionMode } from '../../../shared/domain/operations';
+import { getWardenApi, toShownError, unwrap, type ShownError } from '../api';
+import { ErrorNote } from '../components/common';
+import { useAppStore } from '../store';
+
+export const MODE_WORDS: Record<PermissionMode, string> = { allow: 'Always Allow', ask: 'Ask', disabled: 'Disabled' };
+const MODES: PermissionMode[] = ['allow', 'ask', 'disabled'];
+
+/** Arrow keys move focus between the buttons of a group; they never press one. */
+function moveFocus(e: KeyboardEvent<HTMLDivElement>) {
+  if (!['ArrowLeft', 'ArrowRight', 'ArrowUp', 'ArrowDown', 'Home', 'End'].includes(e.key)) return;
+  const buttons = [...e.currentTarget.querySelectorAll('button')];
+  const i = buttons.indexOf(document.activeElement as HTMLButtonElement);
+  if (i < 0) return;
+  e.preventDefault();
+  const next = e.key === 'Home' ? 0 : e.key === 'End' ? buttons.length - 1 : (i + (e.key === 'ArrowLeft' || e.key === 'ArrowUp' ? -1 : 1) + buttons.length) % buttons.length;
+  buttons[next]?.focus();
+}
+
+/**
+ * The person's mode for one tool or group: three buttons and, when a mode is set, "Default".
+ * `what` names the target in words for the accessible name and the "what happened" line.
+ */
+export function ModeButtons({ mode, what, onPick, testId, busy }: { mode: PermissionMode | null; what: string; onPick: (mode: PermissionMode | null) => void; testId: string; busy?: boolean }) {
+  return (
+    <div className="mode-buttons" role="group" aria-label={`Your mode for ${what}`} data-testid={testId} data-mode={mode ?? 'default'} onKeyDown={moveFocus}>
+      {MODES.map((m) => (
+        <button
+          key={m}
+          type="button"
+          className={`mode-button mode-${m}${mode === m ? ' mode-on' : ''}`}
+          aria-pressed={mode === m}
+          disabled={busy}
+          data-testid={`${testId}-${m}`}
+          onClick={() => mode !== m && onPick(m)}
+        >
+          {MODE_WORDS[m]}
+        </button>
+      ))}
+      {mode !== null ? (
+        <button type="button" className="mode-button mode-default" disabled={busy} data-testid={`${testId}-default`} aria-label={`Default: remove your mode for ${what}`} onClick={() => onPick(null)}>
+          Default
+        </button>
+      ) : null}
+    </div>
+  );
+}
+
+function DiffText({ parts }: { parts: ToolChangeDetail['fields'][number]['parts'] }) {
+  return (
+    <pre className="diff">
+      {parts.map((p, i) =>
+        p.kind === 'added' ? (
+          <ins key={i} className="diff-added">
+            {p.text}
+          </ins>
+        ) : p.kind === 'removed' ? (
+          <del key={i} className="diff-removed">
+            {p.text}
+          </del>
+        ) : (
+          <span key={i}>{p.text}</span>
+        ),
+      )}
+    </pre>
+  );
+}
+
+const FIELD_WORDS: Record<ToolChangeDetail['fields'][number]['field'], string> = {
+  title: 'Title',
+  description: 'Description',
+  inputSchema: 'Inputs (schema)',
+  outputSchema: 'Output (schema)',
+  annotations: 'Claims (annotations)',
+  instructions: 'The server’s instructions',
+};
+
+/** Before and after of a changed tool, with its three answers (keep asking is the first). */
+export function ChangePanel({ serverId, accountId, toolName, onClose }: { serverId: string; accountId: string; toolName: string; onClose: () => void }) {
+  const refreshMatrix = useAppStore((s) => s.refreshMatrix);
+  const say = useAppStore((s) => s.say);
+  const [detail, setDetail] = useState<ToolChangeDetail | null>(null);
+  const [error, setError] = useState<ShownError | null>(null);
+  const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    unwrap(getWardenApi().permissions.changeDetail({ serverId, accountId, toolName })).then(setDetail, (e: unknown) => setError(toShownError(e)));
+  }, [serverId, accountId, toolName]);
+  const answer = async (action: 'keep-asking' | 'allow-new' | 'disable') => {
+    setBusy(true);
+    try {
+      const r = await unwrap(getWardenApi().permissions.resolveChange({ serverId, accountId, toolName, action }));
+      say(`${toolName}: ${action === 'keep-asking' ? 'Warden keeps asking before each call' : action === 'disable' ? 'disabled' : 'the new version is allowed'}. ${r.explanation}.`);
+      await refreshMatrix();
+      onClose();
+    } catch (e) {
+      setError(toShownError(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  const where = detail ? `${toolName} on ${detail.serverLabel} (${detail.accountLabel})` : toolName;
+  return (
+    <section className="card change-panel" aria-labelledby="change-panel-title" data-testid="change-panel">
+      <header className="card-head">
+        <h2 id="change-panel-title">What changed: {where}</h2>
+        <button type="button" className="button button-small" onClick={onClose}>
+          Close
+        </button>
+      </header>
+      <ErrorNote error={error} testId="change-panel-error" />
+      {detail ? (
+        <>
+          <p>
+            {detail.kind === 'since-allowed' ? 'It changed after you allowed it, so Warden asks before each call again.' : 'It changed since it was last listed.'}{' '}
+            <span className="muted">Now: {detail.explanation}.</span>
+          </p>
+          <ul className="change-summary" data-testid="change-summary">
+            {detail.summary.map((s) => (
+              <li key={s}>{s}</li>
+            ))}
+          </ul>
+          <p className="muted small">Below, text from the server is its claim (untrusted, not checked by Warden). Added text is underlined in green, removed text struck through in red.</p>
+          {detail.fields.map((f) => (
+            <div key={f.field} className="change-field" data-testid={`change-field-${f.field}`}>
+              <h3>{FIELD_WORDS[f.field]}</h3>
+              <div className="before-after">
+                <div>
+                  <div className="claim-label">Before (server’s text)</div>
+                  <pre className="diff">{f.before ?? '(none)'}</pre>
+                </div>
+                <div>
+                  <div className="claim-label">Now (server’s text)</div>
+                  <pre className="diff">{f.after ?? '(none)'}</pre>
+                </div>
+              </div>
+              <div className="claim-label">Differences</div>
+              <DiffText parts={f.parts} />
+            </div>
+          ))}
+          <div className="form-actions">
+            <button type="button" className="button button-primary" disabled={busy} onClick={() => void answer('keep-asking')} data-testid="change-keep-asking">
+              Keep asking
+            </button>
+            <button type="button" className="button" disabled={busy} onClick={() => void answer('allow-new')} data-testid="change-allow-new">
+              Allow the new version…
+            </button>
+            <button type="button" className="button button-danger" disabled={busy} onClick={() => void answer('disable')} data-testid="change-disable">
+              Disable it
+            </button>
+          </div>
+          <p className="muted small">“Allow the new version…” opens Warden’s own dialog with this change first.</p>
+        </>
+      ) : null}
+    </section>
+  );
+}
+
+/** Make an account the active one; remove it after a confirmation that says what is deleted. */
+export function AccountActions({ serverId, accountId, label, serverLabel, active }: { serverId: string; accountId: string; label: string; serverLabel: string; active: boolean }) {
+  const refreshMatrix = useAppStore((s) => s.refreshMatrix);
+  const say = useAppStore((s) => s.say);
+  const [impact, setImpact] = useState<{ lines: string[]; blocked: string | null } | null>(null);
+  const [error, setError] = useState<ShownError | null>(null);
+  const run = async (work: () => Promise<void>) => {
+    setError(null);
+    try {
+      await work();
+    } catch (e) {
+      setError(toShownError(e));
+    }
+  };
+  const prefix = `perm-account-${serverId}-${accountId}`;
+  return (
+    <div className="account-actions">
+      {active ? null : (
+        <button
+          type="button"
+          className="button button-small"
+          data-testid={`${prefix}-activate`}
+          aria-label={`Make active: ${label} of ${serverLabel}`}
+          onClick={() =>
+            void run(async () => {
+              const r = await unwrap(getWardenApi().accounts.setActive({ serverId, accountId }));
+              say(r.message);
+              await refreshMatrix();
+            })
+          }
+        >
+          Make active
+        </button>
+      )}
+      <button
+        type="button"
+        className="button button-small button-danger"
+        data-testid={`${prefix}-remove`}
+        aria-label={`Remove… the account ${label} of ${serverLabel}`}
+        onClick={() => void run(async () => setImpact(await unwrap(getWardenApi().accounts.removalImpact({ accountId }))))}
+      >
+        Remove…
+      </button>
+      {impact ? (
+        <div className="confirm-box" role="group" aria-label={`Remove ${label}?`} data-testid={`${prefix}-confirm`}>
+          <strong>Remove the account {label} of {serverLabel}?</strong>
+          <ul>
+            {impact.lines.map((l) => (
+              <li key={l}>{l}</li>
+            ))}
+          </ul>
+          {impact.blocked ? <p>{impact.blocked}.</p> : null}
+          <div className="form-actions">
+            <button type="button" className="button button-small" onClick={() => setImpact(null)} data-testid={`${prefix}-cancel`}>
+              Keep it
+            </button>
+            {impact.blocked ? null : (
+              <button
+                type="button"
+                className="button button-small button-danger"
+                data-testid={`${prefix}-confirm-remove`}
+                onClick={() =>
+                  void run(async () => {
+                    await unwrap(getWardenApi().accounts.remove({ accountId }));
+                    setImpact(null);
+                    say(`The account ${label} of ${serverLabel} was removed, with its secrets and rules.`);
+                    await refreshMatrix();
+                  })
+                }
+              >
+                Remove {label}
+              </button>
+            )}
+          </div>
+        </div>
+      ) : null}
+      <ErrorNote error={error} />
+    </div>
+  );
+}
+
+
+/** Sample arguments to start from: the schema's property names with empty values of their type. */
+function sampleArguments(inputSchema: Record<string, unknown>): string {
+  const props = inputSchema.properties;
+  if (!props || typeof props !== 'object') return '{}';
+  const out: Record<string, unknown> = {};
+  for (const [name, schema] of Object.entries(props as Record<string, { type?: unknown } | null>)) {
+    const t = schema?.type;
+    out[name] = t === 'string' ? '' : t === 'number' || t === 'integer' ? 0 : t === 'boolean' ? false : t === 'array' ? [] : null;
+  }
+  return JSON.stringify(out, null, 2);
+}
+
+type Op = 'pathUnder' | 'equals' | 'oneOf' | 'matches' | 'range' | 'maxLength';
+const OP_WORDS: Record<Op, string> = {
+  pathUnder: 'is a path under the folder',
+  equals: 'is exactly',
+  oneOf: 'is one of (one per line)',
+  matches: 'matches the pattern (*, **, ?)',
+  range: 'is a number between',
+  maxLength: 'is at most this long',
+};
+
+/** A typed value: JSON when it parses as JSON (42, true, "x"), the text itself otherwise. */
+function typed(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** The constraints the form describes, or a sentence saying what is missing. */
+function constraintsOf(field: string, op: Op, value: string, upper: string): ArgumentConstraint[] | string {
+  if (!field) return 'Choose the argument the rule looks at.';
+  const number = (t: string) => (t.trim() === '' || Number.isNaN(Number(t)) ? null : Number(t));
+  switch (op) {
+    case 'pathUnder':
+    case 'matches':
+      return value.trim() ? [{ op, field, value: value.trim() }] : op === 'pathUnder' ? 'Choose or type a folder.' : 'Type a pattern.';
+    case 'equals':
+      return value === '' ? 'Type the value.' : [{ op, field, value: typed(value) as never }];
+    case 'oneOf': {
+      const values = value.split('\n').filter((v) => v.trim() !== '');
+      return values.length ? [{ op, field, value: values.map((v) => typed(v.trim())) as never }] : 'Type at least one value, one per line.';
+    }
+    case 'range': {
+      const lo = number(value);
+      const hi = number(upper);
+      if (lo === null && hi === null) return 'Type a lowest or a highest number (or both).';
+      return [...(lo !== null ? [{ op: 'min' as const, field, value: lo }] : []), ...(hi !== null ? [{ op: 'max' as const, field, value: hi }] : [])];
+    }
+    case 'maxLength': {
+      const n = number(value);
+      return n === null || n < 0 || !Number.isInteger(n) ? 'Type a whole number of characters.' : [{ op, field, value: n }];
+    }
+  }
+}
+
+/**
+ * Rules on a tool's arguments ("Always Allow when path is under /work/docs"), with a live "would
+ * this call be allowed?" answered by the real gate for sample arguments, before anything is saved.
+ */
+export function ConstraintEditor({ row }: { row: Pick<MatrixRow, 'serverId' | 'accountId' | 'toolName' | 'serverLabel' | 'accountLabel' | 'constraintRules'> }) {
+  const applyChanges = useAppStore((s) => s.applyChanges);
+  const revokeRule = useAppStore((s) => s.revokeRule);
+  const [fields, setFields] = useState<string[]>([]);
+  const [field, setField] = useState('');
+  const [op, setOp] = useState<Op>('pathUnder');
+  const [value, setValue] = useState('');
+  const [upper, setUpper] = useState('');
+  const [mode, setMode] = useState<PermissionMode>('allow');
+  const [sample, setSample] = useState('{}');
+  const [verdict, setVerdict] = useState<CheckVerdict | null>(null);
+  const [problem, setProblem] = useState<string | null>(null);
+  const [error, setError] = useState<ShownError | null>(null);
+  const key = { serverId: row.serverId, accountId: row.accountId, toolName: row.toolName };
+  const id = `${row.serverId}-${row.accountId}-${row.toolName}`;
+  useEffect(() => {
+    unwrap(getWardenApi().permissions.toolSchema(key)).then(
+      ({ inputSchema }) => {
+        const props = Object.keys((inputSchema.properties as Record<string, unknown> | undefined) ?? {});
+        setFields(props);
+        setField((f) => f || props[0] || '');
+        setSample(sampleArguments(inputSchema));
+      },
+      (e: unknown) => setError(toShownError(e)),
+    );
+    // The key's parts identify the tool; the object itself is new on every render.
+  }, [row.serverId, row.accountId, row.toolName]);
+  const constraints = constraintsOf(field, op, value, upper);
+  const check = async () => {
+    setVerdict(null);
+    setProblem(null);
+    let args: unknown;
+    try {
+      args = JSON.parse(sample);
+    } catch {
+      return setProblem('The sample arguments are not valid JSON.');
+    }
+    if (typeof constraints === 'string') return setProblem(constraints);
+    try {
+      setVerdict(await unwrap(getWardenApi().permissions.check({ ...key, conversationId: null, arguments: args as Record<string, unknown>, draft: { constraints, mode, anyAccount: false } })));
+    } catch (e) {
+      setError(toShownError(e));
+    }
+  };
+  const save = async () => {
+    if (typeof constraints === 'string') return setProblem(constraints);
+    const words = `${MODE_WORDS[mode]} for ${row.toolName} on ${row.serverLabel} (${row.accountLabel}) when ${field} ${OP_WORDS[op]} ${op === 'range' ? `${value || '…'} and ${upper || '…'}` : value}`;
+    await applyChanges([{ scope: 'tool-constraint', ...key, constraints, mode }], `rule saved: ${words}`);
+  };
+  const chooseFolder = async () => {
+    try {
+      const { path } = await unwrap(getWardenApi().permissions.chooseFolder({ title: `Folder for ${row.toolName} on ${row.serverLabel}` }));
+      if (path) setValue(path);
+    } catch (e) {
+      setError(toShownError(e));
+    }
+  };
+  return (
+    <div className="constraint-editor" data-testid={`perm-constraints-${id}`}>
+      <h4>Rules for specific arguments</h4>
+      {(row.constraintRules ?? []).length === 0 ? <p className="muted">None yet.</p> : null}
+      <ul>
+        {(row.constraintRules ?? []).map((c) => (
+          <li key={c.ruleId}>
+            {c.mode ? MODE_WORDS[c.mode] : 'Disabled'} when {c.words}
+            {c.anyAccount ? ' (every account)' : ''}{' '}
+            <button type="button" className="button button-small" onClick={() => void revokeRule(c.ruleId)} aria-label={`Remove the rule: ${c.mode ? MODE_WORDS[c.mode] : 'Disabled'} when ${c.words}`}>
+              Remove
+            </button>
+          </li>
+        ))}
+      </ul>
+      <div className="constraint-form">
+        <label>
+          Mode
+          <select className="input input-small" value={mode} onChange={(e) => setMode(e.target.value as PermissionMode)} data-testid={`perm-constraint-mode-${id}`}>
+            {(['allow', 'ask', 'disabled'] as const).map((m) => (
+              <option key={m} value={m}>
+                {MODE_WORDS[m]}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          when the argument
+          <select className="input input-small" value={field} onChange={(e) => setField(e.target.value)} data-testid={`perm-constraint-field-${id}`}>
+            {fields.map((f) => (
+              <option key={f} value={f}>
+                {f}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          <span className="visually-hidden">condition</span>
+          <select className="input input-small" value={op} onChange={(e) => setOp(e.target.value as Op)} data-testid={`perm-constraint-op-${id}`} aria-label="condition">
+            {(Object.keys(OP_WORDS) as Op[]).map((o) => (
+              <option key={o} value={o}>
+                {OP_WORDS[o]}
+              </option>
+            ))}
+          </select>
+        </label>
+        {op === 'oneOf' ? (
+          <textarea className="input" rows={3} value={value} onChange={(e) => setValue(e.target.value)} aria-label="values, one per line" data-testid={`perm-constraint-value-${id}`} />
+        ) : (
+          <input className="input input-small" value={value} onChange={(e) => setValue(e.target.value)} aria-label={op === 'range' ? 'lowest number' : 'value'} data-testid={`perm-constraint-value-${id}`} />
+        )}
+        {op === 'range' ? <input className="input input-small" value={upper} onChange={(e) => setUpper(e.target.value)} aria-label="highest number" /> : null}
+        {op === 'pathUnder' ? (
+          <button type="button" className="button button-small" onClick={() => void chooseFolder()} data-testid={`perm-constraint-folder-${id}`}>
+            Choose folder…
+          </button>
+        ) : null}
+      </div>
+      <label className="field">
+        <span>Sample arguments (JSON): would this call be allowed?</span>
+        <textarea className="input code-input" rows={4} value={sample} onChange={(e) => setSample(e.target.value)} data-testid={`perm-constraint-sample-${id}`} />
+      </label>
+      <div className="form-actions">
+        <button type="button" className="button button-small" onClick={() => void check()} data-testid={`perm-constraint-check-${id}`}>
+          Check with this rule
+        </button>
+        <button type="button" className="button button-small button-primary" onClick={() => void save()} data-testid={`perm-constraint-save-${id}`}>
+          Save rule
+        </button>
+      </div>
+      {problem ? <p className="error-note">{problem}</p> : null}
+      {verdict ? (
+        <p className="verdict" role="status" data-testid={`perm-constraint-verdict-${id}`}>
+          <strong>{verdict.outcome === 'allow' ? 'Would run without asking' : verdict.outcome === 'ask' ? 'Would ask you first' : verdict.outcome === 'deny' ? 'Would be blocked' : 'Invalid arguments'}</strong>: {verdict.summary ? `${verdict.summary}. ` : ''}
+          {verdict.reason}
+        </p>
+      ) : null}
+      <ErrorNote error={error} />
+    </div>
+  );
+}

@@ -1,0 +1,319 @@
+/**
+ * The Permissions and Approvals views in a real browser (the built renderer over the test host)
+ * against the REAL core and a REAL spawned stdio server that changes its tool after it was allowed
+ * (test/fixtures/servers/rug-pull.ts).
+ *
+ * The only stand-in is main's native dialog: a prompter that records what it was shown and answers
+ * as the test says. Screenshots at 1280×800 and 800×600 go to test-results/ (permissions-*.png,
+ * approvals-*.png); axe-core checks each view at both sizes.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdir, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCore, type WardenCore } from '../../electron/core/app-core';
+import { dispatch } from '../../electron/core/dispatch';
+import type { ApprovalPreview } from '../../electron/core/ports';
+import type { ChannelName, ResponseOf } from '../../shared/ipc';
+import type { AccountView, ServerView } from '../../shared/domain/servers';
+import { ensureRendererBuilt } from '../host/build-renderer';
+import { scriptedFileDialogs } from '../host/standin-file-dialogs';
+import { startTestHost, type TestHost } from '../host/test-host';
+import { CHROMIUM_ARGS, CHROMIUM_PATH, openWatchedAppPage } from '../helpers/chromium';
+import { stdioFixture } from '../integration/mcp/helpers';
+import { MapKeychain } from '../integration/chat/helpers';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const resultsDir = `${root}test-results`;
+let dir: string;
+let core: WardenCore | undefined;
+let host: TestHost | undefined;
+let browser: Browser | undefined;
+let page: Page;
+const prompts: ApprovalPreview[] = [];
+/** Stand-in for main's native folder chooser (the person's choice is scripted). */
+const fileDialogs = scriptedFileDialogs();
+let answer: 'approve' | 'deny' = 'approve';
+const pageErrors: string[] = [];
+const consoleErrors: string[] = [];
+
+async function call<C extends ChannelName>(channel: C, request: unknown): Promise<ResponseOf<C>> {
+  const r = await dispatch(core!.handlers, channel, request);
+  if (!r.ok) throw new Error(`${channel}: ${r.error.code} ${r.error.message}`);
+  return r.value as ResponseOf<C>;
+}
+
+/** Screenshots of the page at 1280×800 and 800×600 (then back to 1280×800). */
+async function shots(name: string): Promise<void> {
+  for (const [w, h] of [
+    [1280, 800],
+    [800, 600],
+  ] as const) {
+    await page.setViewportSize({ width: w, height: h });
+    await page.evaluate('window.scrollTo(0, 0); document.querySelector("main")?.scrollTo?.(0, 0)');
+    await page.waitForTimeout(150);
+    await page.screenshot({ path: `${resultsDir}/${name}-${w}x${h}.png` });
+  }
+  await page.setViewportSize({ width: 1280, height: 800 });
+}
+
+/** Serious or critical axe-core violations inside one view, at both sizes. */
+async function axe(view: string): Promise<Array<{ id: string; impact: string; nodes: string[] }>> {
+  await page.evaluate(await readFile(`${root}node_modules/axe-core/axe.min.js`, 'utf8'));
+  const found: Array<{ id: string; impact: string; nodes: string[] }> = [];
+  for (const [w, h] of [
+    [1280, 800],
+    [800, 600],
+  ] as const) {
+    await page.setViewportSize({ width: w, height: h });
+    await page.waitForTimeout(150);
+    const v = (await page.evaluate(
+      `axe.run(document.querySelector('[data-testid="view-${view}"]'), { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')) })))`,
+    )) as Array<{ id: string; impact: string; nodes: string[] }>;
+    found.push(...v.filter((x) => x.impact === 'serious' || x.impact === 'critical'));
+  }
+  await page.setViewportSize({ width: 1280, height: 800 });
+  return found;
+}
+
+describe('Permissions and Approvals, read as a person would, against the real core', () => {
+  let serverId = '';
+  let work = '';
+  let personal = '';
+  const tool = (name: string) => `${serverId}-${work}-${name}`;
+
+  beforeAll(async () => {
+    await mkdir(resultsDir, { recursive: true });
+    dir = mkdtempSync(path.join(tmpdir(), 'warden-e2e-permissions-'));
+    const rendererDir = await ensureRendererBuilt(root);
+    core = createCore({
+      version: '0.1.0-e2e-permissions',
+      servers: { secrets: new MapKeychain() },
+      listingsDir: path.join(dir, 'listings'),
+      fileDialogs,
+      gate: { prompter: { prompt: async (p) => (prompts.push(p), answer) } },
+      connections: { reconnect: { maxAttempts: 0 } },
+    });
+    const def = stdioFixture('ignored', 'rug-pull');
+    const added = (await call('servers:add', { definition: { name: 'Weather', transport: 'stdio', command: def.command, args: def.args, env: [] }, accountLabel: 'Work' })) as ServerView;
+    serverId = added.definition.id;
+    work = added.accounts[0]!.id;
+    personal = ((await call('accounts:add', { serverId, label: 'Personal' })) as AccountView).id;
+    await call('connections:connect', { serverId, accountId: work });
+    host = await startTestHost({ core: { handlers: core.handlers, events: core.events }, rendererDir, logError: () => {} });
+    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
+    page = await openWatchedAppPage(browser, host.url, { width: 1280, height: 800 }, { consoleErrors, pageErrors });
+  });
+
+  afterAll(async () => {
+    try {
+      await browser?.close();
+    } finally {
+      try {
+        await host?.close();
+      } finally {
+        await core?.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
+  });
+
+  it('groups server → account → tool, lists the account that is not connected, shows which account is active, and keeps the mode control reachable at 800×600', async () => {
+    await page.getByTestId('nav-permissions').click();
+    await page.getByTestId(`perm-row-${tool('get_weather')}`).waitFor({ timeout: 30_000 });
+    const server = page.getByTestId(`perm-server-${serverId}`);
+    expect(await server.innerText()).toContain('Weather');
+    expect(await server.innerText()).toContain('A program on this computer');
+    const personalHead = page.getByTestId(`perm-account-${serverId}-${personal}`);
+    expect(await personalHead.innerText()).toMatch(/Personal[\s\S]*Not connected · never connected/);
+    expect(await page.getByText('Never connected: connect it in Servers to see its tools').count()).toBe(1);
+    expect(await page.getByTestId(`perm-account-${serverId}-${work}-active`).innerText()).toBe('Active account');
+    expect(await page.getByTestId(`perm-account-${serverId}-${personal}-active`).count()).toBe(0);
+    // Names, not ids, in everything the view shows (ids only inside a row's opened details).
+    const text = await page.getByTestId('view-permissions').innerText();
+    expect(text).not.toContain(serverId);
+    expect(text).not.toContain(work);
+    expect(await page.getByTestId(`perm-explain-${tool('get_weather')}`).innerText()).toBe('Asks: you have not chosen a mode for get_weather on Weather (Work), and a tool Warden discovers always asks until you do');
+    await shots('permissions-grouped');
+    await page.setViewportSize({ width: 800, height: 600 });
+    const box = await page.getByTestId(`perm-mode-${tool('get_weather')}-disabled`).boundingBox();
+    expect(box).not.toBeNull();
+    expect(box!.x + box!.width).toBeLessThanOrEqual(800);
+    await page.setViewportSize({ width: 1280, height: 800 });
+    expect(await axe('permissions')).toEqual([]);
+  });
+
+  it('arrow keys only move between the modes; Enter commits, says what it did, and Undo puts it back', async () => {
+    const mode = page.getByTestId(`perm-mode-${tool('get_weather')}`);
+    const before = prompts.length;
+    await page.getByTestId(`perm-mode-${tool('get_weather')}-allow`).focus();
+    await page.keyboard.press('ArrowRight');
+    await page.keyboard.press('ArrowRight');
+    await page.keyboard.press('ArrowLeft');
+    await page.keyboard.press('ArrowDown');
+    expect(await page.evaluate('document.activeElement.textContent')).toBe('Disabled');
+    await page.waitForTimeout(300);
+    expect(await mode.getAttribute('data-mode')).toBe('default');
+    expect(prompts.length).toBe(before);
+    expect(core!.gate.policy.current().user).toEqual([]);
+    await page.keyboard.press('ArrowLeft');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => mode.getAttribute('data-mode'), { timeout: 15_000 }).toBe('ask');
+    expect(await page.getByTestId('perm-last-change').innerText()).toMatch(/^Done: get_weather on Weather \(Work\) set to Ask\.\s*Undo$/);
+    await page.getByTestId('perm-undo').click();
+    await expect.poll(() => mode.getAttribute('data-mode'), { timeout: 15_000 }).toBe('default');
+    expect(core!.gate.policy.current().user).toEqual([]);
+  });
+
+  it('bulk: two selected tools set to Always Allow with ONE native confirmation that names both', async () => {
+    await page.getByTestId(`perm-select-${tool('get_weather')}`).check();
+    await page.getByTestId(`perm-select-${tool('next_stage')}`).check();
+    const before = prompts.length;
+    await page.getByTestId('perm-bulk-allow').click();
+    await expect.poll(() => page.getByTestId(`perm-effective-${tool('get_weather')}`).innerText(), { timeout: 15_000 }).toBe('Allow');
+    expect(await page.getByTestId(`perm-effective-${tool('next_stage')}`).innerText()).toBe('Allow');
+    expect(prompts.length).toBe(before + 1);
+    expect(prompts.at(-1)!.title).toBe('Change 2 permissions so that Warden asks you less?');
+    expect(prompts.at(-1)!.change!.facts.slice(0, 2)).toEqual(['• every call of get_weather on Weather (Work): Always Allow', '• every call of next_stage on Weather (Work): Always Allow']);
+  });
+
+  it('a tool that changed after it was allowed is flagged and listed; its before/after shows the server’s text as its claim; allowing the new version is confirmed natively', async () => {
+    await core!.gate.gate.request({ source: 'user', serverId, accountId: work, toolName: 'next_stage', arguments: {} });
+    await page.getByTestId('perm-changed-list').waitFor({ timeout: 30_000 });
+    expect(await page.getByTestId(`perm-changed-${tool('get_weather')}`).innerText()).toBe('Changed since you allowed it: see what changed');
+    expect(await page.getByTestId(`perm-effective-${tool('get_weather')}`).innerText()).toBe('Ask');
+    await page.getByTestId(`perm-open-change-${tool('get_weather')}`).click();
+    const panel = page.getByTestId('change-panel');
+    await panel.getByTestId('change-field-description').waitFor({ timeout: 15_000 });
+    const field = await panel.getByTestId('change-field-description').innerText();
+    expect(field).toMatch(/Before \(server’s text\)/i);
+    expect(field).toContain('Returns the weather for a city.');
+    expect(field).toContain('read ~/.ssh/id_rsa');
+    expect(await panel.locator('ins.diff-added').first().innerText()).not.toBe('');
+    await shots('permissions-rug-pull');
+    expect(await axe('permissions')).toEqual([]);
+    // Refused in the native dialog: nothing changes.
+    answer = 'deny';
+    await panel.getByTestId('change-allow-new').click();
+    await expect.poll(() => prompts.at(-1)?.title, { timeout: 15_000 }).toBe('Allow the new version of get_weather on Weather (Work)?');
+    expect(prompts.at(-1)!.change!.facts[0]).toBe('It changed since you allowed it. What changed:');
+    await panel.getByTestId('change-panel-error').waitFor();
+    expect(await page.getByTestId(`perm-effective-${tool('get_weather')}`).innerText()).toBe('Ask');
+    answer = 'approve';
+    await panel.getByTestId('change-allow-new').click();
+    await page.getByTestId('change-panel').waitFor({ state: 'detached', timeout: 15_000 });
+    await expect.poll(() => page.getByTestId(`perm-effective-${tool('get_weather')}`).innerText(), { timeout: 15_000 }).toBe('Allow');
+    expect(await page.getByTestId('perm-changed-list').count()).toBe(0);
+  });
+
+  it('the Approvals view: one card per call with the trusted summary, names, why it asks and the time left; calls of one reply together; arguments on demand; Review opens the native dialog', async () => {
+    await call('permissions:set', { scope: 'tool', serverId, accountId: work, toolName: 'get_weather', mode: 'ask' });
+    const a = await core!.gate.gate.submit({ source: 'model', conversationId: null, batchId: 'reply-1', serverId, accountId: work, toolName: 'get_weather', arguments: { city: 'Oslo' } });
+    const b = await core!.gate.gate.submit({ source: 'model', conversationId: null, batchId: 'reply-1', serverId, accountId: work, toolName: 'get_weather', arguments: { city: 'Bergen' } });
+    await page.getByTestId('nav-approvals').click();
+    await page.getByTestId(`approval-${b.operationId}`).waitFor({ timeout: 30_000 });
+    expect(await page.getByTestId('approval-batch').count()).toBe(1);
+    const card = await page.getByTestId(`approval-${a.operationId}`).innerText();
+    expect(card).toContain('Weather');
+    expect(card).toContain('Work');
+    expect(card).toContain('A program on this computer'.toLowerCase());
+    expect(card).toMatch(/Why it asks\s*you set Ask for get_weather on Weather \(Work\)/);
+    expect(card).toMatch(/Expires\s*in 10 min/);
+    expect(card).not.toContain(serverId);
+    expect(card).not.toContain(a.operationId);
+    // The whole view, recent decisions included (finished calls are read back from the history).
+    const view = await page.getByTestId('view-approvals').innerText();
+    expect(view).toContain('Weather / Work');
+    expect(view).not.toContain(serverId);
+    expect(view).not.toContain(work);
+    // Arguments one click away.
+    expect(await page.getByTestId(`approval-${a.operationId}-arguments`).isVisible()).toBe(false);
+    await page.getByTestId(`approval-${a.operationId}`).getByText('Arguments (exactly what will be sent)').click();
+    expect(JSON.parse(await page.getByTestId(`approval-${a.operationId}-arguments`).innerText())).toEqual({ city: 'Oslo' });
+    // Reject asks for an optional reason, with a name of its own on each card.
+    await page.getByTestId(`approval-${a.operationId}-reject`).click();
+    await page.getByTestId(`approval-${b.operationId}-reject`).click();
+    const names = await page.getByLabel(/^Reason for rejecting /).evaluateAll((els) => els.map((e) => (e as unknown as { getAttribute(name: string): string | null }).getAttribute('aria-label')));
+    expect(names).toHaveLength(2);
+    expect(new Set(names).size).toBe(2);
+    await shots('approvals');
+    expect(await axe('approvals')).toEqual([]);
+    // Review opens the native dialog with the facts; Deny there rejects.
+    answer = 'deny';
+    await page.getByTestId(`approval-${b.operationId}-review`).click();
+    await page.getByTestId(`approval-${b.operationId}`).waitFor({ state: 'detached', timeout: 15_000 });
+    const shown = prompts.at(-1)!;
+    expect(shown).toMatchObject({ serverLabel: 'Weather', accountLabel: 'Work', toolName: 'get_weather', serverLocation: 'a program on this computer', requestedBy: 'the model, in a conversation' });
+    await page.getByTestId(`approval-${a.operationId}-reason`).fill('wrong city');
+    await page.getByTestId(`approval-${a.operationId}-reject-confirm`).click();
+    await page.getByTestId('approvals-empty').waitFor({ timeout: 15_000 });
+    expect((await core!.gate.gate.get(a.operationId))!.reason).toContain('wrong city');
+    answer = 'approve';
+  });
+
+  it('argument rules: the editor offers the tool’s fields, a folder from the native chooser, answers "would this call be allowed?" through the real gate before saving, and saving is confirmed natively', async () => {
+    await page.getByTestId('nav-permissions').click();
+    const id = tool('get_weather');
+    await page.getByTestId(`perm-details-${id}`).click();
+    const editor = page.getByTestId(`perm-constraints-${id}`);
+    await editor.waitFor({ timeout: 15_000 });
+    await expect.poll(() => page.getByTestId(`perm-constraint-field-${id}`).locator('option').allInnerTexts(), { timeout: 15_000 }).toEqual(['city']);
+    // A path rule's folder comes from the native chooser.
+    fileDialogs.choose('/srv/reports');
+    await page.getByTestId(`perm-constraint-folder-${id}`).click();
+    await expect.poll(() => page.getByTestId(`perm-constraint-value-${id}`).inputValue(), { timeout: 15_000 }).toBe('/srv/reports');
+    // Always Allow when city is Oslo or Bergen; checked against sample arguments first.
+    await page.getByTestId(`perm-constraint-op-${id}`).selectOption('oneOf');
+    await page.getByTestId(`perm-constraint-value-${id}`).fill('Oslo\nBergen');
+    const sample = page.getByTestId(`perm-constraint-sample-${id}`);
+    await sample.fill('{"city": "Oslo"}');
+    await page.getByTestId(`perm-constraint-check-${id}`).click();
+    const verdict = page.getByTestId(`perm-constraint-verdict-${id}`);
+    await expect.poll(() => verdict.innerText(), { timeout: 15_000 }).toMatch(/^Would run without asking: /);
+    await sample.fill('{"city": "Paris"}');
+    await page.getByTestId(`perm-constraint-check-${id}`).click();
+    await expect.poll(() => verdict.innerText(), { timeout: 15_000 }).toMatch(/^Would ask you first: /);
+    expect(core!.gate.policy.current().user.some((r) => r.scope.kind === 'tool-constraint')).toBe(false);
+    await editor.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: `${resultsDir}/permissions-constraint-editor-1280x800.png` });
+    await page.setViewportSize({ width: 800, height: 600 });
+    await editor.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: `${resultsDir}/permissions-constraint-editor-800x600.png` });
+    expect(await axe('permissions')).toEqual([]);
+    const before = prompts.length;
+    await page.getByTestId(`perm-constraint-save-${id}`).click();
+    await expect.poll(() => prompts.length, { timeout: 15_000 }).toBe(before + 1);
+    expect(prompts.at(-1)!.title).toBe('Always allow get_weather on Weather (Work)?');
+    expect(prompts.at(-1)!.change!.effect).toBe('Warden will stop asking before every call of get_weather on Weather (Work) when city is one of "Oslo", "Bergen": they run as soon as the model asks.');
+    await expect.poll(() => editor.innerText(), { timeout: 15_000 }).toContain('Always Allow when city is one of "Oslo", "Bergen"');
+  });
+
+  it('making an account active says so; removing one needs a confirmation that says what is deleted', async () => {
+    await page.getByTestId('nav-permissions').click();
+    const prefix = `perm-account-${serverId}-${personal}`;
+    await page.getByTestId(`${prefix}-activate`).click();
+    await expect.poll(() => page.getByTestId('perm-last-change').innerText(), { timeout: 15_000 }).toBe('Personal is now the active account of Weather: its tools are the ones offered. Nothing was waiting for approval on the other accounts.');
+    await page.getByTestId(`${prefix}-active`).waitFor({ timeout: 15_000 });
+    await call('permissions:set', { scope: 'server', serverId, accountId: personal, mode: 'disabled' });
+    await page.getByTestId(`${prefix}-remove`).click();
+    const confirm = page.getByTestId(`${prefix}-confirm`);
+    await confirm.waitFor();
+    expect(await confirm.innerText()).toContain('Its 1 permission rule is deleted.');
+    await shots('permissions-remove-account');
+    await page.getByTestId(`${prefix}-cancel`).click();
+    expect((await call('accounts:list', { serverId })).accounts).toHaveLength(2);
+    await page.getByTestId(`${prefix}-remove`).click();
+    await page.getByTestId(`${prefix}-confirm-remove`).click();
+    await page.getByTestId(prefix).waitFor({ state: 'detached', timeout: 15_000 });
+    expect((await call('accounts:list', { serverId })).accounts.map((x) => x.label)).toEqual(['Work']);
+  });
+
+  it('ran with no page errors and no CSP violations', async () => {
+    expect(pageErrors).toEqual([]);
+    expect(await page.evaluate('window.__cspViolations')).toEqual([]);
+    expect(consoleErrors.filter((e) => !/favicon/.test(e))).toEqual([]);
+  });
+});
