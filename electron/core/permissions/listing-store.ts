@@ -14,9 +14,7 @@
  * One JSON file per server in the given folder, written asynchronously and atomically (temporary
  * file, fsync, rename), saves of one server coalesced. Without a folder it lives in memory.
  */
-import { randomUUID } from 'node:crypto';
-import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { JsonFileFolder } from '../storage/json-file-folder';
 import { z } from 'zod';
 
 /** One tool as listed, with the server's text sanitized for display. */
@@ -72,29 +70,26 @@ export interface UnreviewedChange {
 /** Remembers listings per (server, account); see the file comment. */
 export class ListingStore {
   private readonly servers = new Map<string, ServerFile>();
-  private readonly writing = new Map<string, Promise<void>>();
-  private readonly dirty = new Set<string>();
   /** Files that could not be read at load (left alone, reported). */
   readonly problems: string[] = [];
+  private readonly files: JsonFileFolder;
 
-  constructor(private readonly dir: string | null) {}
+  constructor(dir: string | null) {
+    this.files = new JsonFileFolder(dir, (serverId) => this.servers.get(serverId));
+  }
 
   /** Reads every server's file; an unreadable one is reported and ignored, never overwritten until the next listing. */
   async load(): Promise<void> {
-    if (!this.dir) return;
-    await mkdir(this.dir, { recursive: true });
-    for (const name of await readdir(this.dir)) {
-      const m = FILE.exec(name);
-      if (!m) continue;
-      try {
-        const parsed = ServerFile.safeParse(JSON.parse(await readFile(join(this.dir, name), 'utf8')));
-        if (!parsed.success || parsed.data.serverId !== m[1]) throw new Error(parsed.success ? 'its server id does not match the file name' : (parsed.error.issues[0]?.message ?? 'invalid'));
+    await this.files.readAll(
+      FILE,
+      (serverId, value) => {
+        const parsed = ServerFile.safeParse(value);
+        if (!parsed.success || parsed.data.serverId !== serverId) throw new Error(parsed.success ? 'its server id does not match the file name' : (parsed.error.issues[0]?.message ?? 'invalid'));
         // A listing recorded while loading is newer than the file: keep it.
-        if (!this.servers.has(m[1]!)) this.servers.set(m[1]!, parsed.data);
-      } catch (error) {
-        this.problems.push(`${name}: ${error instanceof Error ? error.message : String(error)}`);
-      }
-    }
+        if (!this.servers.has(serverId)) this.servers.set(serverId, parsed.data);
+      },
+      this.problems,
+    );
   }
 
   /**
@@ -185,58 +180,15 @@ export class ListingStore {
       if (Object.keys(file.accounts).length > 0) return this.save(serverId);
     }
     this.servers.delete(serverId);
-    await this.writing.get(serverId)?.catch(() => undefined);
-    if (this.dir) await rm(join(this.dir, `${serverId}.json`), { force: true });
+    await this.files.remove(serverId);
   }
 
   /** Waits for every write in flight (shutdown). */
-  async flush(): Promise<void> {
-    await Promise.all([...this.writing.values()].map((w) => w.catch(() => undefined)));
+  flush(): Promise<void> {
+    return this.files.flush();
   }
 
   private save(serverId: string): Promise<void> {
-    if (!this.dir) return Promise.resolve();
-    const inFlight = this.writing.get(serverId);
-    if (inFlight) {
-      this.dirty.add(serverId);
-      const next = () => (this.dirty.has(serverId) ? this.save(serverId) : (this.writing.get(serverId) ?? Promise.resolve()));
-      return inFlight.then(next, next);
-    }
-    const write = this.writeNow(serverId).finally(() => this.writing.delete(serverId));
-    this.writing.set(serverId, write);
-    return write;
-  }
-
-  private async writeNow(serverId: string): Promise<void> {
-    this.dirty.delete(serverId);
-    const file = this.servers.get(serverId);
-    if (!file || !this.dir) return;
-    await mkdir(this.dir, { recursive: true });
-    const final = join(this.dir, `${serverId}.json`);
-    const temp = join(this.dir, `.${serverId}.${randomUUID().slice(0, 8)}.tmp`);
-    const handle = await open(temp, 'w');
-    try {
-      await handle.writeFile(JSON.stringify(file), 'utf8');
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    if (!this.servers.has(serverId)) {
-      await rm(temp, { force: true });
-      return;
-    }
-    await rename(temp, final);
-    await syncFolder(this.dir);
-  }
-}
-
-/** Makes a rename durable (POSIX); folders cannot be opened for sync on Windows, where rename is durable enough. */
-async function syncFolder(dir: string): Promise<void> {
-  if (process.platform === 'win32') return;
-  const handle = await open(dir, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
+    return this.files.save(serverId);
   }
 }
