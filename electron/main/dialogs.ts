@@ -116,10 +116,24 @@ export function permissionChangeDialogOptions(preview: ApprovalPreview): Message
   };
 }
 
-type ShowMessageBox = (window: BrowserWindow | null, options: MessageBoxOptions) => Promise<MessageBoxReturnValue>;
+/** Shows a message box over Warden's window (or alone when there is none); injectable for tests. */
+export type ShowMessageBox = (window: BrowserWindow | null, options: MessageBoxOptions) => Promise<MessageBoxReturnValue>;
 
-const showOverWindow: ShowMessageBox = (window, options) =>
+export const showOverWindow: ShowMessageBox = (window, options) =>
   window && !window.isDestroyed() ? dialog.showMessageBox(window, options) : dialog.showMessageBox(options);
+
+/**
+ * Asks a yes-or-no question whose second button (index 1) is the only yes. Cancel, Escape,
+ * closing the dialog, any other button and a dialog that cannot be shown all answer no.
+ */
+export async function confirmedInDialog(getWindow: () => BrowserWindow | null, show: ShowMessageBox, options: MessageBoxOptions): Promise<boolean> {
+  try {
+    const { response } = await show(getWindow(), options);
+    return response === 1;
+  } catch {
+    return false;
+  }
+}
 
 /**
  * An ApprovalPrompter backed by the native message box, attached to Warden's window.
@@ -167,24 +181,18 @@ export const LINK_BUTTONS = ['Cancel', 'Open in browser'] as const;
  * model (or by a server it quoted), so the person sees the full address first.
  */
 export function createLinkConfirmer(getWindow: () => BrowserWindow | null, show: ShowMessageBox = showOverWindow): (url: string) => Promise<boolean> {
-  return async (url) => {
-    try {
-      const { response } = await show(getWindow(), {
-        type: 'question',
-        title: 'Warden: open this link?',
-        message: 'Open this link in your browser?',
-        detail: makeHiddenVisible(url),
-        buttons: [...LINK_BUTTONS],
-        defaultId: 0,
-        cancelId: 0,
-        noLink: true,
-        normalizeAccessKeys: false,
-      });
-      return response === 1;
-    } catch {
-      return false;
-    }
-  };
+  return (url) =>
+    confirmedInDialog(getWindow, show, {
+      type: 'question',
+      title: 'Warden: open this link?',
+      message: 'Open this link in your browser?',
+      detail: makeHiddenVisible(url),
+      buttons: [...LINK_BUTTONS],
+      defaultId: 0,
+      cancelId: 0,
+      noLink: true,
+      normalizeAccessKeys: false,
+    });
 }
 
 /** Buttons of the batch approval dialog, in order: Deny all is the default and the cancel answer. */

@@ -7,8 +7,9 @@
  * cancel button, so Enter, Escape, closing the dialog and a dialog that cannot be shown all stop
  * the sign-in.
  */
-import { dialog, type BrowserWindow, type MessageBoxOptions, type MessageBoxReturnValue } from 'electron';
+import type { BrowserWindow, MessageBoxOptions } from 'electron';
 import { makeHiddenVisible } from '../../shared/display';
+import { confirmedInDialog, showOverWindow, type ShowMessageBox } from './dialogs';
 import type { OriginConfirmer, OriginQuestion } from '../core/mcp/oauth/network-scope';
 
 /** Buttons: Cancel first (default, Escape, closing the dialog). */
@@ -37,19 +38,7 @@ export function authorizationServerDialogOptions(question: OriginQuestion): Mess
   };
 }
 
-type ShowMessageBox = (window: BrowserWindow | null, options: MessageBoxOptions) => Promise<MessageBoxReturnValue>;
-
-const showOverWindow: ShowMessageBox = (window, options) =>
-  window && !window.isDestroyed() ? dialog.showMessageBox(window, options) : dialog.showMessageBox(options);
-
 /** The core's OriginConfirmer as a native dialog; only "Continue sign-in" says yes. */
 export function createAuthorizationServerConfirmer(getWindow: () => BrowserWindow | null, show: ShowMessageBox = showOverWindow): OriginConfirmer {
-  return async (question) => {
-    try {
-      const { response } = await show(getWindow(), authorizationServerDialogOptions(question));
-      return response === 1;
-    } catch {
-      return false;
-    }
-  };
+  return (question) => confirmedInDialog(getWindow, show, authorizationServerDialogOptions(question));
 }

@@ -7,8 +7,9 @@
  * Owned by main, its text written from the core's trusted question. Cancel is the default and the
  * cancel button, so Enter, Escape, closing the dialog and a dialog that cannot be shown all refuse.
  */
-import { dialog, type BrowserWindow, type MessageBoxOptions, type MessageBoxReturnValue } from 'electron';
+import type { BrowserWindow, MessageBoxOptions } from 'electron';
 import { makeHiddenVisible } from '../../shared/display';
+import { confirmedInDialog, showOverWindow, type ShowMessageBox } from './dialogs';
 import type { ProviderEndpointConfirmer, ProviderEndpointQuestion } from '../core/models/provider-service';
 
 /** Buttons: Cancel first (default, Escape, closing the dialog). */
@@ -38,19 +39,7 @@ export function providerEndpointDialogOptions(question: ProviderEndpointQuestion
   };
 }
 
-type ShowMessageBox = (window: BrowserWindow | null, options: MessageBoxOptions) => Promise<MessageBoxReturnValue>;
-
-const showOverWindow: ShowMessageBox = (window, options) =>
-  window && !window.isDestroyed() ? dialog.showMessageBox(window, options) : dialog.showMessageBox(options);
-
 /** The core's ProviderEndpointConfirmer as a native dialog; only the second button says yes. */
 export function createProviderEndpointConfirmer(getWindow: () => BrowserWindow | null, show: ShowMessageBox = showOverWindow): ProviderEndpointConfirmer {
-  return async (question) => {
-    try {
-      const { response } = await show(getWindow(), providerEndpointDialogOptions(question));
-      return response === 1;
-    } catch {
-      return false;
-    }
-  };
+  return (question) => confirmedInDialog(getWindow, show, providerEndpointDialogOptions(question));
 }

@@ -40,7 +40,7 @@ export interface ConnectionManagerOptions {
   directory: ServerDirectory;
   secrets: SecretStore;
   clientInfo?: { name: string; version: string };
-  /** OAuth hook for helper-7's provider: the provider for one (server, account), if signed in or signing in. */
+  /** The OAuth provider for one (server, account), if it is signed in or signing in. */
   authProviderFor?: (definition: ServerDefinition, accountId: string) => OAuthClientProvider | undefined;
   /** The fetch HTTP transports of OAuth servers use when their provider brings none (Warden's brings its own). */
   authFetch?: FetchLike;
