@@ -152,12 +152,25 @@ export class IndexedHistory implements HistoryReads {
   }
 }
 
-/** History of an in-memory journal: every question folds all of its records. */
+/**
+ * History of an in-memory journal. Its records are append-only, so the fold is kept and only the
+ * records appended since the last question are applied (folding everything again made each call's
+ * idempotency check grow with the number of calls before it).
+ */
 export class MemoryHistory implements HistoryReads {
+  private folded = new LedgerProjections();
+  private foldedCount = 0;
+
   constructor(private readonly records: () => readonly JournalRecord[]) {}
 
   private fold(): LedgerProjections {
-    return LedgerProjections.fromRecords(this.records());
+    const records = this.records();
+    if (records.length < this.foldedCount) {
+      this.folded = new LedgerProjections();
+      this.foldedCount = 0;
+    }
+    for (; this.foldedCount < records.length; this.foldedCount++) this.folded.apply(records[this.foldedCount]!);
+    return this.folded;
   }
 
   async find(operationId: string): Promise<RecordedOperation | undefined> {
