@@ -8,6 +8,7 @@
  * Pure: no node:*, no electron.
  */
 import { z } from 'zod';
+import { makeHiddenVisible } from '../display';
 import { DisplayName, EntityId, isLoopbackHost } from './servers';
 
 /** The adapters a person can configure; the offline demo is built in and never configured. */
@@ -78,7 +79,10 @@ export function isLoopbackUrl(baseUrl: string): boolean {
 
 /**
  * A model id as the provider names it: `claude-sonnet-4-5`, `gpt-4.1`, `llama3.1:8b`,
- * `openrouter/auto`. Printable, no whitespace.
+ * `openrouter/auto`. Printable, no whitespace. A provider's model list is untrusted, and the id is
+ * shown in the chat header and dialogs, so characters that display as nothing or reorder what
+ * follows (bidi overrides, zero-width marks) are refused rather than escaped: no real model id
+ * needs one.
  */
 export const ModelId = z
   .string()
@@ -86,7 +90,8 @@ export const ModelId = z
   .min(1, 'must not be empty')
   .max(200, 'must be at most 200 characters')
   // eslint-disable-next-line no-control-regex
-  .regex(/^[^\s\u0000-\u001f\u007f]+$/, 'must be a model id without spaces or control characters');
+  .regex(/^[^\s\u0000-\u001f\u007f]+$/, 'must be a model id without spaces or control characters')
+  .refine((id) => makeHiddenVisible(id) === id, 'must not contain invisible or direction-changing characters');
 
 /**
  * An API key as a person pastes it: surrounding whitespace trimmed (a trailing newline from a

@@ -3,7 +3,7 @@
  * names bind a key to a host, how `retry-after` is read, and how the providers file is loaded.
  */
 import { describe, expect, it } from 'vitest';
-import { ApiKeyInput, ProviderBaseUrl, keyOrigin, providerUrlProblem } from '../../../shared/domain/model-providers';
+import { ApiKeyInput, ModelId, ProviderBaseUrl, keyOrigin, providerUrlProblem } from '../../../shared/domain/model-providers';
 import { secretKeyPrefix } from '../../../shared/domain/servers';
 import { retryAfterMs, scrubKey } from '../../../electron/core/models/adapter-common';
 import { parseProviderKeyName, providerKeyName } from '../../../electron/core/models/provider-keys';
@@ -43,6 +43,18 @@ describe('provider base URLs', () => {
     const bad = ApiKeyInput.safeParse('sk-abc\r\nX-Injected: 1');
     expect(bad.success).toBe(false);
     expect(JSON.stringify(bad.error?.issues)).not.toContain('sk-abc');
+  });
+});
+
+describe('model ids', () => {
+  it('a provider cannot list a model id that hides or reorders text in the chat header and dialogs', () => {
+    expect(ModelId.safeParse('claude-sonnet-4-5').success).toBe(true);
+    expect(ModelId.safeParse('llama3.1:8b').success).toBe(true);
+    for (const hostile of ['gpt\u202e4o-mini', 'gpt-4o\u200b', 'safe\u2066model\u2069', 'a\u061cb']) {
+      const parsed = ModelId.safeParse(hostile);
+      expect(parsed.success).toBe(false);
+      expect(parsed.error?.issues[0]?.message).toMatch(/invisible or direction-changing/);
+    }
   });
 });
 
