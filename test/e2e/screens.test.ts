@@ -272,9 +272,10 @@ describe('every view as a new user sees it, in both themes and at both sizes', (
     expect(await page.getByTestId('settings-about-facts').innerText()).toContain(`Node.js\n${process.versions.node}`);
     expect(await page.getByTestId('settings-keychain-status').getAttribute('data-available')).toBe('true');
     expect(await page.getByTestId('settings-data-folder').innerText()).toBe(dir);
-    // Auto-connect has no core support yet: a disabled control with a plain note, not a control that does nothing.
-    expect(await page.getByTestId('settings-autoconnect').isDisabled()).toBe(true);
-    expect(await page.getByTestId('settings-connections').innerText()).toContain('Not available in this version');
+    // Connecting at start is per server (its switch in Servers); the section says where, and goes there.
+    expect(await page.getByTestId('settings-connections-note').innerText()).toMatch(/Servers that are on connect when Warden starts/);
+    await page.getByTestId('settings-open-servers').click();
+    await page.getByTestId('view-servers').waitFor();
   });
 
   it('About lists the licences of what Warden ships, generated at build time from the packages themselves', async () => {

@@ -111,15 +111,34 @@ export function StatusPanel() {
 /** Shown above every view while the core reports safe mode (a ledger record failed its check). */
 export function SafeModeBanner() {
   const safeMode = useAppStore((s) => s.status?.safeMode === true);
+  const navigate = useAppStore((s) => s.navigate);
   if (!safeMode) return null;
+  const review = () => {
+    navigate('settings');
+    focusWhenShown('settings-ledger-title');
+  };
   return (
     <div className="banner banner-danger" role="alert" data-testid="safe-mode-banner">
       <span>
         <strong>Safe mode.</strong> Warden found records in its ledger that fail their checksum or the hash chain: damaged, or changed after they were written. Every tool is held at Ask until
-        this is resolved; see Recovery and Activity.
+        you review the damage and leave safe mode in Settings.
       </span>
+      <button type="button" className="button" onClick={review} data-testid="safe-mode-banner-review">
+        Review in Settings
+      </button>
     </div>
   );
+}
+
+/** Scrolls to and focuses an element of the view being opened, once React has drawn it. */
+function focusWhenShown(id: string, framesLeft = 20): void {
+  requestAnimationFrame(() => {
+    const element = document.getElementById(id);
+    if (element) {
+      element.scrollIntoView({ block: 'start' });
+      element.focus({ preventScroll: true });
+    } else if (framesLeft > 0) focusWhenShown(id, framesLeft - 1);
+  });
 }
 
 /** Shows the last contract failure with its code, and a retry. */

@@ -32,6 +32,16 @@ export interface SettingsSlice {
   setTheme(preference: ThemePreference): Promise<void>;
   /** Runs ledger:verify; the result (or the failure) lands in `ledgerCheck` / `ledgerCheckError`. */
   verifyLedger(): Promise<void>;
+  /** True while a request to leave safe mode waits for main's confirmation dialog. */
+  safeModeLeaving: boolean;
+  safeModeError: ShownError | null;
+  /** True once the person left safe mode in this window: the damage is still in the log. */
+  safeModeAcknowledged: boolean;
+  /**
+   * Asks main to leave safe mode with the person's reason (main confirms it in its native dialog);
+   * resolves true when safe mode is over. Failures, including "not confirmed", land in `safeModeError`.
+   */
+  leaveSafeMode(reason: string): Promise<boolean>;
 }
 
 /** Creates the settings slice. */
@@ -42,6 +52,9 @@ export const createSettingsSlice: SliceCreator<SettingsSlice> = ({ api }) => (se
   ledgerCheck: null,
   ledgerCheckError: null,
   ledgerChecking: false,
+  safeModeLeaving: false,
+  safeModeError: null,
+  safeModeAcknowledged: false,
   theme: null,
   async refreshSettings() {
     try {
@@ -91,6 +104,21 @@ export const createSettingsSlice: SliceCreator<SettingsSlice> = ({ api }) => (se
       set({ ledgerCheckError: toShownError(error) });
     } finally {
       set({ ledgerChecking: false });
+    }
+  },
+  async leaveSafeMode(reason) {
+    set({ safeModeLeaving: true, safeModeError: null });
+    try {
+      await unwrap(api().ledger.acknowledgeSafeMode({ reason }));
+      set({ safeModeAcknowledged: true });
+      // The status bar, banner and this page follow core:status.
+      await get().refreshStatus();
+      return true;
+    } catch (error) {
+      set({ safeModeError: toShownError(error) });
+      return false;
+    } finally {
+      set({ safeModeLeaving: false });
     }
   },
 });

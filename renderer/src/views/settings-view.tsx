@@ -209,15 +209,18 @@ function PermissionsSection() {
 }
 
 function ConnectionsSection() {
+  const navigate = useAppStore((s) => s.navigate);
   return (
     <Section id="connections">
-      <label className="check">
-        <input type="checkbox" disabled checked={false} readOnly aria-describedby="settings-autoconnect-note" data-testid="settings-autoconnect" />{' '}
-        Connect my servers when Warden starts
-      </label>
-      <p className="muted small" id="settings-autoconnect-note">
-        Not available in this version: connect each server from Servers after Warden starts.
+      <p data-testid="settings-connections-note">
+        Each server has its own on/off switch in Servers. Servers that are on connect when Warden starts, all at once; one that fails tries again
+        after a growing pause, and you can restart it there.
       </p>
+      <div className="form-actions">
+        <button type="button" className="button" onClick={() => navigate('servers')} data-testid="settings-open-servers">
+          Open Servers
+        </button>
+      </div>
     </Section>
   );
 }
@@ -257,12 +260,72 @@ function LedgerResult({ check }: { check: LedgerCheck }) {
   );
 }
 
+/**
+ * The only way out of safe mode: a reason the person writes (it is recorded in the log), then
+ * main's native dialog. The renderer asks; it cannot leave safe mode on its own.
+ */
+function LeaveSafeMode() {
+  const [reason, setReason] = useState('');
+  const [missing, setMissing] = useState(false);
+  const leaving = useAppStore((s) => s.safeModeLeaving);
+  const error = useAppStore((s) => s.safeModeError);
+  const leave = useAppStore((s) => s.leaveSafeMode);
+  const submit = async () => {
+    if (reason.trim() === '') {
+      setMissing(true);
+      return;
+    }
+    setMissing(false);
+    if (await leave(reason.trim())) setReason('');
+  };
+  return (
+    <form
+      className="form"
+      data-testid="settings-leave-safe-mode"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void submit();
+      }}
+    >
+      <p>
+        Before leaving safe mode, compare the damaged records with a copy you trust (Check now lists where they are). Leaving safe mode lets tools
+        set to Always Allow run without asking again.
+      </p>
+      <div className="field">
+        <label htmlFor="settings-safe-mode-reason">Why it is safe to leave safe mode (recorded in the log)</label>
+        <textarea
+          id="settings-safe-mode-reason"
+          rows={2}
+          maxLength={2000}
+          value={reason}
+          aria-invalid={missing}
+          aria-describedby={missing ? 'settings-safe-mode-reason-error' : undefined}
+          onChange={(e) => setReason(e.target.value)}
+          data-testid="settings-safe-mode-reason"
+        />
+        {missing ? (
+          <p className="field-problem" id="settings-safe-mode-reason-error" role="alert" data-testid="settings-safe-mode-reason-error">
+            Write a reason first: it is recorded with the acknowledgement.
+          </p>
+        ) : null}
+      </div>
+      <div className="form-actions">
+        <button type="submit" className="button button-danger" disabled={leaving} data-testid="settings-leave-safe-mode-submit">
+          {leaving ? 'Waiting for your confirmation…' : 'Leave safe mode…'}
+        </button>
+      </div>
+      <ErrorNote error={error} testId="settings-safe-mode-error" />
+    </form>
+  );
+}
+
 function LedgerSection() {
   const ledger = useAppStore((s) => s.settings?.ledger);
   // Live, like the count: the background check can find damage after this page was read.
   const safeMode = useAppStore((s) => s.status?.safeMode ?? s.settings?.ledger.safeMode ?? false);
   // The live count from the core status (the settings snapshot is read once when the page opens).
   const records = useAppStore((s) => s.status?.journal.records ?? s.settings?.ledger.records ?? 0);
+  const acknowledged = useAppStore((s) => s.safeModeAcknowledged);
   const check = useAppStore((s) => s.ledgerCheck);
   const checkError = useAppStore((s) => s.ledgerCheckError);
   const checking = useAppStore((s) => s.ledgerChecking);
@@ -280,9 +343,11 @@ function LedgerSection() {
           <dd data-testid="settings-ledger-state">
             {safeMode
               ? 'Damage was found: every tool asks until the damage is acknowledged.'
-              : ledger.kind === 'memory'
-                ? 'Kept in memory only: nothing is saved to disk.'
-                : 'No damage found.'}
+              : acknowledged
+                ? 'Damage acknowledged: tools follow your rules again. The damaged records stay in the log, and Check now still lists them.'
+                : ledger.kind === 'memory'
+                  ? 'Kept in memory only: nothing is saved to disk.'
+                  : 'No damage found.'}
           </dd>
           <dt>Records</dt>
           <dd data-testid="settings-ledger-records">{records.toLocaleString()}</dd>
@@ -294,6 +359,7 @@ function LedgerSection() {
           ) : null}
         </dl>
       ) : null}
+      {safeMode ? <LeaveSafeMode /> : null}
       <div className="form-actions">
         <button type="button" className="button" disabled={checking} onClick={() => void verify()} data-testid="settings-ledger-verify">
           {checking ? 'Checking…' : 'Check now'}
