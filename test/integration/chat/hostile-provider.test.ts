@@ -174,7 +174,8 @@ describe('a hostile provider naming its models', () => {
     const panel = await call<{ models: Array<{ id: string; label: string }> }>(t.core, 'models:list-models', { providerId: added.providerId });
     const picker = await call<{ models: Array<{ id: string; label: string }> }>(t.core, 'chat:models', { providerId: added.providerId });
     expect(picker.models).toEqual(panel.models);
-    expect(picker.models.map((m) => m.id)).toEqual(['evil-\u202Eexe.gnp', 'good-model']);
+    // An id that hides or reorders text is not a model anyone can pick: it is dropped, like the ANSI one.
+    expect(picker.models.map((m) => m.id)).toEqual(['good-model']);
     // eslint-disable-next-line no-control-regex
     for (const m of picker.models) expect(m.label).not.toMatch(/[\u0000-\u001f\u007f\u202a-\u202e\u2066-\u2069]/);
   });
