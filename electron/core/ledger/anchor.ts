@@ -40,6 +40,10 @@ export interface LedgerKeychain {
 /** The last record the anchor vouches for. */
 export interface Anchor {
   seq: number;
+  /** Where that record is: its segment's number, where it starts and its length (0s for seq 0). */
+  segment: number;
+  offset: number;
+  length: number;
   /** The record's checksum (its HMAC when sealed; seq 0 with the genesis hash for an empty ledger). */
   hash: string;
   keyId: string;
@@ -79,12 +83,12 @@ export async function createKey(k: LedgerKeychain): Promise<ChainKey> {
 }
 
 function anchorMac(key: ChainKey, a: Anchor): string {
-  return key.mac(`warden.ledger.anchor.v1\n${a.seq}\n${a.hash}\n${a.keyId}\n${a.at}`);
+  return key.mac(`warden.ledger.anchor.v1\n${a.seq}\n${a.segment}\n${a.offset}\n${a.length}\n${a.hash}\n${a.keyId}\n${a.at}`);
 }
 
 /** The anchor as stored: JSON with an HMAC over its fields. */
 export function sealAnchor(key: ChainKey, a: Anchor): string {
-  return JSON.stringify({ v: 1, seq: a.seq, hash: a.hash, keyId: a.keyId, at: a.at, mac: anchorMac(key, a) });
+  return JSON.stringify({ v: 1, seq: a.seq, segment: a.segment, offset: a.offset, length: a.length, hash: a.hash, keyId: a.keyId, at: a.at, mac: anchorMac(key, a) });
 }
 
 /** The anchor in `text` if it is well-formed and sealed with `key`; otherwise why not, in words. */
@@ -96,19 +100,23 @@ export function openAnchor(key: ChainKey, text: string): Anchor | string {
     return 'the anchor kept in the keychain is not readable';
   }
   const p = parsed as Partial<Anchor & { v: number; mac: string }>;
-  if (p?.v !== 1 || !Number.isSafeInteger(p.seq) || (p.seq as number) < 0 || typeof p.hash !== 'string' || typeof p.keyId !== 'string' || !Number.isFinite(p.at) || typeof p.mac !== 'string') {
+  const counts = [p?.seq, p?.segment, p?.offset, p?.length].every((n) => Number.isSafeInteger(n) && (n as number) >= 0);
+  if (p?.v !== 1 || !counts || typeof p.hash !== 'string' || typeof p.keyId !== 'string' || !Number.isFinite(p.at) || typeof p.mac !== 'string') {
     return 'the anchor kept in the keychain is not readable';
   }
-  const a: Anchor = { seq: p.seq!, hash: p.hash, keyId: p.keyId, at: p.at! };
+  const a: Anchor = { seq: p.seq!, segment: p.segment!, offset: p.offset!, length: p.length!, hash: p.hash, keyId: p.keyId, at: p.at! };
   if (a.keyId !== key.id) return "the anchor kept in the keychain was sealed with another key than the ledger's key in the keychain";
   if (anchorMac(key, a) !== p.mac) return "the anchor kept in the keychain does not carry a valid seal of the ledger's key (it was changed)";
   return a;
 }
 
-/** A synced record the anchor can name. */
+/** A synced record the anchor can name (a ledger position: `offset` is where the record ends). */
 export interface AnchorPoint {
   seq: number;
   checksum: string;
+  segment: number;
+  offset: number;
+  length: number;
 }
 
 /**
@@ -175,7 +183,15 @@ export class AnchorKeeper {
     const seq = p?.seq ?? 0;
     if (seq === this.lastWritten) return;
     this.lastWriteAt = this.now();
-    const text = sealAnchor(this.key, { seq, hash: p?.checksum ?? '0'.repeat(64), keyId: this.key.id, at: this.lastWriteAt });
+    const text = sealAnchor(this.key, {
+      seq,
+      segment: p?.segment ?? 0,
+      offset: p ? p.offset - p.length : 0,
+      length: p?.length ?? 0,
+      hash: p?.checksum ?? '0'.repeat(64),
+      keyId: this.key.id,
+      at: this.lastWriteAt,
+    });
     try {
       await this.k.secrets.set(this.k.anchorEntry ?? LEDGER_ANCHOR_ENTRY, text);
       this.lastWritten = seq;

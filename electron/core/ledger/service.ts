@@ -242,8 +242,9 @@ export class LedgerService {
       const lastSeq = end?.seq ?? 0;
       let hash: string | undefined;
       if (lastSeq >= anchor.seq) {
-        const [row] = await this.index.rowsAfter({}, anchor.seq - 1, 1);
-        const record = row && row.seq === anchor.seq ? (await this.ledger.readAt([row]))[0] : undefined;
+        // Records never move once written (the log is append-only), so the anchored one is read
+        // from where it was; anything else there (or nothing) means it was changed.
+        const [record] = await this.ledger.readAt([{ segment: anchor.segment, offset: anchor.offset, length: anchor.length }]).catch(() => []);
         hash = record?.seq === anchor.seq ? record.checksum : undefined;
       }
       if (hash !== anchor.hash) {
