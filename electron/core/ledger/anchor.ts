@@ -21,9 +21,9 @@ import type { SecretStore } from '../ports';
 import { CHAIN_KEY_BYTES, chainKey, type ChainKey } from './format';
 
 /** Keychain entry (under the app's service) holding the ledger's key. */
-export const LEDGER_KEY_ENTRY = 'ledger:chain-key';
+export const LEDGER_KEY_ENTRY = 'ledger-chain-key';
 /** Keychain entry holding the ledger's anchor. */
-export const LEDGER_ANCHOR_ENTRY = 'ledger:anchor';
+export const LEDGER_ANCHOR_ENTRY = 'ledger-anchor';
 
 /** Where the service finds its key and keeps its anchor. */
 export interface LedgerKeychain {

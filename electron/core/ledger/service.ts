@@ -25,7 +25,7 @@ import { inDir, nodeLedgerFs, type LedgerFs } from './ledger-fs';
 import { preserve } from './recovery';
 import { openSqlite } from './sqlite';
 import { anchorDetail, verifyInSlices, type VerifyOptions } from './verify';
-import { AnchorKeeper, createKey, openAnchor, readKeychain, type Anchor, type LedgerKeychain } from './anchor';
+import { AnchorKeeper, LEDGER_KEY_ENTRY, createKey, openAnchor, readKeychain, type Anchor, type LedgerKeychain } from './anchor';
 import type { ChainKey } from './format';
 
 /** What the gate offers recovery: re-queueing approvals that were pending (it re-validates them). */
@@ -212,7 +212,7 @@ export class LedgerService {
     const last = end ? (await this.ledger.readAt([{ segment: end.segment, offset: end.offset - end.length, length: end.length }]))[0] : undefined;
     if (found.key.state === 'missing') {
       if (found.anchorText !== null || last?.keyId !== undefined) {
-        return problem(`key-missing@${at}`, 'key', `The ledger's key is missing from the keychain, although its records were sealed with one (entry "${k.keyEntry ?? 'ledger:chain-key'}" of Warden's keychain entries). Someone removed it, or this is another keychain. Restore the entry to check the records again. ${startOver}`);
+        return problem(`key-missing@${at}`, 'key', `The ledger's key is missing from the keychain, although its records were sealed with one (entry "${k.keyEntry ?? LEDGER_KEY_ENTRY}" of Warden's keychain entries). Someone removed it, or this is another keychain. Restore the entry to check the records again. ${startOver}`);
       }
       // First open with a keychain (a new ledger, or one from before keys): make the key and
       // anchor what is there now; the first sealed record chains onto the last plain one.
