@@ -424,7 +424,8 @@ export function createCore(deps: CoreDeps): WardenCore {
       modelsModule.dispose();
       autostart.close();
       await connections.dispose();
-      return journal.close();
+      // The whole ledger service: its index, and the anchor's last update at a clean exit.
+      return deps.ledger ? deps.ledger.close() : journal.close();
     },
   };
 }

@@ -87,6 +87,7 @@ export class LedgerService {
   private readonly pins: Pins = new Map();
   private readonly safeModeListeners = new Set<(safeMode: boolean) => void>();
   private closing = false;
+  private closed: Promise<void> | null = null;
   private running: Promise<VerificationResult> | null = null;
   /** The full verification started at open, or null when it was not started. */
   verification: Promise<VerificationResult> | null = null;
@@ -465,7 +466,12 @@ export class LedgerService {
   }
 
   /** Flushes and closes the ledger and its index. */
-  async close(): Promise<void> {
+  close(): Promise<void> {
+    this.closed ??= this.closeOnce();
+    return this.closed;
+  }
+
+  private async closeOnce(): Promise<void> {
     this.closing = true;
     await this.running?.catch(() => undefined);
     // A clean shutdown anchors the very last record (everything appended is synced first).

@@ -184,6 +184,22 @@ describe('ledger sealed with a key from the keychain and anchored outside its fo
     expect(third.ledger.safeMode, JSON.stringify(third.ledger.recovery.breaks)).toBe(false);
   });
 
+  it('after a clean exit of the core, even the very last record is anchored: dropping it is found', async () => {
+    const { userData, ledgerDir, store } = install();
+    // An interval longer than the test: only the clean exit can bring the anchor up to date.
+    const { ledger: service } = await openLedgerForApp(userData, { keychain: store, anchorIntervalMs: 600_000 });
+    cleanups.push(() => service.close());
+    const core = createCore({ version: 'test', ledger: service, servers: { secrets: store } });
+    await core.recovered;
+    for (let i = 0; i < 5; i++) await service.ledger.append([{ type: 'note', payload: { i } }], { durable: true });
+    const last = service.ledger.size();
+    await core.close();
+    const file = join(ledgerDir, segmentName(1));
+    writeFileSync(file, linesOf(file).slice(0, -1).join('\n') + '\n');
+    const reopened = await open(userData, store);
+    expectSafeMode(reopened, 'anchor', new RegExp(`ends at record ${last - 1}, but it had reached record ${last}`));
+  });
+
   it('another key in the keychain fails closed in plain words, and keeps every record', async () => {
     const { userData, store } = install();
     await session(userData, store, 8);
