@@ -15,6 +15,7 @@ import { dispatch } from '../../../electron/core/dispatch';
 import { LEDGER_ANCHOR_ENTRY, LEDGER_KEY_ENTRY, openLedgerForApp } from '../../../electron/core/ledger';
 import { GENESIS_HASH, encodeRecordText, type StoredRecord } from '../../../electron/core/ledger/format';
 import { readLedger, segmentName, segmentNumbers } from '../../../electron/core/ledger/ledger';
+import { slowSyncFs } from '../../../electron/core/ledger/ledger-fs';
 import { LedgerService } from '../../../electron/core/ledger/service';
 import { verifyLedger } from '../../../electron/core/ledger/verify';
 import { KeytarSecretStore } from '../../../electron/core/secrets/keytar-secret-store';
@@ -282,6 +283,24 @@ describe('ledger sealed with a key from the keychain and anchored outside its fo
     const after = (await dispatch(core.handlers, 'ledger:verify', {}, () => {})) as Result<LedgerCheck>;
     if (!after.ok) throw new Error(after.error.message);
     expect(after.value.outcome).toBe('damaged');
+  });
+
+  it('the anchor never names a record before its sync has finished (so a power cut cannot leave it ahead of the disk)', async () => {
+    const { ledgerDir, store } = install();
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    // The real keychain, answering a little slowly, so records arrive while an anchor write runs.
+    const slowKeychain = { get: (k: string) => store.get(k), set: async (k: string, v: string) => (await sleep(50), store.set(k, v)), delete: (k: string) => store.delete(k) };
+    const service = await LedgerService.open({ dir: ledgerDir, fs: slowSyncFs(400), verifyInBackground: false, keychain: { secrets: slowKeychain, anchorIntervalMs: 1 } });
+    cleanups.push(() => service.close());
+    const [first] = await service.ledger.append([{ type: 'note', payload: { n: 1 } }], { durable: true });
+    // The anchor write for the first record is under way when the second is appended.
+    await sleep(10);
+    const second = service.ledger.append([{ type: 'note', payload: { n: 2 } }], { durable: true });
+    // The second record is written and its sync is under way: the anchor stays on the first.
+    await sleep(250);
+    expect(service.verifyOptions().anchor?.seq).toBe(first!.seq);
+    const [after] = await second;
+    while (service.verifyOptions().anchor?.seq !== after!.seq) await new Promise((r) => setTimeout(r, 5));
   });
 
   it('kills at random moments (a torn tail after the anchored record) never look like tampering', async () => {
