@@ -32,6 +32,7 @@ import type { ChatService } from './chat/chat-service';
 import { createPermissionsModule, type PermissionsModule } from './permissions/permissions-module';
 import { createPreferencesModule, preferenceReaders } from './preferences/preferences-module';
 import { verifyLedgerInWorker } from './ledger/verify-in-worker';
+import type { VerifyOptions } from './ledger/verify';
 import type { LedgerVerifyResult } from '../../shared/domain/ledger';
 import type { Redactor } from './redact/redactor';
 import { ServerAutostart, type AutostartPolicy } from './mcp/autostart';
@@ -98,8 +99,8 @@ export interface CoreDeps {
   listingsDir?: string;
   /** The folder Warden keeps its files in (main: the user-data folder), shown in Settings. */
   dataFolder?: string;
-  /** Verifies a ledger folder for `ledger:verify` (default: in a worker thread, off the main thread). */
-  verifyLedger?: (dir: string) => Promise<LedgerVerifyResult>;
+  /** Verifies a ledger folder for `ledger:verify` with its key and anchor (default: in a worker thread, off the main thread). */
+  verifyLedger?: (dir: string, options?: VerifyOptions) => Promise<LedgerVerifyResult>;
   /**
    * Connect every enabled server once recovery is done (the app and the test host: true; tests:
    * off unless they test it), retrying failures with `autostartPolicy`'s backoff.
@@ -305,7 +306,8 @@ export function createCore(deps: CoreDeps): WardenCore {
     about: { version: deps.version, platform: deps.platform ?? process.platform },
     dataFolder: deps.dataFolder ?? null,
     ledger: deps.ledger ? { dir: deps.ledger.ledger.dir, safeMode: () => deps.ledger!.ledger.safeMode } : null,
-    verify: deps.verifyLedger ?? verifyLedgerInWorker,
+    // Sealed records are checked with the ledger's key, and the folder against its anchor.
+    verify: (dir) => (deps.verifyLedger ?? verifyLedgerInWorker)(dir, deps.ledger?.verifyOptions() ?? {}),
   });
 
   const status = (): CoreStatus => ({
@@ -422,7 +424,8 @@ export function createCore(deps: CoreDeps): WardenCore {
       modelsModule.dispose();
       autostart.close();
       await connections.dispose();
-      return journal.close();
+      // The whole ledger service: its index, and the anchor's last update at a clean exit.
+      return deps.ledger ? deps.ledger.close() : journal.close();
     },
   };
 }

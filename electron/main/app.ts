@@ -14,6 +14,7 @@ import type { AppCommand } from '../../shared/contract/app';
 import { eventWireChannel } from '../../shared/ipc';
 import { createCore, type WardenCore } from '../core/app-core';
 import { openLedgerForApp } from '../core/ledger';
+import { KeytarSecretStore } from '../core/secrets/keytar-secret-store';
 import { loadManagedOrganizationPolicy } from '../core/policy/organization';
 import { windowsPolicyPorts } from '../core/policy/windows-system';
 import { createFileDialogs } from './file-dialogs';
@@ -65,7 +66,8 @@ export interface StartOptions {
  */
 export async function openDurableState(): Promise<Partial<Parameters<typeof createCore>[0]>> {
   const userData = app.getPath('userData');
-  const { ledger, onSecretValue } = await openLedgerForApp(userData);
+  // The ledger's key and its anchor are kept in the OS keychain (outside the ledger's folder).
+  const { ledger, onSecretValue } = await openLedgerForApp(userData, { keychain: new KeytarSecretStore() });
   const rulesStore = openElectronSettingsStore('policy');
   const rules = loadPolicyFile(rulesStore);
   if (rules.problem) {

@@ -12,7 +12,11 @@ export const CoreStatus = z.object({
   journal: z.object({ kind: z.enum(['memory', 'ledger']), records: z.number().int().nonnegative() }),
   servers: z.object({ configured: z.number().int().nonnegative(), connected: z.number().int().nonnegative() }),
   pendingApprovals: z.number().int().nonnegative(),
-  safeMode: z.boolean().describe('true while the ledger holds a record that fails its checksum or the hash chain (damaged, or changed after it was written) that no person has acknowledged: every tool is held at ask'),
+  safeMode: z
+    .boolean()
+    .describe(
+      "true while a ledger problem no person has acknowledged stands: a record that fails its checksum, its seal (HMAC with the ledger's key from the keychain) or the hash chain; a plain record after sealed ones; the ledger no longer reaching, or no longer holding, the last record anchored in the keychain (newest records removed, blanked or rewritten, or an older copy put back); or the ledger's key missing or unreadable. Records written after the anchor's last update (about a second) and records from before the ledger had a key show damage only. Every tool is held at ask.",
+    ),
 });
 export type CoreStatus = z.infer<typeof CoreStatus>;
 

@@ -5,7 +5,19 @@
 import { z } from 'zod';
 
 /** Why a stored line was rejected. */
-export const LedgerLineProblem = z.enum(['torn', 'unparseable', 'checksum', 'chain', 'sequence']);
+export const LedgerLineProblem = z.enum([
+  'torn',
+  'unparseable',
+  'checksum',
+  'chain',
+  'sequence',
+  /** Sealed with a key Warden does not hold, or the key is missing or unavailable: cannot be checked. */
+  'key',
+  /** A plain (unsealed) record after sealed ones: what rewriting with a recomputed plain chain looks like. */
+  'unkeyed',
+  /** The ledger does not reach, or does not hold, the record its anchor outside the ledger names. */
+  'anchor',
+]);
 export type LedgerLineProblem = z.infer<typeof LedgerLineProblem>;
 
 /** A torn or corrupt tail that recovery dropped (never guessed at). */
@@ -29,6 +41,8 @@ export const LedgerChainBreak = z.object({
   acknowledged: z.boolean(),
   /** Where the untouched copy of the segment was preserved for inspection. */
   preservedCopy: z.string().nullable(),
+  /** What was found, in plain words, when the problem is not about one line (key, anchor). */
+  detail: z.string().optional(),
 });
 export type LedgerChainBreak = z.infer<typeof LedgerChainBreak>;
 
@@ -67,8 +81,16 @@ export const LedgerVerifyResult = z.object({
       problem: LedgerLineProblem,
       seq: z.number().int().optional(),
       excerpt: z.string(),
+      /** What was found, in plain words, when it is not about one line (key, anchor). */
+      detail: z.string().optional(),
     })
     .nullable(),
+  /**
+   * How the records' checksums could be checked: `plain` ones (written before the ledger had a
+   * key: sha256, which shows damage but not a deliberate rewrite), `sealed` ones (HMAC with the
+   * ledger's key), and `unverified` ones (sealed, but the key was not available).
+   */
+  sealing: z.object({ plain: z.number().int().nonnegative(), sealed: z.number().int().nonnegative(), unverified: z.number().int().nonnegative() }).optional(),
 });
 export type LedgerVerifyResult = z.infer<typeof LedgerVerifyResult>;
 

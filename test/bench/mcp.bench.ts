@@ -21,7 +21,9 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { Gate } from '../../electron/core/gate/gate';
 import { MemoryHistory } from '../../electron/core/ledger/history';
 import { LedgerService } from '../../electron/core/ledger/service';
-import { encodeRecord, GENESIS_HASH } from '../../electron/core/ledger/format';
+import { chainKey, encodeRecord, encodeRecordText, GENESIS_HASH } from '../../electron/core/ledger/format';
+import { KeytarSecretStore } from '../../electron/core/secrets/keytar-secret-store';
+import type { SecretStore } from '../../electron/core/ports';
 import { MemoryJournal } from '../../electron/core/memory-journal';
 import { systemClock } from '../../electron/core/ports';
 import { ConnectionManager } from '../../electron/core/mcp/connection-manager';
@@ -91,16 +93,46 @@ function cb<T>(run: (done: (err: NodeJS.ErrnoException | null, v?: T) => void) =
   return new Promise((res, rej) => run((e, v) => (e ? rej(e) : res(v as T))));
 }
 
+/** A keychain stand-in (the bench runs outside a keyring session too). */
+function memoryStore(): SecretStore {
+  const m = new Map<string, string>();
+  return { get: async (k) => m.get(k) ?? null, set: async (k, v) => void m.set(k, v), delete: async (k) => m.delete(k) };
+}
+
+/** Microseconds to encode one typical record, plain sha256 and sealed with HMAC-SHA256 (median of batches). */
+function sealCost(): { plain: number; sealed: number } {
+  const key = chainKey(Buffer.alloc(32, 7));
+  const json = JSON.stringify({ operationId: 'op-00000001', from: 'approved', to: 'executing', reason: 'Allowed by rule allow-all', actor: 'policy', fingerprint: 'f'.repeat(64), arguments: { message: 'x'.repeat(400) } });
+  const batch = (k: typeof key | null) => {
+    const t0 = performance.now();
+    for (let i = 0; i < 2000; i++) encodeRecordText(i + 1, 1_700_000_000_000, 'op.transition', json, GENESIS_HASH, k);
+    return ((performance.now() - t0) * 1000) / 2000;
+  };
+  const plain: number[] = [];
+  const sealed: number[] = [];
+  for (let r = 0; r < 30; r++) {
+    plain.push(batch(null));
+    sealed.push(batch(key));
+  }
+  return { plain: median(plain), sealed: median(sealed) };
+}
+
 async function callBench(dir: string): Promise<Record<string, number>> {
   const def: ServerDefinition = { id: 'everything', name: 'Everything', transport: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'], env: [] };
   const manager = new ConnectionManager({ directory: directory([def]), secrets: noSecrets });
   const direct = new Client({ name: 'bench-direct', version: '1.0.0' });
   const service = await LedgerService.open({ dir: join(dir, 'ledger'), verifyInBackground: false });
   const ledger = service.ledger;
+  // The app's configuration: records sealed with the key, the anchor following in the keychain
+  // (the real one inside scripts/with-keyring.sh, otherwise a store in memory).
+  const keychain: SecretStore = process.env.DBUS_SESSION_BUS_ADDRESS ? new KeytarSecretStore({ service: `Warden-bench-${process.pid}` }) : memoryStore();
+  const sealed = await LedgerService.open({ dir: join(dir, 'sealed-ledger'), verifyInBackground: false, keychain: { secrets: keychain } });
+  if (sealed.ledger.keyId === null || sealed.ledger.safeMode) throw new Error('the sealed ledger did not get its key');
   const memJournal = new MemoryJournal(systemClock);
   const policy = PolicyState.parse({ user: [{ id: 'allow-all', scope: { kind: 'global' }, mode: 'allow' }] });
   const memGate = new Gate({ journal: memJournal, history: new MemoryHistory(() => memJournal.read()), executor: manager, registry: manager, policy: { current: () => policy }, scheduleExpiry: false });
   const ledgerGate = new Gate({ journal: ledger, history: service.history, executor: manager, registry: manager, policy: { current: () => policy }, scheduleExpiry: false });
+  const sealedGate = new Gate({ journal: sealed.ledger, history: sealed.history, executor: manager, registry: manager, policy: { current: () => policy }, scheduleExpiry: false });
   const fd = fs.openSync(join(dir, 'raw-fsync.bin'), 'w');
   const record = ledgerRecordBytes();
   let pos = 0;
@@ -124,6 +156,10 @@ async function callBench(dir: string): Promise<Record<string, number>> {
       },
       'gate+ledger': async () => {
         const op = await ledgerGate.request(request);
+        if (op.state !== 'succeeded') throw new Error(`gate call ended ${op.state}: ${op.reason}`);
+      },
+      'gate+sealed ledger': async () => {
+        const op = await sealedGate.request(request);
         if (op.state !== 'succeeded') throw new Error(`gate call ended ${op.state}: ${op.reason}`);
       },
       'raw write+fsync': async () => {
@@ -162,11 +198,14 @@ async function callBench(dir: string): Promise<Record<string, number>> {
         }
       }
     }
-    return { ...(Object.fromEntries(names.map((n) => [n, median(samples[n]!)])) as Record<string, number>), ledgerBytesPerCall: perCall };
+    return { ...(Object.fromEntries(names.map((n) => [n, median(samples[n]!)])) as Record<string, number>), ledgerBytesPerCall: perCall, anchorWrites: sealed.anchorState.writes, realKeychain: keychain instanceof KeytarSecretStore ? 1 : 0 };
   } finally {
     fs.closeSync(fd);
     memGate.close();
     ledgerGate.close();
+    sealedGate.close();
+    await sealed.close();
+    if (keychain instanceof KeytarSecretStore) for (const k of await keychain.keys('ledger-')) await keychain.delete(k);
     await direct.close().catch(() => {});
     await manager.close();
     await service.close();
@@ -188,7 +227,18 @@ const bench: BenchModule = {
         ratio: fan.together / fan.alone,
       });
 
+      const seal = sealCost();
+      report({ name: 'mcp.encode one record, plain sha256 (median)', value: seal.plain, unit: 'µs' });
+      report({ name: 'mcp.encode one record, sealed with HMAC-SHA256 (median)', value: seal.sealed, unit: 'µs', baseline: 'mcp.encode one record, plain sha256 (median)', ratio: seal.sealed / seal.plain });
       const m = await callBench(dir);
+      report({
+        name: `mcp.call through gate, sealed ledger + anchor in the ${m.realKeychain ? 'real keychain' : 'keychain stand-in'} (median)`,
+        value: m['gate+sealed ledger']!,
+        unit: 'µs',
+        baseline: 'mcp.call through gate, durable ledger (median)',
+        ratio: m['gate+sealed ledger']! / m['gate+ledger']!,
+      });
+      report({ name: 'mcp.anchor writes during the call bench', value: m.anchorWrites!, unit: 'writes' });
       report({ name: 'mcp.call direct SDK client (median)', value: m.direct!, unit: 'µs' });
       report({
         name: 'mcp.call through the connection layer only, no gate (median)',

@@ -11,6 +11,15 @@
  * newline, does not parse, fails its checksum, or does not continue the chain is never guessed at:
  * the scanner reports where it is and what was wrong.
  *
+ * Sealed records: once the ledger has a key (a random per-install secret kept in the OS keychain),
+ * each record also names the key (`"keyId":"<16 hex>"`, after prevHash) and its `checksum` is
+ * HMAC-SHA256 with that key over the same bytes. Without the key, a changed record cannot be given
+ * a checksum that passes, so rewriting records and recomputing the chain is found, not only
+ * accidents. Records written before the ledger had a key keep their plain sha256 and verify as
+ * before; the first sealed record chains onto the last plain one. A plain record after a sealed
+ * one is never accepted silently (`unkeyed`): it is what a rewrite with a recomputed plain chain
+ * looks like.
+ *
  * Segments are preallocated: the ledger extends a segment with zero bytes ahead of the records
  * and overwrites them in place (so a durable append needs only an fdatasync, no block
  * allocation). JSON text never contains a raw NUL byte, so zeros can never be part of a record:
@@ -18,7 +27,7 @@
  * NUL is a torn record; and a zero run with anything non-zero after it is a bad region, judged
  * like any other bad line (at the tail it is dropped; valid records after it mean corruption).
  */
-import { createHash, hash as oneShotHash } from 'node:crypto';
+import { createHash, createHmac, createSecretKey, hash as oneShotHash, type KeyObject } from 'node:crypto';
 import type { JournalRecord } from '../ports';
 
 /** prevHash of the very first record of a ledger. */
@@ -37,12 +46,46 @@ const NUL = 0x00;
 /** Compared against in blocks to skip long zero runs without a byte-by-byte JS loop. */
 const ZERO_BLOCK = Buffer.alloc(4096);
 const HEX64 = /^[0-9a-f]{64}$/;
+const KEY_ID = /^[0-9a-f]{16}$/;
 
 /** A record as stored: the journal record plus its chain fields. */
 export interface StoredRecord extends JournalRecord {
   prevHash: string;
   checksum: string;
+  /** Set on sealed records: which key's HMAC `checksum` is (see `ChainKey`). */
+  keyId?: string;
 }
+
+/**
+ * The ledger's key: seals records with HMAC-SHA256. `id` is written beside each sealed record so
+ * a record sealed with another key is told apart from a changed one; it is itself an HMAC of a
+ * fixed label, so it says nothing about the secret.
+ */
+export interface ChainKey {
+  readonly id: string;
+  /** HMAC-SHA256 hex of `data` with the key. */
+  mac(data: string | Uint8Array): string;
+  /** The secret as hex (only to hand it to a verification worker; a function, so it is never serialized). */
+  secretHex(): string;
+}
+
+/** Bytes of a ledger key: 32 random bytes, kept in the keychain as 64 hex characters. */
+export const CHAIN_KEY_BYTES = 32;
+
+/** The `ChainKey` of a 32-byte secret. */
+export function chainKey(secret: Uint8Array): ChainKey {
+  if (secret.length !== CHAIN_KEY_BYTES) throw new Error(`a ledger key is ${CHAIN_KEY_BYTES} bytes, got ${secret.length}`);
+  const key: KeyObject = createSecretKey(Buffer.from(secret));
+  const mac = (data: string | Uint8Array) => createHmac('sha256', key).update(data).digest('hex');
+  return { id: mac('warden.ledger.key-id.v1').slice(0, 16), mac, secretHex: () => key.export().toString('hex') };
+}
+
+/**
+ * How a decoded record's checksum was checked: `plain` sha256, `sealed` with the key given,
+ * `unverified` (sealed, but no key was given: structure and chain only), or `other-key` (sealed
+ * with a key that is not the one given: it cannot be checked).
+ */
+export type Seal = 'plain' | 'sealed' | 'unverified' | 'other-key';
 
 /** sha256 hex of a byte range or string. */
 export function sha256Hex(data: string | Uint8Array): string {
@@ -63,8 +106,9 @@ export function encodeRecord(
   type: string,
   payload: Record<string, unknown>,
   prevHash: string,
+  key: ChainKey | null = null,
 ): { line: Buffer; checksum: string } {
-  const { text, checksum } = encodeRecordText(seq, time, type, JSON.stringify(payload), prevHash);
+  const { text, checksum } = encodeRecordText(seq, time, type, JSON.stringify(payload), prevHash, key);
   return { line: Buffer.from(text, 'utf8'), checksum };
 }
 
@@ -76,9 +120,10 @@ export function encodeRecord(
  * be `JSON.stringify` of a JSON-shaped object. The body is well-formed UTF-16 (JSON.stringify
  * escapes lone surrogates), so hashing the string hashes exactly its UTF-8 bytes on disk.
  */
-export function encodeRecordText(seq: number, time: number, type: string, payloadJson: string, prevHash: string): { text: string; checksum: string } {
-  const body = `{"seq":${seq},"time":${time},"type":${JSON.stringify(type)},"payload":${payloadJson},"prevHash":"${prevHash}"`;
-  const checksum = sha256Hex(body);
+export function encodeRecordText(seq: number, time: number, type: string, payloadJson: string, prevHash: string, key: ChainKey | null = null): { text: string; checksum: string } {
+  const plain = `{"seq":${seq},"time":${time},"type":${JSON.stringify(type)},"payload":${payloadJson},"prevHash":"${prevHash}"`;
+  const body = key ? `${plain},"keyId":"${key.id}"` : plain;
+  const checksum = key ? key.mac(body) : sha256Hex(body);
   return { text: `${body}${CHECKSUM_PREFIX}${checksum}"}\n`, checksum };
 }
 
@@ -88,7 +133,9 @@ export type LineProblem =
   | 'unparseable' // not a JSON record of the expected shape
   | 'checksum' // bytes changed after writing
   | 'chain' // prevHash is not the previous record's checksum (a record removed, inserted or reordered)
-  | 'sequence'; // seq does not follow the previous record's seq
+  | 'sequence' // seq does not follow the previous record's seq
+  | 'key' // sealed with a key Warden does not hold (wrong or missing key): it cannot be checked
+  | 'unkeyed'; // a plain (unsealed) record after sealed ones: rewritten with a recomputed plain chain
 
 /** One line the scanner could not accept. */
 export interface BadLine {
@@ -107,10 +154,14 @@ export interface ScannedRecord {
 }
 
 /** Result of decoding one line on its own (no chain check). */
-type Decoded = { ok: true; record: StoredRecord } | { ok: false; problem: 'unparseable' | 'checksum'; seq?: number };
+type Decoded = { ok: true; record: StoredRecord; seal: Seal } | { ok: false; problem: 'unparseable' | 'checksum'; seq?: number };
 
-/** Decodes and checksums one line (without its newline). */
-export function decodeLine(line: Buffer): Decoded {
+/**
+ * Decodes and checksums one line (without its newline). A sealed record is checked with `key`;
+ * without a key (null) it is read but not authenticated (`unverified`), and one sealed with
+ * another key is returned as `other-key` (the caller decides: it is never a valid record).
+ */
+export function decodeLine(line: Buffer, key: ChainKey | null = null): Decoded {
   if (line.length <= TRAILER_LENGTH) return { ok: false, problem: 'unparseable' };
   const bodyEnd = line.length - TRAILER_LENGTH;
   const prefixEnd = bodyEnd + CHECKSUM_PREFIX_BYTES.length;
@@ -130,10 +181,15 @@ export function decodeLine(line: Buffer): Decoded {
   if (!isRecordShape(parsed)) return { ok: false, problem: 'unparseable' };
   // `checksum` is the last key, so JSON.parse took it from the fixed-position trailer checked
   // above; the hash covers every byte before that trailer.
-  if (sha256Hex(line.subarray(0, bodyEnd)) !== parsed.checksum) {
-    return { ok: false, problem: 'checksum', seq: parsed.seq };
+  const body = line.subarray(0, bodyEnd);
+  if (parsed.keyId === undefined) {
+    if (sha256Hex(body) !== parsed.checksum) return { ok: false, problem: 'checksum', seq: parsed.seq };
+    return { ok: true, record: parsed, seal: 'plain' };
   }
-  return { ok: true, record: parsed };
+  if (!key) return { ok: true, record: parsed, seal: 'unverified' };
+  if (parsed.keyId !== key.id) return { ok: true, record: parsed, seal: 'other-key' };
+  if (key.mac(body) !== parsed.checksum) return { ok: false, problem: 'checksum', seq: parsed.seq };
+  return { ok: true, record: parsed, seal: 'sealed' };
 }
 
 function isRecordShape(value: unknown): value is StoredRecord {
@@ -150,7 +206,8 @@ function isRecordShape(value: unknown): value is StoredRecord {
     typeof r.prevHash === 'string' &&
     r.prevHash.length === 64 &&
     typeof r.checksum === 'string' &&
-    r.checksum.length === 64
+    r.checksum.length === 64 &&
+    (r.keyId === undefined || (typeof r.keyId === 'string' && KEY_ID.test(r.keyId)))
   );
 }
 
@@ -158,6 +215,8 @@ function isRecordShape(value: unknown): value is StoredRecord {
 export interface ChainCursor {
   prevHash: string | null;
   nextSeq: number | null;
+  /** The key id of the previous record when it was sealed (a plain record may not follow it). */
+  sealedBy?: string | null;
 }
 
 /** Everything found in one segment. */
@@ -211,11 +270,16 @@ export function firstNonZero(bytes: Uint8Array, from: number): number {
  * zero run followed by anything else is one bad region (`unparseable`, with the newline right
  * after it if there is one), and a line with a NUL inside is one bad line (`unparseable`: NUL
  * never parses); the chain re-anchors after either.
+ *
+ * Sealed records are checked with `key` (see `decodeLine`). A record sealed with another key, or
+ * a plain record after a sealed one, is kept in `records` (it is whole, never a torn tail to cut
+ * off) and reported as a bad line, once per run.
  */
-export function scanSegment(bytes: Buffer, cursor: ChainCursor, start = 0, end = bytes.length): SegmentScan {
+export function scanSegment(bytes: Buffer, cursor: ChainCursor, start = 0, end = bytes.length, key: ChainKey | null = null): SegmentScan {
   const records: ScannedRecord[] = [];
   const bad: BadLine[] = [];
   let { prevHash, nextSeq } = cursor;
+  let sealedBy = cursor.sealedBy ?? null;
   let offset = start;
   let validLength = start;
   let unusedFrom = bytes.length;
@@ -255,7 +319,7 @@ export function scanSegment(bytes: Buffer, cursor: ChainCursor, start = 0, end =
       break;
     }
     const length = nl + 1 - offset;
-    const decoded = decodeLine(line);
+    const decoded = decodeLine(line, key);
     if (!decoded.ok) {
       bad.push({ offset, length, problem: decoded.problem, ...(decoded.seq !== undefined ? { seq: decoded.seq } : {}) });
       // The lost record's checksum is unknown: re-anchor on whatever valid record comes next.
@@ -267,13 +331,19 @@ export function scanSegment(bytes: Buffer, cursor: ChainCursor, start = 0, end =
         bad.push({ offset, length, problem: 'chain', seq: r.seq });
       } else if (nextSeq !== null && r.seq !== nextSeq) {
         bad.push({ offset, length, problem: 'sequence', seq: r.seq });
+      } else if (decoded.seal === 'other-key' && sealedBy !== r.keyId) {
+        // The first of a run sealed with a key we do not hold: reported once, not per record.
+        bad.push({ offset, length, problem: 'key', seq: r.seq });
+      } else if (r.keyId === undefined && sealedBy !== null) {
+        bad.push({ offset, length, problem: 'unkeyed', seq: r.seq });
       }
       records.push({ record: r, offset, length });
       prevHash = r.checksum;
       nextSeq = r.seq + 1;
+      sealedBy = r.keyId ?? null;
       validLength = nl + 1;
     }
     offset = nl + 1;
   }
-  return { records, bad, validLength, unusedFrom, cursor: { prevHash, nextSeq } };
+  return { records, bad, validLength, unusedFrom, cursor: { prevHash, nextSeq, sealedBy } };
 }

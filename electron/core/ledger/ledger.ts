@@ -16,7 +16,7 @@ import { WardenError } from '../../../shared/result';
 import { SAFE_MODE_ACK_TYPE, type LedgerRecoveryReport } from '../../../shared/domain/ledger';
 import { systemClock, type Clock, type Journal, type JournalEntry, type JournalRecord } from '../ports';
 import { Redactor } from '../redact/redactor';
-import { CHECKPOINT_TYPE, GENESIS_HASH, decodeLine, encodeRecordText, scanSegment, type StoredRecord } from './format';
+import { CHECKPOINT_TYPE, GENESIS_HASH, decodeLine, encodeRecordText, scanSegment, type ChainKey, type StoredRecord } from './format';
 import { inDir, nodeLedgerFs, type LedgerFs } from './ledger-fs';
 import { recoverLog, type LogPosition, type RecordLocation, type RecoveryReader } from './recovery';
 import { segmentName, segmentNumbers } from './segments';
@@ -45,6 +45,11 @@ export interface LedgerOptions {
    * (the log is still checked).
    */
   reader?: Partial<RecoveryReader>;
+  /**
+   * The ledger's key: new records are sealed with it (HMAC) and sealed records are checked with
+   * it. Without one, records are plain sha256 and sealed ones are read without being checked.
+   */
+  key?: ChainKey | null;
 }
 
 /** Counters, for tests and benchmarks. */
@@ -97,6 +102,10 @@ export class Ledger implements Journal {
   private segmentList: string[] = [];
   /** The last record's position (what an index that has everything is at), null when empty. */
   private lastPosition: LogPosition | null = null;
+  /** The last record known to be synced to disk (what the anchor may name). */
+  private syncedPosition: LogPosition | null = null;
+  private readonly syncListeners = new Set<() => void>();
+  private key: ChainKey | null;
 
   private constructor(
     readonly dir: string,
@@ -105,7 +114,10 @@ export class Ledger implements Journal {
     readonly redactor: Redactor,
     private readonly rotateBytes: number,
     private readonly preallocateBytes: number,
-  ) {}
+    key: ChainKey | null,
+  ) {
+    this.key = key;
+  }
 
   /**
    * Opens (or creates) the ledger in `options.dir`, running recovery first.
@@ -120,7 +132,7 @@ export class Ledger implements Journal {
       throw new WardenError('INVALID_REQUEST', `ledger: preallocateBytes must be an integer >= 0, got ${preallocateBytes}`);
     }
     if (!(rotateBytes > 0)) throw new WardenError('INVALID_REQUEST', `ledger: rotateBytes must be > 0, got ${rotateBytes}`);
-    const ledger = new Ledger(options.dir, options.fs ?? nodeLedgerFs, options.clock ?? systemClock, options.redactor ?? new Redactor(), rotateBytes, preallocateBytes);
+    const ledger = new Ledger(options.dir, options.fs ?? nodeLedgerFs, options.clock ?? systemClock, options.redactor ?? new Redactor(), rotateBytes, preallocateBytes, options.key ?? null);
     await ledger.recover(options.reader ?? {});
     return ledger;
   }
@@ -154,6 +166,35 @@ export class Ledger implements Journal {
   /** Where the last record is (an index holding everything stands here); null for an empty log. */
   get position(): LogPosition | null {
     return this.lastPosition;
+  }
+
+  /** The last record known to be on disk (synced), or null when none is yet. */
+  get synced(): LogPosition | null {
+    return this.syncedPosition;
+  }
+
+  /** Calls `listener` whenever more records are known to be synced. */
+  onSynced(listener: () => void): () => void {
+    this.syncListeners.add(listener);
+    return () => this.syncListeners.delete(listener);
+  }
+
+  /** The id of the key new records are sealed with, or null while records are plain. */
+  get keyId(): string | null {
+    return this.key?.id ?? null;
+  }
+
+  /** The key records are sealed and checked with (the service's verification needs it). */
+  get chainKey(): ChainKey | null {
+    return this.key;
+  }
+
+  /**
+   * Seals every record appended from now on with `key` (a key made at the first open of a plain
+   * ledger). The first sealed record chains onto the last plain one.
+   */
+  useKey(key: ChainKey): void {
+    this.key = key;
   }
 
   /** Calls `listener` synchronously with every batch of records appended from now on. */
@@ -202,6 +243,7 @@ export class Ledger implements Journal {
     const { records, locations, bytes } = this.chain(scrubbed);
     this.segmentBytes += bytes.length;
     const written = this.writer.write(bytes, options.durable === true);
+    if (options.durable === true) this.whenSynced(written).catch(() => undefined);
     this.notify(records, locations);
     if (this.segmentBytes >= this.rotateBytes) void this.startSegment().catch(() => undefined);
     return written.then(() => records);
@@ -240,8 +282,8 @@ export class Ledger implements Journal {
           const bytes = await this.fs.read(await fds.get(run.segment)!, run.to - run.from, run.from);
           for (const { loc, i } of run.items) {
             const at = loc.offset - run.from;
-            const line = at + loc.length <= bytes.length && bytes[at + loc.length - 1] === 0x0a ? decodeLine(bytes.subarray(at, at + loc.length - 1)) : null;
-            out[i] = line?.ok ? line.record : null;
+            const line = at + loc.length <= bytes.length && bytes[at + loc.length - 1] === 0x0a ? decodeLine(bytes.subarray(at, at + loc.length - 1), this.key) : null;
+            out[i] = line?.ok && line.seal !== 'other-key' ? line.record : null;
           }
         }),
       );
@@ -294,7 +336,7 @@ export class Ledger implements Journal {
   /** Resolves once everything appended so far is written and synced. */
   async flush(): Promise<void> {
     this.assertWritable();
-    await this.writer.write(Buffer.alloc(0), true);
+    await this.whenSynced(this.writer.write(Buffer.alloc(0), true));
   }
 
   /** Flushes, syncs and closes the segment. Further appends fail. */
@@ -327,9 +369,11 @@ export class Ledger implements Journal {
     for (const e of entries) {
       const seq = this.nextSeq++;
       const prevHash = this.lastHash;
-      const line = encodeRecordText(seq, time, e.type, e.json, prevHash);
+      const line = encodeRecordText(seq, time, e.type, e.json, prevHash, this.key);
       this.lastHash = line.checksum;
-      const record: StoredRecord = Object.freeze({ seq, time, type: e.type, payload: e.value, prevHash, checksum: line.checksum });
+      const record: StoredRecord = Object.freeze(
+        this.key ? { seq, time, type: e.type, payload: e.value, prevHash, keyId: this.key.id, checksum: line.checksum } : { seq, time, type: e.type, payload: e.value, prevHash, checksum: line.checksum },
+      );
       const length = Buffer.byteLength(line.text, 'utf8');
       const location = { segment: this.segment, offset: this.offset, length };
       this.offset += length;
@@ -341,6 +385,19 @@ export class Ledger implements Journal {
     }
     // One buffer for the whole batch (it is written in one go anyway).
     return { records, locations, bytes: Buffer.from(text, 'utf8') };
+  }
+
+  /**
+   * Once `written` (a durable write or a flush) resolves, every record assigned before it is on
+   * disk: writes are in call order and its sync covers them all.
+   */
+  private whenSynced(written: Promise<void>): Promise<void> {
+    const upTo = this.lastPosition;
+    return written.then(() => {
+      if (!upTo || (this.syncedPosition && this.syncedPosition.seq >= upTo.seq)) return;
+      this.syncedPosition = upTo;
+      for (const l of this.syncListeners) l();
+    });
   }
 
   private notify(records: readonly StoredRecord[], locations: readonly RecordLocation[]): void {
@@ -359,7 +416,7 @@ export class Ledger implements Journal {
     this.offset = 0;
     const { records, locations, bytes } = this.chain([{ type: CHECKPOINT_TYPE, ...checkpoint }]);
     this.segmentBytes = 0;
-    const done = this.writer.rotate(next, bytes);
+    const done = this.whenSynced(this.writer.rotate(next, bytes));
     this.notify(records, locations);
     return done;
   }
@@ -368,7 +425,7 @@ export class Ledger implements Journal {
   private async recover(reader: Partial<RecoveryReader>): Promise<void> {
     const started = performance.now();
     const acknowledged = new Set<string>();
-    const log = await recoverLog(this.dir, this.fs, {
+    const log = await recoverLog(this.dir, this.fs, this.key, {
       ...reader,
       onRecord: (record, location) => {
         if (record.type === SAFE_MODE_ACK_TYPE && Array.isArray(record.payload.breaks)) {
@@ -381,6 +438,8 @@ export class Ledger implements Journal {
     this.lastHash = log.lastHash;
     this.nextSeq = log.nextSeq;
     this.lastPosition = log.last;
+    // What recovery read is on disk (it was read back from there).
+    this.syncedPosition = log.last;
     this.segment = log.writer.segment;
     this.offset = log.writer.position;
     this.segmentBytes = log.segmentBytes;
@@ -400,10 +459,13 @@ export class Ledger implements Journal {
   }
 }
 
-/** Every record of the ledger in `dir`, in order, one segment in memory at a time (rebuilds, tests, verification). */
-export async function* readLedger(dir: string, fs: LedgerFs = nodeLedgerFs): AsyncGenerator<{ record: StoredRecord; location: RecordLocation }> {
+/**
+ * Every record of the ledger in `dir`, in order, one segment in memory at a time (rebuilds, tests,
+ * verification). Sealed records are checked with `key`; without it they are read unchecked.
+ */
+export async function* readLedger(dir: string, fs: LedgerFs = nodeLedgerFs, key: ChainKey | null = null): AsyncGenerator<{ record: StoredRecord; location: RecordLocation }> {
   for (const n of segmentNumbers(await fs.readdir(dir))) {
-    const scan = scanSegment(await fs.readFile(inDir(dir, segmentName(n))), { prevHash: null, nextSeq: null });
+    const scan = scanSegment(await fs.readFile(inDir(dir, segmentName(n))), { prevHash: null, nextSeq: null }, 0, undefined, key);
     for (const r of scan.records) yield { record: r.record, location: { segment: n, offset: r.offset, length: r.length } };
   }
 }

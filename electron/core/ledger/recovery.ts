@@ -14,7 +14,7 @@
  */
 import { basename } from 'node:path';
 import type { LedgerChainBreak, LedgerTornTail } from '../../../shared/domain/ledger';
-import { CHECKPOINT_TYPE, GENESIS_HASH, decodeLine, scanSegment, sha256Hex, type ChainCursor, type StoredRecord } from './format';
+import { CHECKPOINT_TYPE, GENESIS_HASH, decodeLine, scanSegment, sha256Hex, type ChainCursor, type ChainKey, type StoredRecord } from './format';
 import { inDir, type LedgerFs } from './ledger-fs';
 import { TEMP_NAME, segmentName, segmentNumbers } from './segments';
 import type { WriterStart } from './writer';
@@ -71,7 +71,7 @@ export interface RecoveredLog {
  * Reads every segment of `dir` to its last valid record, checking the chain, handing each valid
  * record to `onRecord` in sequence order; repairs a torn tail and opens the segment to continue.
  */
-export async function recoverLog(dir: string, fs: LedgerFs, reader: RecoveryReader): Promise<RecoveredLog> {
+export async function recoverLog(dir: string, fs: LedgerFs, key: ChainKey | null, reader: RecoveryReader): Promise<RecoveredLog> {
   await fs.mkdirp(dir);
   const names = await fs.readdir(dir);
   const removedTempFiles: string[] = [];
@@ -95,13 +95,13 @@ export async function recoverLog(dir: string, fs: LedgerFs, reader: RecoveryRead
   let resumeRejected: string | null = null;
   const resume = reader.resumeAfter ?? null;
   if (resume) {
-    const found = await checkResume(dir, fs, numbers, resume);
+    const found = await checkResume(dir, fs, numbers, resume, key);
     if (typeof found === 'string') resumeRejected = found;
     else {
       firstIndex = numbers.indexOf(resume.segment);
-      firstBytes = found;
+      firstBytes = found.bytes;
       firstStart = resume.offset;
-      cursor = { prevHash: resume.checksum, nextSeq: resume.seq + 1 };
+      cursor = { prevHash: resume.checksum, nextSeq: resume.seq + 1, sealedBy: found.sealedBy };
       last = resume;
     }
   }
@@ -113,7 +113,7 @@ export async function recoverLog(dir: string, fs: LedgerFs, reader: RecoveryRead
     const path = inDir(dir, name);
     const start = i === firstIndex ? firstStart : 0;
     const bytes = i === firstIndex && firstBytes ? firstBytes : await fs.readFile(path);
-    const scan = scanSegment(bytes, cursor, start);
+    const scan = scanSegment(bytes, cursor, start, undefined, key);
     const isLast = i === numbers.length - 1;
     const tailOnly = isLast && scan.bad.length > 0 && scan.bad.every((b) => b.offset >= scan.validLength);
     if (tailOnly) {
@@ -187,16 +187,16 @@ export async function recoverLog(dir: string, fs: LedgerFs, reader: RecoveryRead
  * The bytes of the segment `resume` points into, if the record it names is there exactly (same
  * seq and checksum, ending at its offset); otherwise why not.
  */
-async function checkResume(dir: string, fs: LedgerFs, numbers: number[], resume: LogPosition): Promise<Buffer | string> {
+async function checkResume(dir: string, fs: LedgerFs, numbers: number[], resume: LogPosition, key: ChainKey | null): Promise<{ bytes: Buffer; sealedBy: string | null } | string> {
   if (!numbers.includes(resume.segment)) return `segment ${segmentName(resume.segment)} is missing`;
   const bytes = await fs.readFile(inDir(dir, segmentName(resume.segment)));
   const from = resume.offset - resume.length;
   if (from < 0 || resume.offset > bytes.length || bytes[resume.offset - 1] !== 0x0a) return `no record ends at ${segmentName(resume.segment)}@${resume.offset}`;
-  const decoded = decodeLine(bytes.subarray(from, resume.offset - 1));
-  if (!decoded.ok || decoded.record.seq !== resume.seq || decoded.record.checksum !== resume.checksum) {
+  const decoded = decodeLine(bytes.subarray(from, resume.offset - 1), key);
+  if (!decoded.ok || decoded.seal === 'other-key' || decoded.record.seq !== resume.seq || decoded.record.checksum !== resume.checksum) {
     return `the record at ${segmentName(resume.segment)}@${from} is not record ${resume.seq} as indexed`;
   }
-  return bytes;
+  return { bytes, sealedBy: decoded.record.keyId ?? null };
 }
 
 /** Copies a damaged segment aside, untouched, once per distinct content. */

@@ -12,7 +12,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { journalEntry } from '../../../shared/domain/journal-events';
-import { RECONCILED_TYPE, SAFE_MODE_ACK_TYPE, type AuditFilter, type LedgerStatus, type OperationView } from '../../../shared/domain/ledger';
+import { RECONCILED_TYPE, SAFE_MODE_ACK_TYPE, type AuditFilter, type LedgerChainBreak, type LedgerStatus, type OperationView } from '../../../shared/domain/ledger';
 import type { OperationRecoveryReport } from '../../../shared/contract/activity';
 import { WardenError } from '../../../shared/result';
 import type { Clock, JournalEntry, RecordedOperation } from '../ports';
@@ -24,7 +24,9 @@ import { Ledger, type LedgerOptions } from './ledger';
 import { inDir, nodeLedgerFs, type LedgerFs } from './ledger-fs';
 import { preserve } from './recovery';
 import { openSqlite } from './sqlite';
-import { verifyInSlices } from './verify';
+import { anchorDetail, verifyInSlices, type VerifyOptions } from './verify';
+import { AnchorKeeper, LEDGER_KEY_ENTRY, createKey, openAnchor, readKeychain, type Anchor, type LedgerKeychain } from './anchor';
+import type { ChainKey } from './format';
 
 /** What the gate offers recovery: re-queueing approvals that were pending (it re-validates them). */
 export interface RestorableGate {
@@ -49,6 +51,11 @@ export interface LedgerServiceOptions extends Omit<LedgerOptions, 'reader'> {
   cancelPendingOnRestart?: boolean;
   /** Start the full verification of every record right after opening (default true). */
   verifyInBackground?: boolean;
+  /**
+   * Where the ledger's key and its anchor are kept (the app: the OS keychain). Without one the
+   * ledger is plain sha256 as before it had keys: it shows damage, not a deliberate rewrite.
+   */
+  keychain?: LedgerKeychain;
 }
 
 /** What a full verification found. */
@@ -70,6 +77,9 @@ const SETTLE = {
 /** The contract of each tool last recorded, per (server, account): what a first discovery is compared with. */
 type Pins = Map<string, { tools: Map<string, string | null>; instructionsHash: string | null }>;
 
+/** Ids of problems found in the keychain at one start (checked again at every start). */
+const PER_START = /^(keychain|key-missing|anchor-unreadable)@/;
+
 /** The durable ledger, its index and history, recovery and reconciliation. */
 export class LedgerService {
   private lastRecovery: OperationRecoveryReport | null = null;
@@ -77,9 +87,15 @@ export class LedgerService {
   private readonly pins: Pins = new Map();
   private readonly safeModeListeners = new Set<(safeMode: boolean) => void>();
   private closing = false;
+  private closed: Promise<void> | null = null;
   private running: Promise<VerificationResult> | null = null;
   /** The full verification started at open, or null when it was not started. */
   verification: Promise<VerificationResult> | null = null;
+  /** Keeps the anchor outside the ledger up to date (null without a keychain, or while it is held). */
+  private keeper: AnchorKeeper | null = null;
+  /** The anchor this start checked the ledger against (what `ledger:verify` checks too). */
+  private anchor: Anchor | null = null;
+  private keychain: LedgerKeychain | null = null;
 
   private constructor(
     readonly ledger: Ledger,
@@ -128,6 +144,9 @@ export class LedgerService {
   static async open(options: LedgerServiceOptions): Promise<LedgerService> {
     const clock = options.clock ?? { now: () => Date.now() };
     await mkdir(options.dir, { recursive: true });
+    // The key first: recovery checks sealed records with it. An unreadable keychain is not fatal
+    // here; the ledger then opens unsealed and in safe mode (checkAnchor says why).
+    const keychain = options.keychain ? await readKeychain(options.keychain) : null;
     const index = await LedgerIndex.open(await openSqlite(join(options.dir, 'index.sqlite')));
     let ledger: Ledger;
     try {
@@ -135,6 +154,7 @@ export class LedgerService {
         ...options,
         clock,
         redactor: options.redactor ?? new Redactor(),
+        key: keychain?.key.state === 'found' ? keychain.key.key : null,
         reader: {
           resumeAfter: index.position,
           onFullScan: () => (index.position ? index.reset() : undefined),
@@ -151,13 +171,109 @@ export class LedgerService {
     for (const p of await index.pins()) service.pin(p.server, p.account, p.tool, p.hash, p.instructions);
     // Breaks an earlier start or verification found in records this start did not read again.
     const acknowledged = await service.acknowledgedBreaks();
-    ledger.reportBreaks((await index.breaks()).map((b) => ({ ...b, acknowledged: b.acknowledged || acknowledged.has(b.id) })));
+    // (Problems with the keychain itself are not carried over: each start looks at it again.)
+    const carried = (await index.breaks()).filter((b) => !PER_START.test(b.id));
+    ledger.reportBreaks(carried.map((b) => ({ ...b, acknowledged: b.acknowledged || acknowledged.has(b.id) })));
+    if (options.keychain) {
+      service.keychain = options.keychain;
+      try {
+        ledger.reportBreaks((await service.checkAnchor(options.keychain, keychain!)).map((b) => ({ ...b, acknowledged: acknowledged.has(b.id) })));
+      } catch (error) {
+        await service.close().catch(() => undefined);
+        throw error;
+      }
+    }
     await index.saveBreaks(ledger.recovery.breaks);
     if (options.verifyInBackground !== false) {
       service.verification = service.verify();
       service.verification.catch(() => undefined);
     }
     return service;
+  }
+
+  /**
+   * Checks the ledger against its anchor outside the ledger and starts keeping the anchor; makes
+   * the key on the first open of a ledger that has none. Returns the problems found (each puts
+   * the ledger in safe mode until acknowledged). Never makes a new key while sealed records or an
+   * anchor exist: the records could then never be checked again, so that is left to a person.
+   */
+  private async checkAnchor(k: LedgerKeychain, found: Awaited<ReturnType<typeof readKeychain>>): Promise<LedgerChainBreak[]> {
+    const at = this.clock.now();
+    const end = this.ledger.position;
+    const lastSegment = this.ledger.currentSegment;
+    const problem = (id: string, kind: 'key' | 'anchor', detail: string): LedgerChainBreak[] => [
+      { id, segment: lastSegment, offset: end?.offset ?? 0, length: 0, problem: kind, acknowledged: false, preservedCopy: null, detail },
+    ];
+    const startOver = 'Until then every tool asks first. Your history is untouched; Warden never makes a new key on its own, because the records sealed with the old one could then never be checked again.';
+    if (found.key.state === 'unreadable') {
+      // Asked again at every start (the id names this start): it is never acknowledged for good.
+      return problem(`keychain@${at}`, 'key', `The ledger's key could not be read from the keychain (${found.key.why}), so its records cannot be checked for tampering and new ones are not sealed. ${startOver}`);
+    }
+    // `position` names where the last record ends; read it from where it starts.
+    const last = end ? (await this.ledger.readAt([{ segment: end.segment, offset: end.offset - end.length, length: end.length }]))[0] : undefined;
+    if (found.key.state === 'missing') {
+      if (found.anchorText !== null || last?.keyId !== undefined) {
+        return problem(`key-missing@${at}`, 'key', `The ledger's key is missing from the keychain, although its records were sealed with one (entry "${k.keyEntry ?? LEDGER_KEY_ENTRY}" of Warden's keychain entries). Someone removed it, or this is another keychain. Restore the entry to check the records again. ${startOver}`);
+      }
+      // First open with a keychain (a new ledger, or one from before keys): make the key and
+      // anchor what is there now; the first sealed record chains onto the last plain one.
+      let key: ChainKey;
+      try {
+        key = await createKey(k);
+      } catch (error) {
+        return problem(`keychain@${at}`, 'key', `The ledger's key could not be stored in the keychain (${error instanceof Error ? error.message : String(error)}), so new records are not sealed. ${startOver}`);
+      }
+      this.ledger.useKey(key);
+      await this.startKeeping(k, key);
+      return [];
+    }
+    const key = found.key.key;
+    if (found.anchorText === null) {
+      if (last?.keyId !== undefined) {
+        return problem(`anchor-missing@${end!.seq}`, 'anchor', `The ledger's anchor (the last record Warden recorded outside the ledger, in the keychain) is missing although its records are sealed: the newest records cannot be checked for removal. It is written again once you acknowledge this.`);
+      }
+      // A first open that stopped between storing the key and the anchor.
+      await this.startKeeping(k, key);
+      return [];
+    }
+    const anchor = openAnchor(key, found.anchorText);
+    if (typeof anchor === 'string') return problem(`anchor-unreadable@${at}`, 'key', `${anchor[0]!.toUpperCase()}${anchor.slice(1)}. ${startOver}`);
+    this.anchor = anchor;
+    if (anchor.seq > 0) {
+      const lastSeq = end?.seq ?? 0;
+      let hash: string | undefined;
+      if (lastSeq >= anchor.seq) {
+        // Records never move once written (the log is append-only), so the anchored one is read
+        // from where it was; anything else there (or nothing) means it was changed.
+        const [record] = await this.ledger.readAt([{ segment: anchor.segment, offset: anchor.offset, length: anchor.length }]).catch(() => []);
+        hash = record?.seq === anchor.seq ? record.checksum : undefined;
+      }
+      if (hash !== anchor.hash) {
+        // Kept (not moved past what is now there) until a person acknowledged it.
+        return problem(`anchor@${anchor.seq}`, 'anchor', `${anchorDetail(lastSeq, anchor.seq)} Every tool asks first until you acknowledge it.`);
+      }
+    }
+    await this.startKeeping(k, key);
+    return [];
+  }
+
+  /** Anchors the ledger as it is now and keeps the anchor following synced records. */
+  private async startKeeping(k: LedgerKeychain, key: ChainKey): Promise<void> {
+    const keeper = new AnchorKeeper(k, key, () => this.ledger.synced, () => this.clock.now());
+    this.keeper = keeper;
+    this.ledger.onSynced(() => keeper.advanced());
+    await keeper.writeNow();
+  }
+
+  /** What `ledger:verify` checks the folder with: the key and the anchor. */
+  verifyOptions(): VerifyOptions {
+    const point = this.keeper?.written ?? this.anchor;
+    return { key: this.ledger.chainKey, anchor: point ? { seq: point.seq, hash: point.hash } : null };
+  }
+
+  /** Anchor writes so far and the last failure to write one (tests, status). */
+  get anchorState(): { keeping: boolean; writes: number; lastError: string | null } {
+    return { keeping: this.keeper !== null, writes: this.keeper?.writes ?? 0, lastError: this.keeper?.lastError ?? null };
   }
 
   /** What the last `recoverOperations` did, if it ran. */
@@ -304,6 +420,7 @@ export class LedgerService {
     await this.ledger.flush();
     const found = await verifyInSlices(this.ledger.dir, this.ledger.position, {
       fs: this.fs,
+      key: this.ledger.chainKey,
       pause: async () => {
         await new Promise<void>((resolve) => setImmediate(resolve));
         if (this.closing) throw new WardenError('CONFLICT', 'ledger: closed during verification');
@@ -338,16 +455,30 @@ export class LedgerService {
   /** Leaves safe mode, journaling who and why. */
   async acknowledgeSafeMode(by: string, reason: string): Promise<LedgerStatus> {
     const before = this.ledger.safeMode;
+    const heldAnchor = this.ledger.recovery.breaks.some((b) => !b.acknowledged && b.problem === 'anchor');
     await this.ledger.acknowledgeSafeMode(by, reason);
+    // A person saw that the ledger no longer matched its anchor: from now on it vouches for what is there.
+    const key = this.ledger.chainKey;
+    if (heldAnchor && key && this.keychain && !this.keeper) await this.startKeeping(this.keychain, key);
     await this.index.saveBreaks(this.ledger.recovery.breaks);
     if (this.ledger.safeMode !== before) for (const l of this.safeModeListeners) l(this.ledger.safeMode);
     return this.status();
   }
 
   /** Flushes and closes the ledger and its index. */
-  async close(): Promise<void> {
+  close(): Promise<void> {
+    this.closed ??= this.closeOnce();
+    return this.closed;
+  }
+
+  private async closeOnce(): Promise<void> {
     this.closing = true;
     await this.running?.catch(() => undefined);
+    // A clean shutdown anchors the very last record (everything appended is synced first).
+    if (this.keeper) {
+      await this.ledger.flush().catch(() => undefined);
+      await this.keeper.finish();
+    }
     await this.ledger.close();
     await this.index.close();
   }

@@ -12,6 +12,7 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { LedgerVerifyResult } from '../../../shared/domain/ledger';
+import type { VerifyOptions } from './verify';
 
 /** The worker's file name next to the built main bundle. */
 export const VERIFY_WORKER_BUNDLE = 'ledger-verify-worker.js';
@@ -28,25 +29,27 @@ function tsxEsmApi(from: string): string {
 }
 
 /** Starts the verify worker for `dir`, from the bundle or (running from source) through tsx. */
-function startWorker(dir: string): Worker {
+function startWorker(dir: string, options: VerifyOptions): Worker {
+  // The key goes to the worker as its secret's hex, in this process's memory only.
+  const workerData = { dir, keyHex: options.key?.secretHex() ?? null, anchor: options.anchor ?? null };
   const here = import.meta.url;
   if (here.endsWith('.ts')) {
     const entry = new URL(VERIFY_WORKER_SOURCE, here).href;
     const tsx = tsxEsmApi(here);
     const boot = `import(${JSON.stringify(tsx)}).then((m) => m.tsImport(${JSON.stringify(entry)}, ${JSON.stringify(entry)}))`;
-    return new Worker(boot, { eval: true, workerData: { dir } });
+    return new Worker(boot, { eval: true, workerData });
   }
-  return new Worker(new URL(VERIFY_WORKER_BUNDLE, here), { workerData: { dir } });
+  return new Worker(new URL(VERIFY_WORKER_BUNDLE, here), { workerData });
 }
 
 /**
  * Verifies the ledger in `dir` off the main thread. Rejects with the worker's message when the
  * folder cannot be read or the worker dies; resolves with `verifyLedger`'s result otherwise.
  */
-export function verifyLedgerInWorker(dir: string): Promise<LedgerVerifyResult> {
+export function verifyLedgerInWorker(dir: string, options: VerifyOptions = {}): Promise<LedgerVerifyResult> {
   return new Promise((resolve, reject) => {
     let settled = false;
-    const worker = startWorker(dir);
+    const worker = startWorker(dir, options);
     const finish = (fn: () => void) => {
       if (settled) return;
       settled = true;

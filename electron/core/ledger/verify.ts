@@ -8,25 +8,41 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { LedgerChainBreak, LedgerVerifyResult } from '../../../shared/domain/ledger';
-import { GENESIS_HASH, scanSegment, type BadLine, type ChainCursor } from './format';
+import { GENESIS_HASH, scanSegment, type BadLine, type ChainCursor, type ChainKey } from './format';
 import { nodeLedgerFs, type LedgerFs } from './ledger-fs';
 import type { LogPosition } from './recovery';
 import { segmentName, segmentNumbers } from './segments';
+
+/** What a verification is given besides the folder. */
+export interface VerifyOptions {
+  /** The ledger's key: sealed records are checked with it. Without it they cannot be checked. */
+  key?: ChainKey | null;
+  /** The anchor kept outside the ledger: the ledger must reach this record and hold it unchanged. */
+  anchor?: { seq: number; hash: string } | null;
+}
 
 /**
  * Verifies the ledger in `dir`; `ok` is false at the first problem of any kind.
  *
  * The first segment may start from a deleted one (older versions deleted old segments); its first record is then
- * accepted as the chain's anchor. A torn tail counts as broken: recovery has not run yet.
+ * accepted as the chain's anchor. A torn tail counts as broken: recovery has not run yet. Sealed
+ * records need `options.key`: without it the result says they could not be checked (never "intact").
+ * `sealing` says how many records are plain (sha256 only: written before the ledger had a key).
  */
-export async function verifyLedger(dir: string): Promise<LedgerVerifyResult> {
+export async function verifyLedger(dir: string, options: VerifyOptions = {}): Promise<LedgerVerifyResult> {
+  const key = options.key ?? null;
   const numbers = segmentNumbers(await readdir(dir));
   let cursor: ChainCursor = numbers[0] === 1 ? { prevHash: GENESIS_HASH, nextSeq: 1 } : { prevHash: null, nextSeq: null };
   let records = 0;
+  const sealing = { plain: 0, sealed: 0, unverified: 0 };
+  let firstUnverified: { segment: string; offset: number; seq: number; excerpt: string } | null = null;
+  let lastSeq = 0;
+  let end = { segment: segmentName(numbers.at(-1) ?? 1), offset: 0 };
+  let anchoredHash: string | null = null;
   for (const n of numbers) {
     const name = segmentName(n);
     const bytes = await readFile(join(dir, name));
-    const scan = scanSegment(bytes, cursor);
+    const scan = scanSegment(bytes, cursor, 0, bytes.length, key);
     const firstBad = scan.bad[0];
     if (firstBad) {
       const excerpt = bytes.subarray(firstBad.offset, firstBad.offset + Math.min(firstBad.length, 240)).toString('utf8');
@@ -41,12 +57,57 @@ export async function verifyLedger(dir: string): Promise<LedgerVerifyResult> {
           ...(firstBad.seq !== undefined ? { seq: firstBad.seq } : {}),
           excerpt,
         },
+        sealing,
       };
+    }
+    for (const r of scan.records) {
+      if (r.record.keyId === undefined) sealing.plain++;
+      else if (key) sealing.sealed++;
+      else {
+        sealing.unverified++;
+        firstUnverified ??= { segment: name, offset: r.offset, seq: r.record.seq, excerpt: bytes.subarray(r.offset, r.offset + Math.min(r.length, 240)).toString('utf8') };
+      }
+      if (r.record.seq === options.anchor?.seq) anchoredHash = r.record.checksum;
+      lastSeq = r.record.seq;
     }
     records += scan.records.length;
     cursor = scan.cursor;
+    end = { segment: name, offset: scan.validLength };
   }
-  return { ok: true, segments: numbers.map(segmentName), records, firstBroken: null };
+  const result = { ok: true, segments: numbers.map(segmentName), records, firstBroken: null, sealing };
+  if (firstUnverified) {
+    return {
+      ...result,
+      ok: false,
+      firstBroken: {
+        ...firstUnverified,
+        problem: 'key',
+        detail: `Records from ${firstUnverified.seq} on are sealed with the ledger's key, which this check was not given (it is in the keychain): their seals were not checked.`,
+      },
+    };
+  }
+  const anchor = options.anchor;
+  if (anchor && anchor.seq > 0 && anchoredHash !== anchor.hash) {
+    return {
+      ...result,
+      ok: false,
+      firstBroken: {
+        ...end,
+        problem: 'anchor',
+        ...(lastSeq >= anchor.seq ? { seq: anchor.seq } : {}),
+        excerpt: '',
+        detail: anchorDetail(lastSeq, anchor.seq),
+      },
+    };
+  }
+  return result;
+}
+
+/** Why the ledger does not match its anchor, in words. */
+export function anchorDetail(lastSeq: number, anchoredSeq: number): string {
+  return lastSeq < anchoredSeq
+    ? `The ledger ends at record ${lastSeq}, but it had reached record ${anchoredSeq} (recorded outside the ledger, in the keychain): its newest records were removed or blanked, or an older copy of the folder was put back.`
+    : `Record ${anchoredSeq} is not the record Warden sealed (recorded outside the ledger, in the keychain): it was rewritten, or an older copy of the folder was put back.`;
 }
 
 /** A bad record found by the full verification (the shape recovery reports, before acknowledgement). */
@@ -58,7 +119,11 @@ export type FoundBreak = Omit<LedgerChainBreak, 'acknowledged' | 'preservedCopy'
  * verification of a large history runs beside the app without stalling it. Returns the bad
  * records that have valid ones after them (a tear at the very end is recovery's business).
  */
-export async function verifyInSlices(dir: string, until: LogPosition | null, options: { fs?: LedgerFs; sliceBytes?: number; pause?: () => Promise<void> } = {}): Promise<{ records: number; breaks: FoundBreak[] }> {
+export async function verifyInSlices(
+  dir: string,
+  until: LogPosition | null,
+  options: { fs?: LedgerFs; sliceBytes?: number; pause?: () => Promise<void>; key?: ChainKey | null } = {},
+): Promise<{ records: number; breaks: FoundBreak[] }> {
   const fs = options.fs ?? nodeLedgerFs;
   const sliceBytes = options.sliceBytes ?? 256 * 1024;
   const pause = options.pause ?? (() => new Promise<void>((resolve) => setImmediate(resolve)));
@@ -75,7 +140,7 @@ export async function verifyInSlices(dir: string, until: LogPosition | null, opt
     let lastValid = 0;
     const bad: BadLine[] = [];
     while (start < end) {
-      const scan = scanSegment(bytes, cursor, start, Math.min(end, start + sliceBytes));
+      const scan = scanSegment(bytes, cursor, start, Math.min(end, start + sliceBytes), options.key ?? null);
       bad.push(...scan.bad);
       records += scan.records.length;
       if (scan.records.length > 0) lastValid = scan.validLength;

@@ -80,14 +80,28 @@ const PROBLEM_WORDS: Record<NonNullable<LedgerVerifyResult['firstBroken']>['prob
   checksum: 'does not match its checksum (it was changed after it was written)',
   chain: 'does not link to the record before it (a record was removed, reordered or changed)',
   sequence: 'has the wrong sequence number (a record is missing or repeated)',
+  key: "is sealed with a key Warden does not have (the ledger's key is missing from the keychain, or is another one)",
+  unkeyed: 'is not sealed with the ledger\'s key although the records before it are (it was rewritten, or written while the keychain was unavailable)',
+  anchor: 'does not match what Warden recorded outside the ledger (records were removed, blanked or rewritten, or an older copy was put back)',
 };
+
+/** What the checksums could show, from how many records are plain and how many sealed. */
+function sealingWords(result: LedgerVerifyResult): string {
+  const s = result.sealing;
+  if (!s || s.plain === 0) return '';
+  const plain = `${s.plain.toLocaleString('en-US')} record${s.plain === 1 ? '' : 's'}`;
+  return s.sealed === 0 && s.unverified === 0
+    ? ` None is sealed with the ledger's key yet: their checksums show damage, not a deliberate rewrite.`
+    : ` The first ${plain} were written before the ledger had a key: their checksums show damage, not a deliberate rewrite; the rest are sealed with the key.`;
+}
 
 /** The verify result as what a person reads in Settings. */
 export function describeLedgerCheck(result: LedgerVerifyResult): string {
   const records = `${result.records.toLocaleString('en-US')} record${result.records === 1 ? '' : 's'}`;
   const files = `${result.segments.length} file${result.segments.length === 1 ? '' : 's'}`;
-  if (result.ok) return `Intact: all ${records} in ${files} pass their checksums and the hash chain is unbroken.`;
+  if (result.ok) return `Intact: all ${records} in ${files} pass their checksums and the hash chain is unbroken.${sealingWords(result)}`;
   const b = result.firstBroken!;
+  if (b.detail) return `Not intact: ${b.detail} Keep a copy of the folder before changing anything.`;
   const which = b.seq !== undefined ? `Record ${b.seq}` : 'A record';
   return `Damaged: ${which} in ${b.segment} (at byte ${b.offset}) ${PROBLEM_WORDS[b.problem]}. The ${records} before it check out. Keep a copy of the folder before changing anything.`;
 }

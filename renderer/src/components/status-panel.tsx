@@ -120,8 +120,9 @@ export function SafeModeBanner() {
   return (
     <div className="banner banner-danger" role="alert" data-testid="safe-mode-banner">
       <span>
-        <strong>Safe mode.</strong> Warden found records in its ledger that fail their checksum or the hash chain: damaged, or changed after they were written. Every tool is held at Ask until
-        you review the damage and leave safe mode in Settings.
+        <strong>Safe mode.</strong> Warden found a problem with its ledger: records that fail their checksum, seal or the hash chain (damaged, or
+        changed after they were written), records missing since Warden last noted where the ledger ended, or its key missing from the keychain.
+        Every tool is held at Ask until you review the damage and leave safe mode in Settings.
       </span>
       <button type="button" className="button" onClick={review} data-testid="safe-mode-banner-review">
         Review in Settings

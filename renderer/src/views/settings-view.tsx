@@ -333,9 +333,12 @@ function LedgerSection() {
   return (
     <Section id="ledger">
       <p>
-        Every decision and every call is recorded in Warden's activity log. Each record carries a checksum and the hash of the record before it,
-        so a change anywhere breaks the chain. When Warden starts it checks the records written since the last start, then the whole chain in the
-        background; damage found at any time holds every tool at Ask.
+        Every decision and every call is recorded in Warden's activity log. Each record carries a checksum sealed with a key kept in your
+        system keychain, and the checksum of the record before it, so a change anywhere breaks the chain, even if the checksums after it are
+        recomputed by someone who cannot read your keychain. Warden also keeps, in the keychain, the last record it saved, so removing the newest
+        records or putting back an older copy is found too (except what was written in the last second or so before it). Records from before
+        the log had a key show damage, not a deliberate rewrite. When Warden starts it checks the records written since the last start and that
+        last record, then the whole chain in the background; a problem found at any time holds every tool at Ask.
       </p>
       {ledger ? (
         <dl className="facts">
