@@ -305,6 +305,7 @@ export function createCore(deps: CoreDeps): WardenCore {
   });
 
   const chat = createChatModule({ options: deps.chat, demo: demoModel, providers: modelsModule.service, gate: gateModule, registry: deps.gate?.registry ?? connections.manager, connections: connections.manager, servers: serversModule.service, events, clock, browser, recovered,
+    attachment: (id: string) => serverData.attachmentForChat(id),
     // The ledger's redactor, which the keychain and OAuth feed: the chat keeps what the ledger would.
     ...(redactor ? { redact: (text: string) => redactor.scrubString(text) } : {}),
   });

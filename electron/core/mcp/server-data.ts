@@ -327,6 +327,18 @@ export class ServerData {
     return staged;
   }
 
+  /**
+   * A staged attachment for a chat message; throws in words when it expired or was never staged,
+   * or when the person's rules now keep its server from being read.
+   */
+  attachmentForChat(id: string): StagedAttachment {
+    const staged = this.attachment(id);
+    if (!staged) throw new WardenError('NOT_FOUND', 'no such resource or prompt (it expired, or was never read); read it again');
+    const refusal = accessRefusal(this.deps.policy(), staged.serverId, staged.accountId, staged.serverLabel);
+    if (refusal) throw new WardenError('DENIED', refusal);
+    return staged;
+  }
+
   private async journal(p: { kind: 'resource' | 'prompt'; serverId: string; accountId: string; target: string; outcome: 'read' | 'refused' | 'failed'; bytes: number | null; truncated: boolean; reason: string | null }): Promise<void> {
     await this.deps.journal.append([
       journalEntry('server.data-read', {
@@ -387,6 +399,7 @@ async function ask<T>(server: string, request: () => Promise<T>): Promise<T> {
     if (error instanceof WardenError) throw error;
     const message = displayText(error instanceof Error ? error.message : String(error), 1024);
     if (error instanceof McpError) {
+      if (error.code === RpcErrorCode.ConnectionClosed) throw new WardenError('NOT_CONNECTED', `${server} closed the connection before it answered`);
       if (error.code === RpcErrorCode.RequestTimeout) throw new WardenError('TIMEOUT', `${server} did not answer within ${REQUEST_TIMEOUT_MS / 1000} s`);
       if (error.code === RpcErrorCode.MethodNotFound) throw new WardenError('UNSUPPORTED', `${server} does not support this: ${message}`);
       if (error.code === -32002) throw new WardenError('NOT_FOUND', `${server} has no such resource: ${message}`);
