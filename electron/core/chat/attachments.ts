@@ -17,6 +17,8 @@ export interface AttachmentSource {
   serverLabel: string;
   title: string;
   text: string;
+  /** Why the text reads like instructions to a model, in plain words. */
+  flags: string[];
 }
 
 /** Warden's words before each attachment: what it is and whose text it is. */
@@ -34,7 +36,7 @@ export function chatAttachmentOf(source: AttachmentSource, capChars: number): Ch
     serverLabel: source.serverLabel,
     title: source.title,
     text: wrapped.shown,
-    flags: wrapped.flags,
+    flags: source.flags,
     truncated: wrapped.truncated,
     modelText: `${PREFACE[source.kind]}\n${wrapped.content}`,
   };

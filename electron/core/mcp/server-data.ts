@@ -26,7 +26,7 @@ import type { Handlers } from '../dispatch';
 import { DEFAULT_MAX_RESULT_BYTES } from '../gate/result-cap';
 import type { ConnectionManager } from './connection-manager';
 import type { ServerNoticeMethod } from './connection';
-import { cutUtf8, displayText, instructionFlags, sanitizeForDisplay } from './sanitize';
+import { cutUtf8, displayText, sanitizeForDisplay, sanitizeServerText } from './sanitize';
 import { promptMessagesOf, promptModelText, promptView } from './prompts';
 import { resourceContentsOf, resourceModelText, resourceView, templateView } from './resources';
 
@@ -315,7 +315,7 @@ export class ServerData {
     const now = this.deps.clock.now();
     for (const [id, s] of this.staged) if (now - s.stagedAt > STAGED_TTL_MS) this.staged.delete(id);
     while (this.staged.size >= MAX_STAGED) this.staged.delete(this.staged.keys().next().value!);
-    const staged: StagedAttachment = { ...input, id: randomUUID(), flags: instructionFlags(input.text), stagedAt: now };
+    const staged: StagedAttachment = { ...input, id: randomUUID(), flags: sanitizeServerText(input.text, { flag: true }).flags, stagedAt: now };
     this.staged.set(staged.id, staged);
     return staged;
   }
