@@ -16,6 +16,8 @@ import { systemClock } from '../../../electron/core/ports';
 import type { ChannelName, ResponseOf } from '../../../shared/ipc';
 import type { ServerView } from '../../../shared/domain/servers';
 import { CONTROL_TEXT_CLEAN, FAKE_USER_TEXT } from '../../fixtures/servers/hostile-data';
+import { LedgerService } from '../../../electron/core/ledger/service';
+import { tempDir } from '../../unit/ledger/helpers';
 import { ScriptedModel, withScripted } from '../chat/scripted-model';
 import { stdioFixture, waitUntil } from './helpers';
 
@@ -172,6 +174,35 @@ describe('a hostile server\'s resources, prompts and log messages', () => {
     expect(refused).toMatchObject({ code: 'NOT_FOUND', message: expect.stringMatching(/attachmentIds\[0\]: no such resource or prompt/) });
     expect((await s.call('chat:get', { conversationId: conversation.id })).messages).toEqual([]);
     expect(s.model.requests).toHaveLength(0);
+  });
+});
+
+describe('reads on the durable ledger', () => {
+  it('a read and a refused read are in the ledger with their URI, and in the audit log', { timeout: 60_000 }, async () => {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    const service = await LedgerService.open({ dir: t.dir });
+    const core = createCore({ version: 'test', ledger: service, gate: { prompter: { prompt: async () => 'approve' } }, connections: { reconnect: { maxAttempts: 0 } } });
+    cleanups.push(() => core.close());
+    await core.recovered;
+    const call = async <C extends ChannelName>(channel: C, request: unknown): Promise<ResponseOf<C>> => {
+      const r = await dispatch(core.handlers, channel, request);
+      if (!r.ok) throw new Error(`${channel}: ${r.error.code} ${r.error.message}`);
+      return r.value as ResponseOf<C>;
+    };
+    const def = stdioFixture('ignored', 'hostile-data');
+    const added = (await call('servers:add', { definition: { name: 'Notes', transport: 'stdio', command: def.command, args: def.args, env: [] } })) as unknown as ServerView;
+    const key = { serverId: added.definition.id, accountId: added.accounts[0]!.id };
+    await call('connections:connect', key);
+    await call('resources:read', { ...key, uri: 'hostile://controls' });
+    await call('permissions:set', { scope: 'server', ...key, mode: 'disabled' });
+    expect((await dispatch(core.handlers, 'resources:read', { ...key, uri: 'hostile://orders' })).ok).toBe(false);
+    await service.ledger.flush();
+    const audit = await call('activity:audit', { filter: { types: ['server.data-read'] } });
+    expect(audit.rows.map((r) => [r.serverId, r.reason])).toEqual([
+      [key.serverId, expect.stringMatching(/^Resource hostile:\/\/orders refused: you set Notes to Disabled/)],
+      [key.serverId, 'Resource hostile://controls read'],
+    ]);
   });
 });
 
