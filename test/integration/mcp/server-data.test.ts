@@ -113,6 +113,10 @@ describe.each(['stdio', 'http'] as const)('server-everything over %s', (transpor
     const textTemplate = templates.templates.find((t) => t.uriTemplate.includes('/dynamic/text/'));
     expect(textTemplate?.variables).toEqual(['resourceId']);
 
+    // The template's variable gets the server's suggestions, and the filled-in URI reads.
+    const suggested = await call('completions:complete', { serverId, accountId, ref: { type: 'resource-template', uriTemplate: textTemplate!.uriTemplate }, argument: { name: 'resourceId', value: '3' } });
+    expect(suggested.values).toEqual(['3']);
+
     const doc = all.find((r) => r.uri.startsWith('demo://resource/static/document/'))!;
     const read = await call('resources:read', { serverId, accountId, uri: doc.uri });
     expect(read.serverLabel).toBe('Everything');
