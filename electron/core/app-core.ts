@@ -36,6 +36,7 @@ import type { VerifyOptions } from './ledger/verify';
 import type { LedgerVerifyResult } from '../../shared/domain/ledger';
 import type { Redactor } from './redact/redactor';
 import { ServerAutostart, type AutostartPolicy } from './mcp/autostart';
+import { ServerData, serverDataHandlers } from './mcp/server-data';
 
 /** What the core needs from its host. */
 export interface CoreDeps {
@@ -275,6 +276,19 @@ export function createCore(deps: CoreDeps): WardenCore {
   launched.catch((error: unknown) => console.error('connecting the enabled servers failed', error));
   const theme = createThemeModule({ settings: serversModule.settings, events, appearance: deps.appearance });
 
+  // Resources, prompts, completions and log levels: the person's requests, journaled, under the
+  // person's server-wide rules (a Disabled server is not read).
+  const serverData = new ServerData({
+    manager: connections.manager,
+    names: {
+      server: (serverId) => serversModule.service.getServer(serverId)?.name,
+      account: (serverId, accountId) => serversModule.service.accountsOf(serverId).find((a) => a.id === accountId)?.label,
+    },
+    policy: () => gateModule.policy.current(),
+    journal,
+    clock,
+    events,
+  });
   const late2: { chat?: ChatService } = {};
   const permissions = createPermissionsModule({
     gate: gateModule,
@@ -291,6 +305,7 @@ export function createCore(deps: CoreDeps): WardenCore {
   });
 
   const chat = createChatModule({ options: deps.chat, demo: demoModel, providers: modelsModule.service, gate: gateModule, registry: deps.gate?.registry ?? connections.manager, connections: connections.manager, servers: serversModule.service, events, clock, browser, recovered,
+    attachment: (id: string) => serverData.attachmentForChat(id),
     // The ledger's redactor, which the keychain and OAuth feed: the chat keeps what the ledger would.
     ...(redactor ? { redact: (text: string) => redactor.scrubString(text) } : {}),
   });
@@ -334,6 +349,7 @@ export function createCore(deps: CoreDeps): WardenCore {
     ...serversModule.handlers,
     ...gateModule.handlers,
     ...connections.handlers,
+    ...serverDataHandlers(serverData),
     'servers:overview': () => autostart.overview(),
     'servers:set-enabled': ({ serverId, enabled }) => autostart.setEnabled(serverId, enabled),
     'servers:restart': ({ serverId }) => autostart.restart(serverId),
@@ -421,6 +437,7 @@ export function createCore(deps: CoreDeps): WardenCore {
       offSafeMode?.();
       await permissions.close();
       gateModule.close();
+      serverData.close();
       modelsModule.dispose();
       autostart.close();
       await connections.dispose();

@@ -85,6 +85,24 @@ export type ChatToolCall = z.infer<typeof ChatToolCall>;
 export const ChatUsage = z.object({ inputTokens: z.number().int().nonnegative().nullable(), outputTokens: z.number().int().nonnegative().nullable() });
 export type ChatUsage = z.infer<typeof ChatUsage>;
 
+/**
+ * A resource or prompt the person attached to a message: the server's text, shown as the
+ * server's, and exactly what the model was told of it (wrapped as untrusted server data).
+ */
+export const ChatAttachment = z.object({
+  kind: z.enum(['resource', 'prompt']),
+  /** The person's name for the server it came from. */
+  serverLabel: z.string(),
+  /** The resource's URI or the prompt's name (sanitized; the server's words). */
+  title: z.string(),
+  /** The server's text as shown: sanitized and capped. */
+  text: z.string(),
+  flags: z.array(z.string()),
+  truncated: z.boolean(),
+  modelText: z.string(),
+});
+export type ChatAttachment = z.infer<typeof ChatAttachment>;
+
 /** One message of a conversation. `notice` messages are Warden's own (stop reasons, errors). */
 export const ChatMessage = z.object({
   id: z.string(),
@@ -107,6 +125,8 @@ export const ChatMessage = z.object({
   tone: z.enum(['info', 'warning', 'error']).default('info'),
   /** For a notice about a failed model request: the provider's problem as data (the UI says it in words). */
   problem: ModelProblem.nullable().default(null),
+  /** For the person's message: the resources and prompts attached to it (the servers' text, not the person's). */
+  attachments: z.array(ChatAttachment).default([]),
 });
 export type ChatMessage = z.infer<typeof ChatMessage>;
 
@@ -171,7 +191,15 @@ export const chatChannels = defineChannels({
   },
   'chat:send-message': {
     doc: 'Sends a message; the reply streams as chat:delta and chat:message events.',
-    request: z.object({ conversationId: Id, text: z.string().min(1).max(20_000) }).strict(),
+    request: z
+      .object({
+        conversationId: Id,
+        text: z.string().max(20_000),
+        /** Resources and prompts read in this window (resources:read, prompts:get), by the id they were staged under. */
+        attachmentIds: z.array(z.string().min(1).max(100)).max(8).optional(),
+      })
+      .strict()
+      .refine((r) => r.text.trim().length > 0 || (r.attachmentIds?.length ?? 0) > 0, { message: 'write a message or attach a resource or prompt', path: ['text'] }),
     response: z.object({ messageId: z.string() }),
   },
   'chat:stop': {

@@ -84,12 +84,15 @@ export const ToolView = z
   .strict();
 export type ToolView = z.infer<typeof ToolView>;
 
-/** One captured log line: the server's stderr or Warden's own note about the connection. */
+/**
+ * One captured log line: the server's stderr, Warden's own note about the connection, or a log
+ * message the server sent over MCP (`server`).
+ */
 export const LogLineView = z
   .object({
     seq: z.number().int().positive(),
     time: z.number(),
-    source: z.enum(['stderr', 'warden']),
+    source: z.enum(['stderr', 'warden', 'server']),
     /** Sanitized: no escape sequences or control characters. */
     text: z.string(),
   })

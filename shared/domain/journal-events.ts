@@ -21,6 +21,8 @@
  * - `server.endpoint-changed` — what a server runs/contacts changed (its endpoint hash).
  * - `tool.contract-changed`   — a tool's contract hash changed (rug pull), or the tool was added
  *                        or removed from the server's list.
+ * - `server.data-read` — a resource was read or a prompt was filled in by its server, at the
+ *                        person's request (its URI or name, who asked, what came back or why not).
  *
  * Projection rules the ledger can rely on:
  * - An operation's current state is the `to` of its last `op.transition` (or `proposed` if it
@@ -195,6 +197,25 @@ export const ToolContractChanged = z.object({
 });
 export type ToolContractChanged = z.infer<typeof ToolContractChanged>;
 
+/** `server.data-read`: a resource read or a prompt got, whether it was done, refused or failed. */
+export const ServerDataRead = z.object({
+  kind: z.enum(['resource', 'prompt']),
+  serverId: z.string(),
+  accountId: z.string(),
+  /** The resource's URI, or the prompt's name, as sent to the server. */
+  target: z.string(),
+  /** Who asked: the person (the Servers view, or attaching to a chat message). */
+  source: z.enum(['user']),
+  outcome: z.enum(['read', 'refused', 'failed']),
+  /** Size of what the server sent (UTF-8 bytes of its JSON), when it answered. */
+  bytes: z.number().int().nonnegative().nullable(),
+  truncated: z.boolean(),
+  /** Why it was refused or failed, in words. */
+  reason: z.string().nullable(),
+  at: z.number(),
+});
+export type ServerDataRead = z.infer<typeof ServerDataRead>;
+
 /** Every journal event type and its payload schema. */
 export const journalEventSchemas = {
   'op.proposed': OpProposed,
@@ -203,6 +224,7 @@ export const journalEventSchemas = {
   'account.switched': AccountSwitched,
   'server.endpoint-changed': ServerEndpointChanged,
   'tool.contract-changed': ToolContractChanged,
+  'server.data-read': ServerDataRead,
 } as const;
 
 export type JournalEventType = keyof typeof journalEventSchemas;

@@ -14,7 +14,7 @@ import { cleanModels } from '../models/provider-service';
 import type { BrowserOpener, Clock } from '../ports';
 import type { ServerService } from '../settings/server-service';
 import { findDemoServer } from '../demo/demo-setup';
-import { ChatService, type ChatLimits } from './chat-service';
+import { ChatService, type ChatLimits, type ChatServiceDeps } from './chat-service';
 import { ConversationStore } from './conversation-store';
 
 type ChatChannel = Extract<ChannelName, `chat:${string}`>;
@@ -53,6 +53,8 @@ export function createChatModule(deps: {
   recovered: Promise<{ requeued: readonly string[] } | null>;
   /** The app's redactor (see ChatServiceDeps.redact). */
   redact?: (text: string) => string;
+  /** Staged resources and prompts a message can attach (see ChatServiceDeps.attachment). */
+  attachment?: ChatServiceDeps['attachment'];
 }) {
   const options = deps.options ?? {};
   const providers = options.providers ? options.providers(deps.demo) : deps.providers;
@@ -67,6 +69,7 @@ export function createChatModule(deps: {
     limits: options.limits,
     defaultProviderId: DEMO_PROVIDER_ID,
     ...(deps.redact ? { redact: deps.redact } : {}),
+    ...(deps.attachment ? { attachment: deps.attachment } : {}),
     instructions: () =>
       deps.connections
         .snapshot()
@@ -86,7 +89,7 @@ export function createChatModule(deps: {
     'chat:list': ({ search }) => whenReady(() => ({ conversations: service.list(search) })),
     'chat:get': ({ conversationId }) => whenReady(() => service.get(conversationId)),
     'chat:create': (request) => whenReady(() => service.create(request)),
-    'chat:send-message': ({ conversationId, text }) => whenReady(async () => ({ messageId: await service.send(conversationId, text) })),
+    'chat:send-message': ({ conversationId, text, attachmentIds }) => whenReady(async () => ({ messageId: await service.send(conversationId, text, attachmentIds) })),
     'chat:stop': ({ conversationId }) => whenReady(async () => ({ stopped: await service.stop(conversationId) })),
     'chat:rename': ({ conversationId, title }) => whenReady(() => service.rename(conversationId, title)),
     'chat:delete': ({ conversationId }) => whenReady(async () => ({ deleted: await service.delete(conversationId) })),

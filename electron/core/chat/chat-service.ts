@@ -9,6 +9,10 @@
  * allowed ones run in parallel. Each call gets exactly one result, from the gate's recorded state.
  * The model never decides a permission, never writes approval text, and nothing it says reaches
  * the policy store: it can only propose calls, and the gate decides each one.
+ *
+ * Why this file is long: it is one state machine (turns, tracked calls and their cards, recovery)
+ * whose invariants span its methods; the pure parts live beside it (model-messages.ts,
+ * attachments.ts, call-results.ts, tool-names.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { ChatMessage, ChatToolCall, Conversation, ConversationState } from '../../../shared/contract/chat';
@@ -19,9 +23,10 @@ import type { GateModule } from '../gate/gate-module';
 import type { OperationSnapshot } from '../gate/gate';
 import type { ToolRegistry } from '../gate/ports';
 import type { Clock } from '../ports';
-import { ModelError, type ModelMessage, type ModelProviders, type ModelToolCall, type ModelToolSpec } from '../models/provider';
-import { sanitizeForDisplay } from '../mcp/sanitize';
+import { ModelError, type ModelProviders, type ModelToolCall, type ModelToolSpec } from '../models/provider';
 import { isFinalStatus, MODEL_TEXT, outcomeOf } from './call-results';
+import { chatAttachmentOf, type AttachmentSource } from './attachments';
+import { describeModelError, modelProblemOf, oneLine, toModelMessages } from './model-messages';
 import { ConversationStore, summaryOf } from './conversation-store';
 import { whereWords } from '../preview/trusted-preview';
 import { buildToolTable, type ToolEntry } from './tool-names';
@@ -71,6 +76,11 @@ export interface ChatServiceDeps {
    * app's one redactor, the ledger's. Absent (a core without a ledger has no redactor): kept as is.
    */
   redact?: (text: string) => string;
+  /**
+   * A resource or prompt the person read in this window, by the id it was staged under
+   * (mcp/server-data.ts); throws in words when it cannot be attached. Absent: nothing can be attached.
+   */
+  attachment?: (id: string) => AttachmentSource;
 }
 
 interface Turn {
@@ -186,12 +196,23 @@ export class ChatService {
   // ---- a message and its turn --------------------------------------------------------------
 
   /** Adds the person's message and starts the model's turn (which streams as events). */
-  async send(conversationId: string, text: string): Promise<string> {
+  async send(conversationId: string, text: string, attachmentIds: readonly string[] = []): Promise<string> {
     const c = this.get(conversationId);
     if (this.turns.has(c.id)) throw new WardenError('CONFLICT', 'A reply is still in progress in this conversation; stop it or wait for it first');
-    const message = this.newMessage('user', text);
+    if (text.trim() === '' && attachmentIds.length === 0) throw new WardenError('INVALID_REQUEST', 'text: write a message or attach a resource or prompt');
+    // Every attachment is found before anything changes: a message is sent whole or not at all.
+    const attachments = attachmentIds.map((id, i) => {
+      if (!this.deps.attachment) throw new WardenError('UNSUPPORTED', 'attachmentIds: this chat cannot attach resources or prompts');
+      try {
+        return chatAttachmentOf(this.deps.attachment(id), this.limits.resultChars);
+      } catch (error) {
+        if (error instanceof WardenError) throw new WardenError(error.code, `attachmentIds[${i}]: ${error.message}`);
+        throw error;
+      }
+    });
+    const message = { ...this.newMessage('user', text), attachments: attachments.map((a) => ({ ...a, text: this.redact(a.text), modelText: this.redact(a.modelText) })) };
     c.messages.push(message);
-    if (c.title === 'New conversation') c.title = oneLine(text, 60) || 'New conversation';
+    if (c.title === 'New conversation') c.title = oneLine(text, 60) || oneLine(attachments[0]?.title ?? '', 60) || 'New conversation';
     c.updatedAt = message.createdAt;
     const turn: Turn = { abort: new AbortController(), ops: new Set(), stopped: false, done: Promise.resolve() };
     this.turns.set(c.id, turn);
@@ -582,7 +603,7 @@ export class ChatService {
   // ---- messages and events -----------------------------------------------------------------
 
   private newMessage(role: ChatMessage['role'], text: string): ChatMessage {
-    return { id: `m-${randomUUID()}`, role, text, createdAt: this.deps.clock.now(), round: null, toolCalls: [], usage: null, streaming: false, providerId: null, model: null, note: null, tone: 'info', problem: null };
+    return { id: `m-${randomUUID()}`, role, text, createdAt: this.deps.clock.now(), round: null, toolCalls: [], usage: null, streaming: false, providerId: null, model: null, note: null, tone: 'info', problem: null, attachments: [] };
   }
 
   private notice(c: Conversation, text: string, tone: ChatMessage['tone'], problem: ChatMessage['problem'] = null): void {
@@ -616,46 +637,4 @@ export class ChatService {
   private emitChanged(c: Conversation): void {
     this.deps.events.emit('chat:changed', { conversationId: c.id, summary: summaryOf(c) });
   }
-}
-
-/**
- * The conversation in the provider-neutral shape: Warden's notices are left out, and every tool
- * call is followed by its one result (a call that never got one is answered as expired).
- */
-export function toModelMessages(messages: readonly ChatMessage[]): ModelMessage[] {
-  const out: ModelMessage[] = [];
-  for (const m of messages) {
-    if (m.role === 'user') out.push({ role: 'user', text: m.text });
-    else if (m.role === 'assistant') {
-      if (!m.text && m.toolCalls.length === 0) continue;
-      out.push({ role: 'assistant', text: m.text, toolCalls: m.toolCalls.map((c) => ({ id: c.callId, name: c.modelName, argumentsJson: c.argumentsJson })) });
-      if (m.toolCalls.length) {
-        out.push({ role: 'tool', results: m.toolCalls.map((c) => ({ callId: c.callId, name: c.modelName, content: isFinalStatus(c.status) ? c.modelResult : MODEL_TEXT.expired, isError: isFinalStatus(c.status) ? c.isError : true })) });
-      }
-    }
-  }
-  return out;
-}
-
-/**
- * A failed model request as a notice's text: the adapter's own message (it names the host and the
- * status). The sentence with the fix is the renderer's (renderer/src/errors.ts), from the
- * notice's `problem`; this text is what stays readable anywhere the problem is not shown.
- */
-export function describeModelError(error: unknown): string {
-  if (!(error instanceof ModelError)) return `The model request failed: ${error instanceof Error ? error.message : String(error)}`;
-  return sanitizeForDisplay(error.message).slice(0, 300);
-}
-
-/** A ModelError as the notice's problem data; null for anything else. */
-function modelProblemOf(error: unknown): ChatMessage['problem'] {
-  return error instanceof ModelError
-    ? { code: error.code, message: sanitizeForDisplay(error.message).slice(0, 300), status: error.status, ...(error.failure ? { failure: error.failure } : {}) }
-    : null;
-}
-
-function oneLine(text: string, max: number, collapse = true): string {
-  const clean = sanitizeForDisplay(text);
-  const flat = collapse ? clean.replace(/\s+/g, ' ').trim() : clean.trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }

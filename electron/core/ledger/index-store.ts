@@ -555,5 +555,7 @@ function classify(record: StoredRecord, location: RecordLocation): Pending {
       const pin = { hash: p.newContractHash, instructions: typeof p.instructionsHash === 'string' ? p.instructionsHash : null };
       return { kind: 'row', record, location, server: p.serverId, account: p.accountId, tool: p.toolName, conv: null, pin };
     }
+    case 'server.data-read':
+      return { kind: 'row', record, location, server: event.payload.serverId, account: event.payload.accountId, tool: null, conv: null };
   }
 }

@@ -133,6 +133,13 @@ export class LedgerProjections {
         this.rows.push({ ...this.genericRow(record), serverId: p.serverId, accountId: p.accountId, toolName: p.toolName, reason: `Tool ${what}` });
         return;
       }
+      case 'server.data-read': {
+        const p = event.payload;
+        const what = p.kind === 'resource' ? `Resource ${p.target}` : `Prompt ${p.target}`;
+        const how = p.outcome === 'read' ? (p.kind === 'resource' ? 'read' : 'filled in') : `${p.outcome}${p.reason ? `: ${p.reason}` : ''}`;
+        this.rows.push({ ...this.genericRow(record), serverId: p.serverId, accountId: p.accountId, actor: p.source, reason: `${what} ${how}` });
+        return;
+      }
     }
   }
 

@@ -21,6 +21,7 @@ import {
   type ConnectionStatus,
   type DiscoveredTool,
   type ReconnectPolicy,
+  type ServerNoticeMethod,
   type ToolsChange,
 } from './connection';
 import { LogRing, type LogLine } from './log-ring';
@@ -84,6 +85,8 @@ export interface ConnectionManagerEvents {
   status: (serverId: string, accountId: string, status: ConnectionStatus) => void;
   toolsChanged: (change: ToolsChange) => void;
   progress: (operationId: string, target: { serverId: string; accountId: string; toolName: string }, progress: CallProgress) => void;
+  /** A server's log message or resource/prompt notice (server-data.ts reads and checks `params`). */
+  notice: (serverId: string, accountId: string, method: ServerNoticeMethod, params: unknown) => void;
 }
 
 /** Default bound on a re-list the server asked for: past it, Always Allow on that server asks. */
@@ -119,6 +122,7 @@ export class ConnectionManager implements ToolRegistry, ToolExecutor {
     status: new Set(),
     toolsChanged: new Set(),
     progress: new Set(),
+    notice: new Set(),
   };
   private closed = false;
   /** Descriptors by discovered tool object (a re-discovery makes new objects, so no stale entry is ever hit). */
@@ -215,6 +219,15 @@ export class ConnectionManager implements ToolRegistry, ToolExecutor {
         this.emitRegistry({ kind: 'tools-changed', serverId, accountId });
       },
       onCallProgress: (tag, progress) => this.forwardProgress(tag as ProgressTag, progress),
+      onServerNotice: (method, params) => {
+        for (const l of this.listeners.notice) {
+          try {
+            l(serverId, accountId, method, params);
+          } catch (error) {
+            console.error(`connections: a notice listener failed for ${serverId}`, error);
+          }
+        }
+      },
     });
   }
 
@@ -263,6 +276,12 @@ export class ConnectionManager implements ToolRegistry, ToolExecutor {
   logLines(serverId: string, accountId: string, afterSeq = 0, limit?: number): { lines: LogLine[]; dropped: number } {
     const ring = this.logs.get(keyOf(serverId, accountId));
     return ring ? { lines: ring.read(afterSeq, limit), dropped: ring.dropped } : { lines: [], dropped: 0 };
+  }
+
+  /** Stores one line the server sent as a log message (`notifications/message`) in its log. */
+  serverLogLine(serverId: string, accountId: string, text: string): void {
+    if (!this.connections.has(keyOf(serverId, accountId))) return;
+    this.logFor(serverId, accountId).server(text);
   }
 
   /** Discovered tools with their display descriptions and field hashes, for the UI. */

@@ -181,7 +181,17 @@ export interface ConnectionDeps {
   onCallProgress?: (tag: unknown, progress: CallProgress) => void;
   /** Opens the in-memory transport of a built-in server (the offline demo); absent = none available. */
   builtinTransport?: (builtin: BuiltinServerDefinition['builtin']) => Promise<Transport>;
+  /**
+   * Receives the server's log messages and resource notices (see server-data.ts), in arrival
+   * order; `params` is the server's, unchecked.
+   */
+  onServerNotice?: (method: ServerNoticeMethod, params: unknown) => void;
 }
+
+/** The server notifications that go to `ConnectionDeps.onServerNotice` instead of the SDK. */
+export const SERVER_NOTICE_METHODS = ['notifications/message', 'notifications/resources/updated', 'notifications/resources/list_changed', 'notifications/prompts/list_changed'] as const;
+export type ServerNoticeMethod = (typeof SERVER_NOTICE_METHODS)[number];
+const NOTICE_SET: ReadonlySet<string> = new Set(SERVER_NOTICE_METHODS);
 
 /** A live (server, account) connection. */
 export class Connection {
@@ -284,6 +294,14 @@ export class Connection {
     const clock = this.deps.clock ?? systemClock;
     if (clock.now() - this.listedAt < this.deps.relistAfterMs()) return undefined;
     return this.requestRelist(this.generation, 'recheck');
+  }
+
+  /**
+   * The SDK client while connected, for the requests that are not tool calls (resources, prompts,
+   * completions, log level: server-data.ts); undefined otherwise.
+   */
+  get liveClient(): Client | undefined {
+    return this.statusValue.state === 'connected' ? this.client : undefined;
   }
 
   /** The tools the server currently lists (empty unless connected). */
@@ -491,6 +509,10 @@ export class Connection {
           else this.deps.onCallProgress?.(listener.tag, progress);
         }
         return; // the SDK's own progress routing is not used (see above)
+      }
+      if ('method' in message && !('id' in message) && NOTICE_SET.has(message.method)) {
+        if (generation === this.generation) this.deps.onServerNotice?.(message.method as ServerNoticeMethod, message.params);
+        return;
       }
       deliver?.(message, extra);
     };

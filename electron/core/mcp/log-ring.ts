@@ -5,12 +5,15 @@
  * dropped is kept so the UI can say so.
  */
 
-/** One captured line. `source` says who wrote it: the server process or Warden. */
+/**
+ * One captured line. `source` says who wrote it: the server process (stderr), Warden, or the
+ * server through MCP's log messages (`server`).
+ */
 export interface LogLine {
   seq: number;
   /** Milliseconds since the epoch. */
   time: number;
-  source: 'stderr' | 'warden';
+  source: 'stderr' | 'warden' | 'server';
   /** Raw text as received (one line, no trailing newline, possibly truncated). Sanitize before display. */
   text: string;
 }
@@ -64,6 +67,11 @@ export class LogRing {
   /** Stores one line written by Warden itself (connects, exits, protocol errors). */
   note(text: string): void {
     this.push('warden', text);
+  }
+
+  /** Stores one log message the server sent over MCP (already one line, level first). */
+  server(text: string): void {
+    this.push('server', text);
   }
 
   /**

@@ -124,9 +124,11 @@ export const createChatSlice: SliceCreator<ChatSlice> = ({ api }) => (set, get) 
     },
     async sendMessage(text) {
       const c = get().conversation;
-      if (!c || !text.trim()) return false;
+      const attachmentIds = get().pendingAttachments.map((a) => a.attachmentId);
+      if (!c || (!text.trim() && attachmentIds.length === 0)) return false;
       try {
-        await unwrap(api().chat.sendMessage({ conversationId: c.id, text }));
+        await unwrap(api().chat.sendMessage({ conversationId: c.id, text, ...(attachmentIds.length ? { attachmentIds } : {}) }));
+        get().clearAttachments();
         set({ chatError: null });
         return true;
       } catch (error) {

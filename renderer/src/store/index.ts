@@ -17,6 +17,7 @@ import { createModelsSlice } from './models-slice';
 import { createChatSlice } from './chat-slice';
 import { createLayoutSlice } from './layout-slice';
 import { createSettingsSlice } from './settings-slice';
+import { createServerDataSlice } from './server-data-slice';
 import type { AppState, StoreDeps } from './types';
 
 export type { AppState, StoreDeps } from './types';
@@ -40,6 +41,7 @@ export function createAppStore(deps: StoreDeps): AppStore {
     ...createChatSlice(deps)(...a),
     ...createLayoutSlice(deps)(...a),
     ...createSettingsSlice(deps)(...a),
+    ...createServerDataSlice(deps)(...a),
   }));
 }
 

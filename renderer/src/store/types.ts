@@ -19,9 +19,10 @@ import type { ModelsSlice } from './models-slice';
 import type { ChatSlice } from './chat-slice';
 import type { KeyValueStorage, LayoutSlice } from './layout-slice';
 import type { SettingsSlice } from './settings-slice';
+import type { ServerDataSlice } from './server-data-slice';
 
 /** Everything in the store: the intersection of all slices. */
-export type AppState = CoreSlice & NavigationSlice & ServersSlice & PermissionsSlice & ApprovalsSlice & ActivitySlice & ModelsSlice & ChatSlice & LayoutSlice & SettingsSlice;
+export type AppState = CoreSlice & NavigationSlice & ServersSlice & PermissionsSlice & ApprovalsSlice & ActivitySlice & ModelsSlice & ChatSlice & LayoutSlice & SettingsSlice & ServerDataSlice;
 
 /** What slices receive besides zustand's set/get: the contract bridge they talk through. */
 export interface StoreDeps {

@@ -95,7 +95,22 @@ function Message({ message }: { message: ChatMessage }) {
   if (message.role === 'user') {
     return (
       <div className="msg msg-user" data-testid={`msg-${message.id}`}>
-        <p className="msg-user-text">{message.text}</p>
+        {message.text ? <p className="msg-user-text">{message.text}</p> : null}
+        {(message.attachments ?? []).map((a, i) => (
+          <details key={i} className="msg-attachment" data-testid="msg-attachment">
+            <summary>
+              {a.kind === 'resource' ? 'Resource' : 'Prompt'} {a.title} from {a.serverLabel} — the server&apos;s text, not yours
+            </summary>
+            {a.flags.length > 0 ? (
+              <p className="answer-flag" role="note">
+                <strong>Reads like instructions to an AI model.</strong> The model was given it only as the server&apos;s untrusted text. It {a.flags.join('; ')}.
+              </p>
+            ) : null}
+            <pre className="server-text-body" tabIndex={0} aria-label={`Text of ${a.title} from ${a.serverLabel}`}>
+              {a.text}
+            </pre>
+          </details>
+        ))}
       </div>
     );
   }
@@ -289,10 +304,13 @@ function Composer() {
   const c = useAppStore((s) => s.conversation)!;
   const send = useAppStore((s) => s.sendMessage);
   const stop = useAppStore((s) => s.stopReply);
+  const attachments = useAppStore((s) => s.pendingAttachments);
+  const removeAttachment = useAppStore((s) => s.removeAttachment);
   const [text, setText] = useState('');
   const busy = c.state !== 'idle';
+  const ready = text.trim() !== '' || attachments.length > 0;
   const submit = async () => {
-    if (busy || !text.trim()) return;
+    if (busy || !ready) return;
     if (await send(text)) setText('');
   };
   const onKey = (e: KeyboardEvent<HTMLTextAreaElement>) => {
@@ -306,6 +324,20 @@ function Composer() {
   };
   return (
     <div className="chat-composer">
+      {attachments.length > 0 ? (
+        <ul className="chat-attachments" aria-label="Attached to your next message" data-testid="chat-attachments">
+          {attachments.map((a) => (
+            <li key={a.attachmentId} className="chat-attachment">
+              <span>
+                {a.kind === 'resource' ? 'Resource' : 'Prompt'} <strong>{a.title}</strong> from {a.serverLabel} (the server&apos;s text)
+              </span>
+              <button type="button" className="button button-small" aria-label={`Remove ${a.title}`} onClick={() => removeAttachment(a.attachmentId)}>
+                Remove
+              </button>
+            </li>
+          ))}
+        </ul>
+      ) : null}
       <textarea className="input" rows={3} value={text} placeholder="Message the model (Enter sends, Shift+Enter for a new line, Esc stops)" aria-label="Message" data-testid="chat-input" onChange={(e) => setText(e.target.value)} onKeyDown={onKey} />
       <div className="chat-composer-actions">
         {busy ? (
@@ -313,7 +345,7 @@ function Composer() {
             Stop
           </button>
         ) : (
-          <button type="button" className="button button-primary" data-testid="chat-send" disabled={!text.trim()} onClick={() => void submit()}>
+          <button type="button" className="button button-primary" data-testid="chat-send" disabled={!ready} onClick={() => void submit()}>
             Send
           </button>
         )}

@@ -19,6 +19,7 @@ import { useAppStore } from '../store';
 import { connectionKey } from '../store/servers-slice';
 import { ImportPanel } from './import-panel';
 import { RunForm } from './run-form';
+import { ServerDataPanel } from './server-data-panel';
 import { ServerForm } from './server-form';
 
 /** Runs an action, reporting a failure to `onError` instead of throwing. */
@@ -262,6 +263,7 @@ function AccountPanel({ server, account }: { server: ServerView; account: Accoun
         </pre>
       ) : null}
       {tools ? <ToolList tools={tools} testPrefix={prefix} /> : state === 'connected' ? <p className="muted">Loading tools…</p> : null}
+      {state === 'connected' ? <ServerDataPanel serverId={serverId} accountId={account.id} serverName={server.definition.name} testPrefix={prefix} /> : null}
     </div>
   );
 }

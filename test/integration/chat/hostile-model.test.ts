@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Conversation } from '../../../shared/contract/chat';
-import { toModelMessages } from '../../../electron/core/chat/chat-service';
+import { toModelMessages } from '../../../electron/core/chat/model-messages';
 import type { ModelRequest } from '../../../electron/core/models/provider';
 import { MemoryJournal } from '../../../electron/core/memory-journal';
 import { systemClock, type JournalEntry } from '../../../electron/core/ports';

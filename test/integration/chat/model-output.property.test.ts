@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Conversation } from '../../../shared/contract/chat';
 import { MemoryJournal } from '../../../electron/core/memory-journal';
 import { systemClock } from '../../../electron/core/ports';
-import { toModelMessages } from '../../../electron/core/chat/chat-service';
+import { toModelMessages } from '../../../electron/core/chat/model-messages';
 import { call, settled, startChatCore, type ChatCore } from './helpers';
 import { ScriptedModel, withScripted, type ScriptedReply } from './scripted-model';
 
