@@ -1,7 +1,7 @@
 /**
  * Parts of the Permissions view: the mode control (buttons; arrow keys only move focus, Enter,
  * Space or a click commits), the changed-tool panel (before/after with its three answers) and the
- * account actions (make active, remove with a confirmation that says what is deleted).
+ * account actions (make active; remove, through the one confirmation that says what is deleted).
  *
  * Nothing here can grant: every change that makes Warden ask less is confirmed by the person in
  * main's native dialog, which the core opens itself.
@@ -12,6 +12,7 @@ import type { ArgumentConstraint } from '../../../shared/domain/policy';
 import type { PermissionMode } from '../../../shared/domain/operations';
 import { getWardenApi, toShownError, unwrap, type ShownError } from '../api';
 import { ErrorNote } from '../components/common';
+import { RemoveAccount } from '../components/remove-account';
 import { useAppStore } from '../store';
 
 export const MODE_WORDS: Record<PermissionMode, string> = { allow: 'Always Allow', ask: 'Ask', disabled: 'Disabled' };
@@ -170,83 +171,30 @@ export function ChangePanel({ serverId, accountId, toolName, onClose }: { server
 export function AccountActions({ serverId, accountId, label, serverLabel, active }: { serverId: string; accountId: string; label: string; serverLabel: string; active: boolean }) {
   const refreshMatrix = useAppStore((s) => s.refreshMatrix);
   const say = useAppStore((s) => s.say);
-  const [impact, setImpact] = useState<{ lines: string[]; blocked: string | null } | null>(null);
   const [error, setError] = useState<ShownError | null>(null);
-  const run = async (work: () => Promise<void>) => {
+  const prefix = `perm-account-${serverId}-${accountId}`;
+  const activate = async () => {
     setError(null);
     try {
-      await work();
+      const r = await unwrap(getWardenApi().accounts.setActive({ serverId, accountId }));
+      say(r.message);
+      await refreshMatrix();
     } catch (e) {
       setError(toShownError(e));
     }
   };
-  const prefix = `perm-account-${serverId}-${accountId}`;
   return (
     <div className="account-actions">
       {active ? null : (
-        <button
-          type="button"
-          className="button button-small"
-          data-testid={`${prefix}-activate`}
-          aria-label={`Make active: ${label} of ${serverLabel}`}
-          onClick={() =>
-            void run(async () => {
-              const r = await unwrap(getWardenApi().accounts.setActive({ serverId, accountId }));
-              say(r.message);
-              await refreshMatrix();
-            })
-          }
-        >
+        <button type="button" className="button button-small" data-testid={`${prefix}-activate`} aria-label={`Make active: ${label} of ${serverLabel}`} onClick={() => void activate()}>
           Make active
         </button>
       )}
-      <button
-        type="button"
-        className="button button-small button-danger"
-        data-testid={`${prefix}-remove`}
-        aria-label={`Remove… the account ${label} of ${serverLabel}`}
-        onClick={() => void run(async () => setImpact(await unwrap(getWardenApi().accounts.removalImpact({ accountId }))))}
-      >
-        Remove…
-      </button>
-      {impact ? (
-        <div className="confirm-box" role="group" aria-label={`Remove ${label}?`} data-testid={`${prefix}-confirm`}>
-          <strong>Remove the account {label} of {serverLabel}?</strong>
-          <ul>
-            {impact.lines.map((l) => (
-              <li key={l}>{l}</li>
-            ))}
-          </ul>
-          {impact.blocked ? <p>{impact.blocked}.</p> : null}
-          <div className="form-actions">
-            <button type="button" className="button button-small" onClick={() => setImpact(null)} data-testid={`${prefix}-cancel`}>
-              Keep it
-            </button>
-            {impact.blocked ? null : (
-              <button
-                type="button"
-                className="button button-small button-danger"
-                data-testid={`${prefix}-confirm-remove`}
-                onClick={() =>
-                  void run(async () => {
-                    await unwrap(getWardenApi().accounts.remove({ accountId }));
-                    setImpact(null);
-                    say(`The account ${label} of ${serverLabel} was removed, with its secrets and rules.`);
-                    await refreshMatrix();
-                  })
-                }
-              >
-                Remove {label}
-              </button>
-            )}
-          </div>
-        </div>
-      ) : null}
+      <RemoveAccount serverId={serverId} accountId={accountId} label={label} serverLabel={serverLabel} testIdPrefix={prefix} />
       <ErrorNote error={error} />
     </div>
   );
 }
-
 
 /** Sample arguments to start from: the schema's property names with empty values of their type. */
 function sampleArguments(inputSchema: Record<string, unknown>): string {
