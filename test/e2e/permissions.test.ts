@@ -291,6 +291,60 @@ describe('Permissions and Approvals, read as a person would, against the real co
     await expect.poll(() => editor.innerText(), { timeout: 15_000 }).toContain('Always Allow when city is one of "Oslo", "Bergen"');
   });
 
+  it('a conversation override is set from the tool’s details: allowing it there is confirmed natively (a refusal changes nothing), disabling it there is not, and it only applies in that conversation', async () => {
+    const conversation = (await call('chat:create', {})) as { id: string };
+    await call('chat:rename', { conversationId: conversation.id, title: 'Trip planning' });
+    await page.getByTestId('nav-permissions').click();
+    const id = tool('get_weather');
+    // Opened afresh, so it lists the conversation just made.
+    if (await page.getByTestId(`perm-details-body-${id}`).count()) await page.getByTestId(`perm-details-${id}`).click();
+    await page.getByTestId(`perm-details-${id}`).click();
+    const box = page.getByTestId(`perm-conv-${id}`);
+    await box.waitFor({ timeout: 15_000 });
+    await expect.poll(() => page.getByTestId(`perm-conv-pick-${id}`).locator('option').allInnerTexts(), { timeout: 15_000 }).toContain('Trip planning');
+    await page.getByTestId(`perm-conv-pick-${id}`).selectOption({ label: 'Trip planning' });
+    expect(await box.innerText()).toContain('No conversation has its own setting for this tool.');
+
+    // Refused in the native dialog: nothing changes.
+    answer = 'deny';
+    let before = prompts.length;
+    await page.getByTestId(`perm-conv-allow-${id}`).click();
+    await expect.poll(() => prompts.length, { timeout: 15_000 }).toBe(before + 1);
+    expect(prompts.at(-1)!.title).toBe('Always allow get_weather on Weather (Work) in the conversation “Trip planning”?');
+    expect(prompts.at(-1)!.change!.facts).toContain('It ends with that conversation.');
+    await expect.poll(() => page.getByTestId('perm-last-change').innerText(), { timeout: 15_000 }).toMatch(/^Nothing changed: /);
+    expect(core!.gate.policy.current().conversation).toEqual([]);
+
+    answer = 'approve';
+    before = prompts.length;
+    await page.getByTestId(`perm-conv-allow-${id}`).click();
+    await page.getByTestId(`perm-conv-override-${conversation.id}`).waitFor({ timeout: 15_000 });
+    expect(prompts.length).toBe(before + 1);
+    expect(await page.getByTestId(`perm-conv-override-${conversation.id}`).innerText()).toMatch(/^Always Allow in “Trip planning”/);
+    expect(core!.gate.policy.current().conversation).toMatchObject([{ conversationId: conversation.id, serverId, accountId: work, toolName: 'get_weather', mode: 'allow' }]);
+
+    // Disabling there asks less of nobody: no dialog. It applies in that conversation only.
+    before = prompts.length;
+    await page.getByTestId(`perm-conv-disable-${id}`).click();
+    await expect.poll(() => page.getByTestId(`perm-conv-override-${conversation.id}`).innerText(), { timeout: 15_000 }).toMatch(/^Disabled in “Trip planning”/);
+    expect(prompts.length).toBe(before);
+    const inThere = await call('permissions:check', { serverId, accountId: work, toolName: 'get_weather', conversationId: conversation.id, arguments: { city: 'Oslo' } });
+    const elsewhere = await call('permissions:check', { serverId, accountId: work, toolName: 'get_weather', conversationId: null, arguments: { city: 'Oslo' } });
+    expect(inThere.outcome).toBe('deny');
+    expect(elsewhere.outcome).not.toBe('deny');
+    expect(await page.getByTestId(`perm-row-${id}`).innerText()).toContain('1 conversation setting');
+    await page.getByTestId(`perm-conv-${id}`).scrollIntoViewIfNeeded();
+    await shots('permissions-conversation-override');
+    expect(await axe('permissions')).toEqual([]);
+
+    // Removing a Disabled lifts a restriction: confirmed natively too.
+    before = prompts.length;
+    await page.getByTestId(`perm-conv-remove-${conversation.id}`).click();
+    await page.getByTestId(`perm-conv-override-${conversation.id}`).waitFor({ state: 'detached', timeout: 15_000 });
+    expect(prompts.length).toBe(before + 1);
+    expect(core!.gate.policy.current().conversation).toEqual([]);
+  });
+
   it('making an account active says so; removing one needs a confirmation that says what is deleted', async () => {
     await page.getByTestId('nav-permissions').click();
     const prefix = `perm-account-${serverId}-${personal}`;

@@ -396,3 +396,80 @@ export function ConstraintEditor({ row }: { row: Pick<MatrixRow, 'serverId' | 'a
     </div>
   );
 }
+
+/**
+ * Conversation overrides of one tool: the ones that apply (with Remove), and a form to set one —
+ * "Always Allow in this conversation" or "Disabled in this conversation". An override ends with
+ * its conversation. Allowing is confirmed in main's native dialog like any other loosening;
+ * removing a Disabled override is too (the core decides which changes loosen).
+ */
+export function ConversationOverrides({ row }: { row: Pick<MatrixRow, 'serverId' | 'accountId' | 'toolName' | 'serverLabel' | 'accountLabel' | 'conversationOverrides'> }) {
+  const applyChanges = useAppStore((s) => s.applyChanges);
+  const revokeRule = useAppStore((s) => s.revokeRule);
+  const [conversations, setConversations] = useState<Array<{ id: string; title: string }> | null>(null);
+  const [picked, setPicked] = useState('');
+  const [error, setError] = useState<ShownError | null>(null);
+  const id = `${row.serverId}-${row.accountId}-${row.toolName}`;
+  useEffect(() => {
+    unwrap(getWardenApi().chat.list({})).then(
+      ({ conversations: list }) => {
+        setConversations(list.map((c) => ({ id: c.id, title: c.title })));
+        setPicked((p) => p || list[0]?.id || '');
+      },
+      (e: unknown) => setError(toShownError(e)),
+    );
+  }, []);
+  const titleOf = (conversationId: string) => conversations?.find((c) => c.id === conversationId)?.title || 'a conversation without a title';
+  const what = `${row.toolName} on ${row.serverLabel} (${row.accountLabel})`;
+  const set = (mode: 'allow' | 'disabled') =>
+    void applyChanges(
+      [{ scope: 'conversation', conversationId: picked, serverId: row.serverId, accountId: row.accountId, toolName: row.toolName, mode }],
+      `${what} ${mode === 'allow' ? 'allowed without asking' : 'disabled'} in the conversation “${titleOf(picked)}”`,
+    );
+  const overrides = row.conversationOverrides ?? [];
+  return (
+    <div className="conversation-overrides" data-testid={`perm-conv-${id}`}>
+      <h4>In one conversation</h4>
+      <p className="muted">A setting for one conversation wins over your other rules there (not over your organization’s) and ends with that conversation.</p>
+      {overrides.length === 0 ? <p className="muted">No conversation has its own setting for this tool.</p> : null}
+      <ul>
+        {overrides.map((o) => (
+          <li key={o.ruleId} data-testid={`perm-conv-override-${o.conversationId}`}>
+            {o.mode ? MODE_WORDS[o.mode] : 'Disabled'} in “{o.conversationTitle}”{' '}
+            <button
+              type="button"
+              className="button button-small"
+              onClick={() => void revokeRule(o.ruleId)}
+              aria-label={`Remove the setting ${o.mode ? MODE_WORDS[o.mode] : 'Disabled'} for ${what} in “${o.conversationTitle}”`}
+              data-testid={`perm-conv-remove-${o.conversationId}`}
+            >
+              Remove
+            </button>
+          </li>
+        ))}
+      </ul>
+      {conversations && conversations.length === 0 ? <p className="muted">There are no conversations yet; start one in Chat to give it its own setting.</p> : null}
+      {conversations && conversations.length > 0 ? (
+        <div className="constraint-form">
+          <label>
+            Conversation
+            <select className="input input-small" value={picked} onChange={(e) => setPicked(e.target.value)} data-testid={`perm-conv-pick-${id}`}>
+              {conversations.map((c) => (
+                <option key={c.id} value={c.id}>
+                  {c.title || 'Untitled conversation'}
+                </option>
+              ))}
+            </select>
+          </label>
+          <button type="button" className="button button-small" onClick={() => set('allow')} data-testid={`perm-conv-allow-${id}`} aria-label={`Always Allow there… (${what}, in the chosen conversation)`}>
+            Always Allow there…
+          </button>
+          <button type="button" className="button button-small" onClick={() => set('disabled')} data-testid={`perm-conv-disable-${id}`} aria-label={`Disable there (${what}, in the chosen conversation)`}>
+            Disable there
+          </button>
+        </div>
+      ) : null}
+      <ErrorNote error={error} />
+    </div>
+  );
+}
