@@ -222,6 +222,8 @@ export function PermissionsView() {
   const configErrors = useAppStore((s) => s.configErrors);
   const error = useAppStore((s) => s.permissionsError);
   const refreshMatrix = useAppStore((s) => s.refreshMatrix);
+  const total = useAppStore((s) => s.matrixTotal);
+  const complete = useAppStore((s) => s.matrixComplete);
   const lastChange = useAppStore((s) => s.lastChange);
   const undoLastChange = useAppStore((s) => s.undoLastChange);
   const applyChanges = useAppStore((s) => s.applyChanges);
@@ -269,8 +271,8 @@ export function PermissionsView() {
     >
       <div className={matrix.length === 0 ? 'toolbar matrix-none' : 'toolbar'}>
         <input className="input grow" type="search" placeholder="Search servers, accounts, tools, descriptions…" value={query} onChange={(e) => setQuery(e.target.value)} data-testid="perm-search" aria-label="Search permissions" />
-        <span className="muted" data-testid="perm-count">
-          {rows.length} of {matrix.length} tools
+        <span className="muted" data-testid="perm-count" data-complete={complete || total <= matrix.length}>
+          {complete || total <= matrix.length ? `${rows.length} of ${matrix.length} tools` : `Showing the first ${matrix.length} of ${total} tools; loading the rest…`}
         </span>
         {servers ? (
           <span className="muted small">
