@@ -160,8 +160,16 @@ export const permissionsChannels = defineChannels({
   /** The effective permission matrix. */
   'permissions:matrix': {
     doc: 'Effective permission per server × account × tool (every configured account, connected or not), grouped by server and account, with modes, explanations, changes and locks.',
-    request: z.object({ conversationId: Id.nullable().default(null), search: z.string().max(200).optional() }).strict(),
-    response: z.object({ rows: z.array(MatrixRow), servers: z.array(MatrixServer).optional(), configErrors: z.array(z.string()) }),
+    request: z
+      .object({
+        conversationId: Id.nullable().default(null),
+        search: z.string().max(200).optional(),
+        /** Only the first rows (and their servers), for a first screen before the whole matrix. */
+        limit: z.number().int().positive().max(100_000).optional(),
+      })
+      .strict(),
+    /** `total`: how many rows the whole matrix has (more than `rows` when `limit` cut it). */
+    response: z.object({ rows: z.array(MatrixRow), servers: z.array(MatrixServer).optional(), configErrors: z.array(z.string()), total: z.number().int().nonnegative().optional() }),
   },
   /** What the gate would do with a sample call, optionally under a rule not saved yet. */
   'permissions:check': {

@@ -46,21 +46,29 @@ async function call<C extends ChannelName>(channel: C, request: unknown): Promis
   return r.value as ResponseOf<C>;
 }
 
-/** Screenshots of the page at 1280×800 and 800×600 (then back to 1280×800). */
-async function shots(name: string): Promise<void> {
+/**
+ * Screenshots of the page at 1280×800 and 800×600, light and dark (then back to 1280×800, light):
+ * from the top, or scrolled to `focus` (a test id) when given.
+ */
+async function shots(name: string, focus?: string): Promise<void> {
   for (const [w, h] of [
     [1280, 800],
     [800, 600],
   ] as const) {
     await page.setViewportSize({ width: w, height: h });
-    await page.evaluate('window.scrollTo(0, 0); document.querySelector("main")?.scrollTo?.(0, 0)');
-    await page.waitForTimeout(150);
-    await page.screenshot({ path: `${resultsDir}/${name}-${w}x${h}.png` });
+    if (focus) await page.getByTestId(focus).scrollIntoViewIfNeeded();
+    else await page.evaluate('window.scrollTo(0, 0); document.querySelector("main")?.scrollTo?.(0, 0)');
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      await page.waitForTimeout(150);
+      await page.screenshot({ path: `${resultsDir}/${name}-${w}x${h}-${scheme}.png` });
+    }
   }
+  await page.emulateMedia({ colorScheme: 'light' });
   await page.setViewportSize({ width: 1280, height: 800 });
 }
 
-/** Serious or critical axe-core violations inside one view, at both sizes. */
+/** Serious or critical axe-core violations inside one view (colour contrast included), at both sizes, light and dark. */
 async function axe(view: string): Promise<Array<{ id: string; impact: string; nodes: string[] }>> {
   await page.evaluate(await readFile(`${root}node_modules/axe-core/axe.min.js`, 'utf8'));
   const found: Array<{ id: string; impact: string; nodes: string[] }> = [];
@@ -69,12 +77,16 @@ async function axe(view: string): Promise<Array<{ id: string; impact: string; no
     [800, 600],
   ] as const) {
     await page.setViewportSize({ width: w, height: h });
-    await page.waitForTimeout(150);
-    const v = (await page.evaluate(
-      `axe.run(document.querySelector('[data-testid="view-${view}"]'), { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')) })))`,
-    )) as Array<{ id: string; impact: string; nodes: string[] }>;
-    found.push(...v.filter((x) => x.impact === 'serious' || x.impact === 'critical'));
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      await page.waitForTimeout(150);
+      const v = (await page.evaluate(
+        `axe.run(document.querySelector('[data-testid="view-${view}"]'), { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')) })))`,
+      )) as Array<{ id: string; impact: string; nodes: string[] }>;
+      found.push(...v.filter((x) => x.impact === 'serious' || x.impact === 'critical').map((x) => ({ ...x, id: `${x.id} (${w}x${h} ${scheme})` })));
+    }
   }
+  await page.emulateMedia({ colorScheme: 'light' });
   await page.setViewportSize({ width: 1280, height: 800 });
   return found;
 }
@@ -277,11 +289,7 @@ describe('Permissions and Approvals, read as a person would, against the real co
     await page.getByTestId(`perm-constraint-check-${id}`).click();
     await expect.poll(() => verdict.innerText(), { timeout: 15_000 }).toMatch(/^Would ask you first: /);
     expect(core!.gate.policy.current().user.some((r) => r.scope.kind === 'tool-constraint')).toBe(false);
-    await editor.scrollIntoViewIfNeeded();
-    await page.screenshot({ path: `${resultsDir}/permissions-constraint-editor-1280x800.png` });
-    await page.setViewportSize({ width: 800, height: 600 });
-    await editor.scrollIntoViewIfNeeded();
-    await page.screenshot({ path: `${resultsDir}/permissions-constraint-editor-800x600.png` });
+    await shots('permissions-constraint-editor', `perm-constraints-${id}`);
     expect(await axe('permissions')).toEqual([]);
     const before = prompts.length;
     await page.getByTestId(`perm-constraint-save-${id}`).click();
@@ -289,6 +297,59 @@ describe('Permissions and Approvals, read as a person would, against the real co
     expect(prompts.at(-1)!.title).toBe('Always allow get_weather on Weather (Work)?');
     expect(prompts.at(-1)!.change!.effect).toBe('Warden will stop asking before every call of get_weather on Weather (Work) when city is one of "Oslo", "Bergen": they run as soon as the model asks.');
     await expect.poll(() => editor.innerText(), { timeout: 15_000 }).toContain('Always Allow when city is one of "Oslo", "Bergen"');
+  });
+
+  it('a conversation override is set from the tool’s details: allowing it there is confirmed natively (a refusal changes nothing), disabling it there is not, and it only applies in that conversation', async () => {
+    const conversation = (await call('chat:create', {})) as { id: string };
+    await call('chat:rename', { conversationId: conversation.id, title: 'Trip planning' });
+    await page.getByTestId('nav-permissions').click();
+    const id = tool('get_weather');
+    // Opened afresh, so it lists the conversation just made.
+    if (await page.getByTestId(`perm-details-body-${id}`).count()) await page.getByTestId(`perm-details-${id}`).click();
+    await page.getByTestId(`perm-details-${id}`).click();
+    const box = page.getByTestId(`perm-conv-${id}`);
+    await box.waitFor({ timeout: 15_000 });
+    await expect.poll(() => page.getByTestId(`perm-conv-pick-${id}`).locator('option').allInnerTexts(), { timeout: 15_000 }).toContain('Trip planning');
+    await page.getByTestId(`perm-conv-pick-${id}`).selectOption({ label: 'Trip planning' });
+    expect(await box.innerText()).toContain('No conversation has its own setting for this tool.');
+
+    // Refused in the native dialog: nothing changes.
+    answer = 'deny';
+    let before = prompts.length;
+    await page.getByTestId(`perm-conv-allow-${id}`).click();
+    await expect.poll(() => prompts.length, { timeout: 15_000 }).toBe(before + 1);
+    expect(prompts.at(-1)!.title).toBe('Always allow get_weather on Weather (Work) in the conversation “Trip planning”?');
+    expect(prompts.at(-1)!.change!.facts).toContain('It ends with that conversation.');
+    await expect.poll(() => page.getByTestId('perm-last-change').innerText(), { timeout: 15_000 }).toMatch(/^Nothing changed: /);
+    expect(core!.gate.policy.current().conversation).toEqual([]);
+
+    answer = 'approve';
+    before = prompts.length;
+    await page.getByTestId(`perm-conv-allow-${id}`).click();
+    await page.getByTestId(`perm-conv-override-${conversation.id}`).waitFor({ timeout: 15_000 });
+    expect(prompts.length).toBe(before + 1);
+    expect(await page.getByTestId(`perm-conv-override-${conversation.id}`).innerText()).toMatch(/^Always Allow in “Trip planning”/);
+    expect(core!.gate.policy.current().conversation).toMatchObject([{ conversationId: conversation.id, serverId, accountId: work, toolName: 'get_weather', mode: 'allow' }]);
+
+    // Disabling there asks less of nobody: no dialog. It applies in that conversation only.
+    before = prompts.length;
+    await page.getByTestId(`perm-conv-disable-${id}`).click();
+    await expect.poll(() => page.getByTestId(`perm-conv-override-${conversation.id}`).innerText(), { timeout: 15_000 }).toMatch(/^Disabled in “Trip planning”/);
+    expect(prompts.length).toBe(before);
+    const inThere = await call('permissions:check', { serverId, accountId: work, toolName: 'get_weather', conversationId: conversation.id, arguments: { city: 'Oslo' } });
+    const elsewhere = await call('permissions:check', { serverId, accountId: work, toolName: 'get_weather', conversationId: null, arguments: { city: 'Oslo' } });
+    expect(inThere.outcome).toBe('deny');
+    expect(elsewhere.outcome).not.toBe('deny');
+    expect(await page.getByTestId(`perm-row-${id}`).innerText()).toContain('1 conversation setting');
+    await shots('permissions-conversation-override', `perm-conv-${id}`);
+    expect(await axe('permissions')).toEqual([]);
+
+    // Removing a Disabled lifts a restriction: confirmed natively too.
+    before = prompts.length;
+    await page.getByTestId(`perm-conv-remove-${conversation.id}`).click();
+    await page.getByTestId(`perm-conv-override-${conversation.id}`).waitFor({ state: 'detached', timeout: 15_000 });
+    expect(prompts.length).toBe(before + 1);
+    expect(core!.gate.policy.current().conversation).toEqual([]);
   });
 
   it('making an account active says so; removing one needs a confirmation that says what is deleted', async () => {

@@ -32,6 +32,8 @@ const noSecrets: ListableSecretStore = { get: async () => null, set: async () =>
 let dir: string;
 let callsFile: string;
 let crashedOperation = '';
+/** The new operation the person's "Retry as a new call" created. */
+let retriedAs = '';
 let service: LedgerService | undefined;
 let core: WardenCore | undefined;
 let host: TestHost | undefined;
@@ -159,6 +161,7 @@ describe('after a crash while a call was running', () => {
     await page.locator(`[data-testid="recovery-settled-${crashedOperation}-retry"][data-state="awaiting_approval"]`).waitFor({ timeout: 30_000 });
     const retryId = (await trace.getAttribute('data-retry'))!;
     expect(retryId).not.toBe(crashedOperation);
+    retriedAs = retryId;
     expect(await trace.innerText()).toMatch(/Retried as a new call\.[\s\S]*waiting for your approval/);
     // Names where a person reads: the new call's id is for Activity's record, not this card.
     expect(await trace.innerText()).not.toContain(retryId);
@@ -204,6 +207,27 @@ describe('after a crash while a call was running', () => {
     };
     await expect.poll(shownOperations, { timeout: 15_000 }).toEqual(new Set([retryId]));
     a11y.push(...(await screens(page, 'recovery-activity-link')));
+  });
+
+  it('the Why? panel of the call that was tried again says so in words; the new call’s id is only under Technical details', async () => {
+    const retry = retriedAs;
+    expect(retry).toBeTruthy();
+    await page.getByTestId('nav-activity').click();
+    await page.getByTestId('activity-filter-tool').fill('send_invoice');
+    if (await page.getByTestId('activity-focus').count()) await page.getByTestId('activity-focus').getByRole('button', { name: 'Show every call' }).click();
+    const settled = page.locator(`[data-testid="activity-row"][data-operation="${crashedOperation}"]`).filter({ has: page.locator('[data-type="op.reconciled"]') });
+    await settled.waitFor({ timeout: 30_000 });
+    await settled.getByRole('button', { name: 'Why?' }).click();
+    const history = page.getByTestId('activity-history');
+    await expect.poll(() => history.innerText(), { timeout: 15_000 }).toContain('you tried it again as a new call (“Acme says no invoice arrived”)');
+    // The panel stays mounted from the retry's history, where Technical details were opened.
+    const details = history.getByTestId('activity-history-details');
+    if ((await details.getAttribute('open')) !== null) await details.locator('summary').click();
+    expect(await history.innerText()).not.toContain(retry);
+    expect(await history.innerText()).not.toContain(crashedOperation);
+    await details.locator('summary').click();
+    expect(await history.getByTestId('activity-history-details').innerText()).toContain(retry);
+    a11y.push(...(await screens(page, 'recovery-why-retried', 'activity-history')));
   });
 
   it('shows no serious accessibility problems, page errors or CSP violations', async () => {

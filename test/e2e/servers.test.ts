@@ -217,4 +217,31 @@ describe('the Servers view in a real browser against the real core and real stdi
     expect(pageErrors).toEqual([]);
     expect(consoleErrors).toEqual([]);
   });
+  it('removing an account from a server’s details needs the confirmation that says what is deleted (its secrets, its rules), and Keep it keeps it', async () => {
+    const personal = await core!.handlers['accounts:add']({ serverId: 'reports', label: 'Personal' });
+    await core!.handlers['permissions:set']({ scope: 'server', serverId: 'reports', accountId: personal.id, mode: 'disabled' });
+    await page.getByTestId('nav-servers').click();
+    if (await page.getByTestId('server-details-back').count()) await page.getByTestId('server-details-back').click();
+    await page.getByTestId('server-open-reports').click();
+    const prefix = `account-reports-${personal.id}`;
+    await page.getByTestId(`${prefix}-remove`).click();
+    const confirm = page.getByTestId(`${prefix}-confirm`);
+    await confirm.waitFor({ timeout: 15_000 });
+    const text = await confirm.innerText();
+    expect(text).toContain('Remove the account Personal of Reports?');
+    expect(text).toContain('It has no secrets in your keychain.');
+    expect(text).toContain('Its 1 permission rule is deleted.');
+    // Nothing is deleted by the first click.
+    expect((await core!.handlers['accounts:list']({ serverId: 'reports' })).accounts.map((a) => a.label)).toEqual(['Default', 'Personal']);
+    await shots('remove-account', `${prefix}-confirm`);
+    expect(await axeSerious()).toEqual([]);
+    await page.getByTestId(`${prefix}-cancel`).click();
+    expect(await confirm.count()).toBe(0);
+    expect((await core!.handlers['accounts:list']({ serverId: 'reports' })).accounts).toHaveLength(2);
+    await page.getByTestId(`${prefix}-remove`).click();
+    await page.getByTestId(`${prefix}-confirm-remove`).click();
+    await page.getByTestId(prefix).waitFor({ state: 'detached', timeout: 15_000 });
+    expect((await core!.handlers['accounts:list']({ serverId: 'reports' })).accounts.map((a) => a.label)).toEqual(['Default']);
+    expect(core!.gate.policy.current().user.filter((r) => 'accountId' in r.scope && r.scope.accountId === personal.id)).toEqual([]);
+  });
 });

@@ -27,7 +27,7 @@ import { endpointHash } from '../settings/identity';
 import { bulkConfirmation, newVersionConfirmation, type NameLookup } from './confirmations';
 import { contractDiff } from './contract-diff';
 import { ListingStore, type ContractVersion } from './listing-store';
-import { buildMatrix, type MatrixSources } from './matrix';
+import { buildMatrix, firstRowsOf, type MatrixSources } from './matrix';
 
 type Channel =
   | 'permissions:matrix'
@@ -394,7 +394,7 @@ export function createPermissionsModule(options: PermissionsModuleOptions): Perm
   }
 
   const handlers: PermissionsHandlers = {
-    'permissions:matrix': ({ conversationId, search }) => buildMatrix(sources, conversationId, search),
+    'permissions:matrix': ({ conversationId, search, limit }) => firstRowsOf(buildMatrix(sources, conversationId, search), limit),
     'permissions:check': ({ serverId, accountId, toolName, conversationId, arguments: args, draft }) => {
       const { tool } = toolFor(serverId, accountId, toolName);
       let state = current();

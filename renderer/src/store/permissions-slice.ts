@@ -7,6 +7,12 @@ import type { PermissionMode } from '../../../shared/domain/operations';
 import { toShownError, unwrap, type ShownError } from '../api';
 import type { SliceCreator } from './types';
 
+/**
+ * Rows asked for first when the matrix is loaded for the first time: more than any window shows,
+ * few enough to arrive at once; the whole matrix follows in a second request.
+ */
+const FIRST_SCREEN = 200;
+
 /** One step that puts a mode back: set a mode again, or remove the rule a change created. */
 export type UndoStep = { set: PermissionChange } | { revoke: string };
 
@@ -20,6 +26,10 @@ export interface PermissionsSlice {
   matrix: MatrixRow[];
   /** Every configured server and account (connected or not), when the core sends them. */
   matrixServers: MatrixServer[] | null;
+  /** How many rows the whole matrix has; more than `matrix.length` until it has all arrived. */
+  matrixTotal: number;
+  /** False while only the first screen of a large matrix is here (search then waits for the rest). */
+  matrixComplete: boolean;
   /** The last change made in the Permissions view, for its "what happened / Undo" line. */
   lastChange: LastChange | null;
   /**
@@ -54,13 +64,22 @@ export interface PermissionsSlice {
 export const createPermissionsSlice: SliceCreator<PermissionsSlice> = ({ api }) => (set, get) => ({
   matrix: [],
   matrixServers: null,
+  matrixTotal: 0,
+  matrixComplete: false,
   lastChange: null,
   configErrors: [],
   permissionsError: null,
   async refreshMatrix() {
     try {
+      // The first time, a first screen of rows comes ahead of the whole matrix (see FIRST_SCREEN).
+      if (get().matrix.length === 0 && get().matrixServers === null) {
+        const first = await unwrap(api().permissions.matrix({ conversationId: null, limit: FIRST_SCREEN }));
+        const partial = (first.total ?? first.rows.length) > first.rows.length;
+        set({ matrix: first.rows, matrixServers: first.servers ?? null, matrixTotal: first.total ?? first.rows.length, matrixComplete: !partial, configErrors: first.configErrors, permissionsError: null });
+        if (!partial) return;
+      }
       const { rows, servers, configErrors } = await unwrap(api().permissions.matrix({ conversationId: null }));
-      set({ matrix: rows, matrixServers: servers ?? null, configErrors, permissionsError: null });
+      set({ matrix: rows, matrixServers: servers ?? null, matrixTotal: rows.length, matrixComplete: true, configErrors, permissionsError: null });
     } catch (error) {
       set({ permissionsError: toShownError(error) });
     }

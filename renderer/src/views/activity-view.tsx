@@ -4,7 +4,7 @@
  * for any operation.
  */
 import { useEffect, useMemo, useState } from 'react';
-import type { AuditFilter } from '../../../shared/domain/ledger';
+import type { AuditFilter, AuditRow, OperationView } from '../../../shared/domain/ledger';
 import { toShownError, type ShownError } from '../api';
 import { DecisionPill, EmptyState, ErrorNote, StatePill, TechnicalDetails, Time, ViewFrame } from '../components/common';
 import { eventWords, namesFor } from '../components/names';
@@ -26,6 +26,18 @@ const LAYER_WORDS: Record<string, string> = {
   user: 'your rules',
   default: 'the default for tools with no rule',
 };
+
+/**
+ * An event's reason for the Why? panel. A settled outcome is told from its record's fields (who,
+ * what they found, whether it was tried again), so the retry's operation id, which the stored
+ * reason carries for exports, stays under Technical details.
+ */
+function eventReason(e: AuditRow, reconciled: OperationView['reconciled']): string {
+  if (e.type !== 'op.reconciled' || !reconciled) return e.reason;
+  const who = reconciled.by === 'user' ? 'you' : reconciled.by;
+  const what = reconciled.outcome === 'retried' ? 'tried it again as a new call' : reconciled.outcome === 'succeeded' ? 'recorded that it happened' : 'recorded that it did not happen';
+  return `${who} ${what}${reconciled.reason ? ` (“${reconciled.reason}”)` : ''}`;
+}
 
 function HistoryPanel() {
   const history = useAppStore((s) => s.history);
@@ -72,7 +84,7 @@ function HistoryPanel() {
         <dt>Sent</dt>
         <dd>{history.executing ? <Time at={history.executing.at} /> : 'never sent to the server'}</dd>
         <dt>Outcome</dt>
-        <dd>{history.outcome ? `${history.outcome.state}: ${history.outcome.reason}` : 'not finished'}</dd>
+        <dd>{history.outcome ? `${eventWords({ type: 'op.transition', to: history.outcome.state })}: ${history.outcome.reason}` : 'not finished'}</dd>
       </dl>
       <TechnicalDetails
         testId="activity-history-details"
@@ -82,6 +94,8 @@ function HistoryPanel() {
           ['Account id', op.accountId],
           ...(op.conversationId ? ([['Conversation', op.conversationId]] as Array<[string, string]>) : []),
           ...(history.decisionAtRequest?.ruleId ? ([['Rule', history.decisionAtRequest.ruleId]] as Array<[string, string]>) : []),
+          ...(op.reconciled?.retryOperationId ? ([['Tried again as', op.reconciled.retryOperationId]] as Array<[string, string]>) : []),
+          ...(op.retryOf ? ([['A new try of', op.retryOf]] as Array<[string, string]>) : []),
           ['Fingerprint', op.fingerprint],
         ]}
       />
@@ -92,7 +106,7 @@ function HistoryPanel() {
       <ol className="event-list">
         {history.events.map((e) => (
           <li key={e.seq}>
-            <Time at={e.time} /> <code>{e.type}</code> {e.from && e.to ? `${e.from} → ${e.to}` : ''} <span className="muted">{e.reason}</span>
+            <Time at={e.time} /> {eventWords(e)}: <span className="muted">{eventReason(e, op.reconciled)}</span>
           </li>
         ))}
       </ol>

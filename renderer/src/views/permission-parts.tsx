@@ -1,7 +1,7 @@
 /**
  * Parts of the Permissions view: the mode control (buttons; arrow keys only move focus, Enter,
  * Space or a click commits), the changed-tool panel (before/after with its three answers) and the
- * account actions (make active, remove with a confirmation that says what is deleted).
+ * account actions (make active; remove, through the one confirmation that says what is deleted).
  *
  * Nothing here can grant: every change that makes Warden ask less is confirmed by the person in
  * main's native dialog, which the core opens itself.
@@ -12,6 +12,7 @@ import type { ArgumentConstraint } from '../../../shared/domain/policy';
 import type { PermissionMode } from '../../../shared/domain/operations';
 import { getWardenApi, toShownError, unwrap, type ShownError } from '../api';
 import { ErrorNote } from '../components/common';
+import { RemoveAccount } from '../components/remove-account';
 import { useAppStore } from '../store';
 
 export const MODE_WORDS: Record<PermissionMode, string> = { allow: 'Always Allow', ask: 'Ask', disabled: 'Disabled' };
@@ -170,83 +171,30 @@ export function ChangePanel({ serverId, accountId, toolName, onClose }: { server
 export function AccountActions({ serverId, accountId, label, serverLabel, active }: { serverId: string; accountId: string; label: string; serverLabel: string; active: boolean }) {
   const refreshMatrix = useAppStore((s) => s.refreshMatrix);
   const say = useAppStore((s) => s.say);
-  const [impact, setImpact] = useState<{ lines: string[]; blocked: string | null } | null>(null);
   const [error, setError] = useState<ShownError | null>(null);
-  const run = async (work: () => Promise<void>) => {
+  const prefix = `perm-account-${serverId}-${accountId}`;
+  const activate = async () => {
     setError(null);
     try {
-      await work();
+      const r = await unwrap(getWardenApi().accounts.setActive({ serverId, accountId }));
+      say(r.message);
+      await refreshMatrix();
     } catch (e) {
       setError(toShownError(e));
     }
   };
-  const prefix = `perm-account-${serverId}-${accountId}`;
   return (
     <div className="account-actions">
       {active ? null : (
-        <button
-          type="button"
-          className="button button-small"
-          data-testid={`${prefix}-activate`}
-          aria-label={`Make active: ${label} of ${serverLabel}`}
-          onClick={() =>
-            void run(async () => {
-              const r = await unwrap(getWardenApi().accounts.setActive({ serverId, accountId }));
-              say(r.message);
-              await refreshMatrix();
-            })
-          }
-        >
+        <button type="button" className="button button-small" data-testid={`${prefix}-activate`} aria-label={`Make active: ${label} of ${serverLabel}`} onClick={() => void activate()}>
           Make active
         </button>
       )}
-      <button
-        type="button"
-        className="button button-small button-danger"
-        data-testid={`${prefix}-remove`}
-        aria-label={`Remove… the account ${label} of ${serverLabel}`}
-        onClick={() => void run(async () => setImpact(await unwrap(getWardenApi().accounts.removalImpact({ accountId }))))}
-      >
-        Remove…
-      </button>
-      {impact ? (
-        <div className="confirm-box" role="group" aria-label={`Remove ${label}?`} data-testid={`${prefix}-confirm`}>
-          <strong>Remove the account {label} of {serverLabel}?</strong>
-          <ul>
-            {impact.lines.map((l) => (
-              <li key={l}>{l}</li>
-            ))}
-          </ul>
-          {impact.blocked ? <p>{impact.blocked}.</p> : null}
-          <div className="form-actions">
-            <button type="button" className="button button-small" onClick={() => setImpact(null)} data-testid={`${prefix}-cancel`}>
-              Keep it
-            </button>
-            {impact.blocked ? null : (
-              <button
-                type="button"
-                className="button button-small button-danger"
-                data-testid={`${prefix}-confirm-remove`}
-                onClick={() =>
-                  void run(async () => {
-                    await unwrap(getWardenApi().accounts.remove({ accountId }));
-                    setImpact(null);
-                    say(`The account ${label} of ${serverLabel} was removed, with its secrets and rules.`);
-                    await refreshMatrix();
-                  })
-                }
-              >
-                Remove {label}
-              </button>
-            )}
-          </div>
-        </div>
-      ) : null}
+      <RemoveAccount serverId={serverId} accountId={accountId} label={label} serverLabel={serverLabel} testIdPrefix={prefix} />
       <ErrorNote error={error} />
     </div>
   );
 }
-
 
 /** Sample arguments to start from: the schema's property names with empty values of their type. */
 function sampleArguments(inputSchema: Record<string, unknown>): string {
@@ -443,6 +391,83 @@ export function ConstraintEditor({ row }: { row: Pick<MatrixRow, 'serverId' | 'a
           <strong>{verdict.outcome === 'allow' ? 'Would run without asking' : verdict.outcome === 'ask' ? 'Would ask you first' : verdict.outcome === 'deny' ? 'Would be blocked' : 'Invalid arguments'}</strong>: {verdict.summary ? `${verdict.summary}. ` : ''}
           {verdict.reason}
         </p>
+      ) : null}
+      <ErrorNote error={error} />
+    </div>
+  );
+}
+
+/**
+ * Conversation overrides of one tool: the ones that apply (with Remove), and a form to set one —
+ * "Always Allow in this conversation" or "Disabled in this conversation". An override ends with
+ * its conversation. Allowing is confirmed in main's native dialog like any other loosening;
+ * removing a Disabled override is too (the core decides which changes loosen).
+ */
+export function ConversationOverrides({ row }: { row: Pick<MatrixRow, 'serverId' | 'accountId' | 'toolName' | 'serverLabel' | 'accountLabel' | 'conversationOverrides'> }) {
+  const applyChanges = useAppStore((s) => s.applyChanges);
+  const revokeRule = useAppStore((s) => s.revokeRule);
+  const [conversations, setConversations] = useState<Array<{ id: string; title: string }> | null>(null);
+  const [picked, setPicked] = useState('');
+  const [error, setError] = useState<ShownError | null>(null);
+  const id = `${row.serverId}-${row.accountId}-${row.toolName}`;
+  useEffect(() => {
+    unwrap(getWardenApi().chat.list({})).then(
+      ({ conversations: list }) => {
+        setConversations(list.map((c) => ({ id: c.id, title: c.title })));
+        setPicked((p) => p || list[0]?.id || '');
+      },
+      (e: unknown) => setError(toShownError(e)),
+    );
+  }, []);
+  const titleOf = (conversationId: string) => conversations?.find((c) => c.id === conversationId)?.title || 'a conversation without a title';
+  const what = `${row.toolName} on ${row.serverLabel} (${row.accountLabel})`;
+  const set = (mode: 'allow' | 'disabled') =>
+    void applyChanges(
+      [{ scope: 'conversation', conversationId: picked, serverId: row.serverId, accountId: row.accountId, toolName: row.toolName, mode }],
+      `${what} ${mode === 'allow' ? 'allowed without asking' : 'disabled'} in the conversation “${titleOf(picked)}”`,
+    );
+  const overrides = row.conversationOverrides ?? [];
+  return (
+    <div className="conversation-overrides" data-testid={`perm-conv-${id}`}>
+      <h4>In one conversation</h4>
+      <p className="muted">A setting for one conversation wins over your other rules there (not over your organization’s) and ends with that conversation.</p>
+      {overrides.length === 0 ? <p className="muted">No conversation has its own setting for this tool.</p> : null}
+      <ul>
+        {overrides.map((o) => (
+          <li key={o.ruleId} data-testid={`perm-conv-override-${o.conversationId}`}>
+            {o.mode ? MODE_WORDS[o.mode] : 'Disabled'} in “{o.conversationTitle}”{' '}
+            <button
+              type="button"
+              className="button button-small"
+              onClick={() => void revokeRule(o.ruleId)}
+              aria-label={`Remove the setting ${o.mode ? MODE_WORDS[o.mode] : 'Disabled'} for ${what} in “${o.conversationTitle}”`}
+              data-testid={`perm-conv-remove-${o.conversationId}`}
+            >
+              Remove
+            </button>
+          </li>
+        ))}
+      </ul>
+      {conversations && conversations.length === 0 ? <p className="muted">There are no conversations yet; start one in Chat to give it its own setting.</p> : null}
+      {conversations && conversations.length > 0 ? (
+        <div className="constraint-form">
+          <label>
+            Conversation
+            <select className="input input-small" value={picked} onChange={(e) => setPicked(e.target.value)} data-testid={`perm-conv-pick-${id}`}>
+              {conversations.map((c) => (
+                <option key={c.id} value={c.id}>
+                  {c.title || 'Untitled conversation'}
+                </option>
+              ))}
+            </select>
+          </label>
+          <button type="button" className="button button-small" onClick={() => set('allow')} data-testid={`perm-conv-allow-${id}`} aria-label={`Always Allow there… (${what}, in the chosen conversation)`}>
+            Always Allow there…
+          </button>
+          <button type="button" className="button button-small" onClick={() => set('disabled')} data-testid={`perm-conv-disable-${id}`} aria-label={`Disable there (${what}, in the chosen conversation)`}>
+            Disable there
+          </button>
+        </div>
       ) : null}
       <ErrorNote error={error} />
     </div>

@@ -15,7 +15,7 @@ import type { MatrixAccount, MatrixRow, MatrixServer, PermissionChange } from '.
 import type { PermissionMode } from '../../../shared/domain/operations';
 import { DecisionPill, EmptyState, ErrorNote, ViewFrame } from '../components/common';
 import { useAppStore } from '../store';
-import { AccountActions, ChangePanel, ConstraintEditor, MODE_WORDS, ModeButtons } from './permission-parts';
+import { AccountActions, ChangePanel, ConstraintEditor, ConversationOverrides, MODE_WORDS, ModeButtons } from './permission-parts';
 import { filterMatrix, groupMatrix, type MatrixItem } from './view-helpers';
 
 const ESTIMATE: Record<MatrixItem['kind'], number> = { server: 64, account: 64, tool: 92, 'no-tools': 44 };
@@ -169,6 +169,11 @@ function ToolRow({ row, selected, onSelect, onOpenChange }: { row: MatrixRow; se
           {row.explanation}
         </span>
         {(row.constraintRules ?? []).length > 0 ? <span className="pill pill-hint">{row.constraintRules!.length} argument rule{row.constraintRules!.length === 1 ? '' : 's'}</span> : null}
+        {(row.conversationOverrides ?? []).length > 0 ? (
+          <span className="pill pill-hint">
+            {row.conversationOverrides!.length} conversation setting{row.conversationOverrides!.length === 1 ? '' : 's'}
+          </span>
+        ) : null}
         <button type="button" className="link-button small" aria-expanded={open} onClick={() => setOpen(!open)} aria-label={`${open ? 'Hide details' : 'Details and argument rules'} of ${what}`} data-testid={`perm-details-${id}`}>
           {open ? 'Hide details' : 'Details and argument rules'}
         </button>
@@ -180,13 +185,9 @@ function ToolRow({ row, selected, onSelect, onOpenChange }: { row: MatrixRow; se
       ) : null}
       {open ? (
         <div className="tool-details small" data-testid={`perm-details-body-${id}`}>
-          {(row.conversationOverrides ?? []).map((o) => (
-            <p key={o.ruleId}>
-              In the conversation “{o.conversationTitle}”: {o.mode ? MODE_WORDS[o.mode] : 'Disabled'}
-            </p>
-          ))}
           {row.orgLock ? <p>Your organization {row.orgLock === 'forbid' ? 'blocks this tool' : 'requires asking before each call'}; it cannot be changed here.</p> : null}
           {row.orgLocked ? null : <ConstraintEditor row={row} />}
+          {row.orgLocked ? null : <ConversationOverrides row={row} />}
           <p className="muted">
             Internal ids (for support and exports): server <code>{row.serverId}</code>, account <code>{row.accountId}</code>
           </p>
@@ -221,6 +222,8 @@ export function PermissionsView() {
   const configErrors = useAppStore((s) => s.configErrors);
   const error = useAppStore((s) => s.permissionsError);
   const refreshMatrix = useAppStore((s) => s.refreshMatrix);
+  const total = useAppStore((s) => s.matrixTotal);
+  const complete = useAppStore((s) => s.matrixComplete);
   const lastChange = useAppStore((s) => s.lastChange);
   const undoLastChange = useAppStore((s) => s.undoLastChange);
   const applyChanges = useAppStore((s) => s.applyChanges);
@@ -268,8 +271,8 @@ export function PermissionsView() {
     >
       <div className={matrix.length === 0 ? 'toolbar matrix-none' : 'toolbar'}>
         <input className="input grow" type="search" placeholder="Search servers, accounts, tools, descriptions…" value={query} onChange={(e) => setQuery(e.target.value)} data-testid="perm-search" aria-label="Search permissions" />
-        <span className="muted" data-testid="perm-count">
-          {rows.length} of {matrix.length} tools
+        <span className="muted" data-testid="perm-count" data-complete={complete || total <= matrix.length}>
+          {complete || total <= matrix.length ? `${rows.length} of ${matrix.length} tools` : `Showing the first ${matrix.length} of ${total} tools; loading the rest…`}
         </span>
         {servers ? (
           <span className="muted small">

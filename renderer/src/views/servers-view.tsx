@@ -14,6 +14,7 @@ import { getWardenApi, toShownError, unwrap, type ShownError } from '../api';
 import { ConnectionPill, ConnectionProblem, EmptyState, ErrorNote, ServerClaim, ViewFrame } from '../components/common';
 import { InlineEntry } from '../components/form-field';
 import { Markdown } from '../components/markdown';
+import { RemoveAccount } from '../components/remove-account';
 import { RowActions, ServerList, ServerSwitch } from './server-list';
 import { useAppStore } from '../store';
 import { connectionKey } from '../store/servers-slice';
@@ -163,7 +164,6 @@ function AccountPanel({ server, account }: { server: ServerView; account: Accoun
   const loadLogs = useAppStore((s) => s.loadLogs);
   const loadTools = useAppStore((s) => s.loadTools);
   const renameAccount = useAppStore((s) => s.renameAccount);
-  const removeAccount = useAppStore((s) => s.removeAccount);
   const switchAccount = useAppStore((s) => s.switchAccount);
   const openLink = useAppStore((s) => s.openLink);
   const [showLogs, setShowLogs] = useState(false);
@@ -228,11 +228,7 @@ function AccountPanel({ server, account }: { server: ServerView; account: Accoun
           <button type="button" className="button button-small" onClick={() => setRenaming(account.label)}>
             Rename…
           </button>
-          {server.accounts.length > 1 ? (
-            <button type="button" className="button button-small button-danger" onClick={() => run(() => removeAccount(account.id))}>
-              Remove
-            </button>
-          ) : null}
+          {server.accounts.length > 1 ? <RemoveAccount serverId={serverId} accountId={account.id} label={account.label} serverLabel={server.definition.name} testIdPrefix={prefix} /> : null}
         </span>
       </div>
       <ConnectionProblem status={connection?.status} testId={`${prefix}-problem`} />
