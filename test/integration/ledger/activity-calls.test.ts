@@ -44,7 +44,7 @@ afterAll(async () => {
 async function page(filter: CallFilter, after: CallCursor | null = null, limit = 50): Promise<{ calls: ActivityCall[]; next: CallCursor | null }> {
   const r = await dispatch(core.handlers, 'activity:calls', { filter, limit, after });
   if (!r.ok) throw new Error(r.error.message);
-  return r.value;
+  return r.value as { calls: ActivityCall[]; next: CallCursor | null };
 }
 
 async function all(filter: CallFilter, limit = 50): Promise<ActivityCall[]> {
