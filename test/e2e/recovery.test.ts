@@ -189,13 +189,13 @@ describe('after a crash while a call was running', () => {
     a11y.push(...(await screens(page, 'recovery-retry-succeeded', `recovery-settled-${crashedOperation}`)));
 
     await page.getByTestId(`recovery-settled-${crashedOperation}-retry-activity`).click();
-    await page.getByTestId('activity-focus').waitFor({ timeout: 30_000 });
-    await expect.poll(() => page.getByTestId('activity-focus').innerText(), { timeout: 15_000 }).toContain('send_invoice on Billing');
-    const history = page.getByTestId('activity-history');
+    await page.getByTestId('activity-chips').waitFor({ timeout: 30_000 });
+    await expect.poll(() => page.getByTestId('activity-chips').innerText(), { timeout: 15_000 }).toContain('Only this call: send_invoice on Billing');
+    const history = page.getByTestId('activity-call-details');
     await history.waitFor({ timeout: 30_000 });
     // The id is one click away, under Technical details (names where a person reads).
-    await history.getByTestId('activity-history-details').locator('summary').click();
-    expect(await history.getByTestId('activity-history-details').innerText()).toContain(retryId);
+    await history.getByTestId('activity-call-ids').locator('summary').click();
+    expect(await history.getByTestId('activity-call-ids').innerText()).toContain(retryId);
     const rows = page.getByTestId('activity-row');
     const shownOperations = async () => {
       const ids = new Set<string>();

@@ -44,7 +44,9 @@ export function askedByWords(a: ActivityCall['askedBy']): string {
 
 function approvalWords(history: OperationHistory): string {
   const a = history.approval;
-  if (a) return a.by === 'you' ? `You approved it: ${a.reason}` : `Approved by ${a.by}: ${a.reason}`;
+  // The policy's own approval repeats the decision's reason: said once, under Decision.
+  if (a && a.by.startsWith('policy')) return 'No one needed to approve it: your Always Allow let it run.';
+  if (a) return a.by === 'you' ? `You approved it in Warden’s dialog (${new Date(a.at).toLocaleString()}).` : `Approved by ${a.by}: ${a.reason}`;
   const d = history.decisionAtRequest?.decision;
   if (d === 'allow') return 'No one needed to approve it: it was allowed without asking.';
   if (d === 'deny') return 'No one could approve it: it was refused without asking.';
@@ -67,7 +69,7 @@ export function CallDetails({ call, history }: { call: ActivityCall; history: Op
           <dt>Decision</dt>
           <dd>
             {decision
-              ? `${decision.decision === 'allow' ? 'Allowed' : decision.decision === 'ask' ? 'Asked first' : 'Refused'}: ${decision.reason} (decided by ${LAYER_WORDS[decision.layer] ?? decision.layer}).`
+              ? `${decision.reason} — decided by ${LAYER_WORDS[decision.layer] ?? decision.layer}.`
               : 'No decision was recorded: the arguments did not fit the tool, or Warden stopped first.'}
           </dd>
           <dt>Approval</dt>
@@ -84,7 +86,12 @@ export function CallDetails({ call, history }: { call: ActivityCall; history: Op
           {history.events.map((e) => (
             <li key={e.seq} data-type={e.type} data-to={e.to ?? ''}>
               <Time at={e.time} /> — {eventWords(e)}
-              {e.reason && e.reason !== eventWords(e) ? <span className="muted">: {e.reason}</span> : null}
+              {/* A request's recorded reason names its source by code ("Requested by user"): said in words instead. */}
+              {e.type === 'op.proposed' ? (
+                <span className="muted">: by {askedByWords(call.askedBy).replace(/^[A-Z]/, (c) => c.toLowerCase())}</span>
+              ) : e.reason && e.reason !== eventWords(e) ? (
+                <span className="muted">: {e.reason}</span>
+              ) : null}
             </li>
           ))}
         </ol>

@@ -298,7 +298,7 @@ export function ActivityView() {
           </p>
         </EmptyState>
       ) : loaded && calls.length === 0 ? (
-        <div className="empty" data-testid="activity-no-match" role="status">
+        <div className="no-match" data-testid="activity-no-match" role="status">
           <p>
             <strong>No calls match these filters.</strong> To see more, remove a filter above{filter.from !== undefined || filter.to !== undefined ? ' or widen the time range' : ''}.
           </p>
