@@ -309,7 +309,11 @@ export function ActivityView() {
       ) : calls.length > 0 ? (
         <>
           <p className="muted" data-testid="activity-count">
-            {next ? `The newest ${calls.length} calls${chips.length ? ' that match' : ''}.` : `${calls.length === 1 ? '1 call' : `${calls.length} calls`}${chips.length ? ' match' : ''}, newest first.`}
+            {next
+              ? `The newest ${calls.length} calls${chips.length ? ' that match' : ''}.`
+              : chips.length
+                ? `${calls.length === 1 ? '1 call matches' : `${calls.length} calls match`}, newest first.`
+                : `${calls.length === 1 ? '1 call' : `${calls.length} calls`}, newest first.`}
           </p>
           <div className="table-scroll" tabIndex={0} role="region" aria-label="Tool calls">
             <table className="table activity-table" data-testid="activity-table">
