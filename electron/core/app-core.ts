@@ -11,6 +11,7 @@ import { requireServerConfirmation, type ServerChangeConfirmer } from './setting
 import { cancellingElicitor, type Elicitor } from './elicitation/elicitation';
 import { MemoryJournal } from './memory-journal';
 import { WardenError } from '../../shared/result';
+import { activityCallHandlers } from './ledger/activity-calls';
 import { activityHandlers } from './ledger/activity-handlers';
 import { MemoryHistory, type HistoryReads } from './ledger/history';
 import type { LedgerService } from './ledger/service';
@@ -345,6 +346,20 @@ export function createCore(deps: CoreDeps): WardenCore {
       ...(deps.fileDialogs ? { fileDialogs: deps.fileDialogs } : {}),
       gate: () => gateModule.gate,
       onSafeModeAcknowledged: () => gateModule.policy.setSafeMode(false),
+    }),
+    ...activityCallHandlers({
+      history,
+      now: () => clock.now(),
+      ...(deps.fileDialogs ? { fileDialogs: deps.fileDialogs } : {}),
+      names: {
+        server: (serverId) => serversModule.service.getServer(serverId),
+        account: (serverId, accountId) => serversModule.service.accountsOf(serverId).find((a) => a.id === accountId)?.label,
+        inputSchema: (serverId, accountId, toolName) => connections.manager.getTool(serverId, accountId, toolName)?.inputSchema,
+        conversation: (id) => {
+          const c = late2.chat?.list().find((x) => x.id === id);
+          return c ? { title: c.title, model: c.model } : undefined;
+        },
+      },
     }),
     ...serversModule.handlers,
     ...gateModule.handlers,

@@ -8,6 +8,7 @@
  */
 import { z } from 'zod';
 import { defineChannels } from '../contract-kit';
+import { ActivityCall, CallCursor, CallFilter } from '../domain/activity';
 import { AuditFilter, AuditRow, LedgerStatus, OperationHistory, OperationView } from '../domain/ledger';
 import { OperationState } from '../domain/operations';
 
@@ -40,6 +41,24 @@ export const activityChannels = defineChannels({
   'activity:export': {
     doc: 'Exports the filtered audit log as JSONL or CSV to a file chosen in a native save dialog.',
     request: z.object({ format: z.enum(['jsonl', 'csv']), filter: AuditFilter.default({}) }).strict(),
+    response: z.object({ format: z.enum(['jsonl', 'csv']), path: z.string().nullable().describe('where it was saved; null if the person cancelled'), rows: z.number().int().nonnegative() }),
+  },
+  /** The Activity list: one row per operation, newest first, filtered, a page at a time. */
+  'activity:calls': {
+    doc: 'Operations matching the filters (server, account, tool, decision, outcome, time), newest first; `next` continues after the last row (null: no more).',
+    request: z
+      .object({
+        filter: CallFilter.default({}),
+        limit: z.number().int().min(1).max(200, 'at most 200 rows a page').default(50),
+        after: CallCursor.nullable().default(null),
+      })
+      .strict(),
+    response: z.object({ calls: z.array(ActivityCall), next: CallCursor.nullable() }),
+  },
+  /** The Activity list's filtered rows written to a file the person chooses, streamed. */
+  'activity:export-calls': {
+    doc: 'Exports the operations matching the filters (one line each, oldest first) as JSONL or CSV to a file chosen in a native save dialog.',
+    request: z.object({ format: z.enum(['jsonl', 'csv']), filter: CallFilter.default({}) }).strict(),
     response: z.object({ format: z.enum(['jsonl', 'csv']), path: z.string().nullable().describe('where it was saved; null if the person cancelled'), rows: z.number().int().nonnegative() }),
   },
   /** "Why did this run?" for one operation. */

@@ -192,13 +192,13 @@ describe('after a crash while a call was running', () => {
     a11y.push(...(await screens(page, 'recovery-retry-succeeded', `recovery-settled-${crashedOperation}`)));
 
     await page.getByTestId(`recovery-settled-${crashedOperation}-retry-activity`).click();
-    await page.getByTestId('activity-focus').waitFor({ timeout: 30_000 });
-    await expect.poll(() => page.getByTestId('activity-focus').innerText(), { timeout: 15_000 }).toContain('send_invoice on Billing');
-    const history = page.getByTestId('activity-history');
+    await page.getByTestId('activity-chips').waitFor({ timeout: 30_000 });
+    await expect.poll(() => page.getByTestId('activity-chips').innerText(), { timeout: 15_000 }).toContain('Only this call: send_invoice on Billing');
+    const history = page.getByTestId('activity-call-details');
     await history.waitFor({ timeout: 30_000 });
     // The id is one click away, under Technical details (names where a person reads).
-    await history.getByTestId('activity-history-details').locator('summary').click();
-    expect(await history.getByTestId('activity-history-details').innerText()).toContain(retryId);
+    await history.getByTestId('activity-call-ids').locator('summary').click();
+    expect(await history.getByTestId('activity-call-ids').innerText()).toContain(retryId);
     const rows = page.getByTestId('activity-row');
     const shownOperations = async () => {
       const ids = new Set<string>();
@@ -213,21 +213,20 @@ describe('after a crash while a call was running', () => {
     const retry = retriedAs;
     expect(retry).toBeTruthy();
     await page.getByTestId('nav-activity').click();
-    await page.getByTestId('activity-filter-tool').fill('send_invoice');
-    if (await page.getByTestId('activity-focus').count()) await page.getByTestId('activity-focus').getByRole('button', { name: 'Show every call' }).click();
-    const settled = page.locator(`[data-testid="activity-row"][data-operation="${crashedOperation}"]`).filter({ has: page.locator('[data-type="op.reconciled"]') });
+    if (await page.getByTestId('activity-clear-filters').count()) await page.getByTestId('activity-clear-filters').click();
+    const settled = page.locator(`[data-testid="activity-row"][data-operation="${crashedOperation}"]`);
     await settled.waitFor({ timeout: 30_000 });
-    await settled.getByRole('button', { name: 'Why?' }).click();
-    const history = page.getByTestId('activity-history');
+    if ((await settled.getByTestId('activity-row-toggle').getAttribute('aria-expanded')) !== 'true') await settled.getByTestId('activity-row-toggle').click();
+    const history = page.locator(`#activity-call-${crashedOperation.replace(/[^A-Za-z0-9_-]/g, '_')}`).getByTestId('activity-call-details');
     await expect.poll(() => history.innerText(), { timeout: 15_000 }).toContain('you tried it again as a new call (“Acme says no invoice arrived”)');
-    // The panel stays mounted from the retry's history, where Technical details were opened.
-    const details = history.getByTestId('activity-history-details');
+    const details = history.getByTestId('activity-call-ids');
     if ((await details.getAttribute('open')) !== null) await details.locator('summary').click();
     expect(await history.innerText()).not.toContain(retry);
     expect(await history.innerText()).not.toContain(crashedOperation);
     await details.locator('summary').click();
-    expect(await history.getByTestId('activity-history-details').innerText()).toContain(retry);
-    a11y.push(...(await screens(page, 'recovery-why-retried', 'activity-history')));
+    expect(await details.innerText()).toContain(retry);
+    await history.scrollIntoViewIfNeeded();
+    a11y.push(...(await screens(page, 'recovery-why-retried')));
   });
 
   it('shows no serious accessibility problems, page errors or CSP violations', async () => {

@@ -223,38 +223,80 @@ describe('the views in a real browser against the real core and a real stdio ser
     await shot('run-form', { focus: 'run-form' });
   });
 
-  it('Activity shows both runs, explains why one ran, and exports the log to the file chosen in the save dialog', async () => {
+  it('Activity shows one row per run in words, opens into why it ran and its timeline, filters with visible chips, and exports the filtered calls', async () => {
     await page.getByTestId('nav-activity').click();
-    await page.locator(`[data-testid="activity-row"][data-operation="${allowedId}"][data-to="succeeded"]`).waitFor({ timeout: 30_000 });
-    expect(await page.locator(`[data-testid="activity-row"][data-operation="${rejectedId}"][data-to="rejected"]`).count()).toBe(1);
-    // Events in words, not record types.
-    expect(await page.locator(`[data-testid="activity-row"][data-operation="${allowedId}"][data-to="succeeded"]`).getByTestId('activity-event').innerText()).toBe('Succeeded');
-    await page.locator(`[data-testid="activity-row"][data-operation="${allowedId}"][data-to="succeeded"]`).getByRole('button', { name: 'Why?' }).click();
-    const history = page.getByTestId('activity-history');
-    await history.waitFor();
-    // Names where a person reads; the operation id one click away under Technical details.
-    expect(await history.innerText()).toContain('Counting fixture / Default');
-    expect(await history.innerText()).not.toContain(allowedId);
-    expect(await history.innerText()).not.toContain(serverId);
-    const rowText = await page.locator(`[data-testid="activity-row"][data-operation="${allowedId}"]`).first().innerText();
-    expect(rowText).toContain('Counting fixture / ');
-    expect(rowText).not.toContain(serverId);
-    await history.getByTestId('activity-history-details').locator('summary').click();
-    expect(await history.getByTestId('activity-history-details').innerText()).toContain(allowedId);
-    await page.getByTestId('activity-filter-tool').fill('close_issue');
+    const row = (id: string) => page.locator(`[data-testid="activity-row"][data-operation="${id}"]`);
+    await page.locator(`[data-testid="activity-row"][data-operation="${allowedId}"][data-state="succeeded"]`).waitFor({ timeout: 30_000 });
+    expect(await page.locator(`[data-testid="activity-row"][data-operation="${rejectedId}"][data-state="rejected"]`).count()).toBe(1);
+    // One row per operation, newest first.
+    expect(await page.getByTestId('activity-row').count()).toBe(2);
+    // What, who asked, decision and outcome in words: the trusted preview, names, never ids or codes.
+    const rowText = await row(allowedId).innerText();
+    expect(rowText).toContain('close_issue on Counting fixture (Default)');
+    expect(rowText).toContain('You, with Run…');
+    expect(await row(allowedId).getByTestId('activity-row-outcome').innerText()).toBe('Succeeded');
+    expect(await row(rejectedId).getByTestId('activity-row-outcome').innerText()).toBe('Rejected');
+    for (const hidden of [allowedId, serverId, 'op.transition', 'op.proposed', 'succeeded', 'awaiting_approval']) expect(await page.getByTestId('activity-table').innerText()).not.toContain(hidden);
+
+    await row(allowedId).getByTestId('activity-row-toggle').click();
+    const details = page.getByTestId('activity-call-details');
+    await details.waitFor({ timeout: 15_000 });
+    const why = await details.getByTestId('activity-why').innerText();
+    expect(why).toContain('Why did this run?');
+    expect(why).toMatch(/Allowed: you set Always Allow .* — decided by your rules\./);
+    expect(why).toContain('No one needed to approve it: your Always Allow let it run.');
+    const timeline = await details.getByTestId('activity-timeline').innerText();
+    expect(timeline).toMatch(/Requested[\s\S]*Approved[\s\S]*Sent to the server[\s\S]*Succeeded/);
+    expect(timeline).toContain('Requested: by you, with Run…');
+    expect(timeline).not.toMatch(/op\.|awaiting_approval|by user/);
+    expect(await details.innerText()).not.toContain(allowedId);
+    await details.getByTestId('activity-call-ids').locator('summary').click();
+    expect(await details.getByTestId('activity-call-ids').innerText()).toContain(allowedId);
+    await shot('activity', { focus: 'activity-table' });
+
+    // Filters show as chips a person can remove one by one.
+    await page.getByTestId('activity-filter-outcome').selectOption('rejected');
+    await expect.poll(() => page.getByTestId('activity-row').count(), { timeout: 15_000 }).toBe(1);
+    expect(await page.getByTestId('activity-chips').innerText()).toContain('Outcome: Rejected by you');
+    await page.getByTestId('activity-filter-decision').selectOption('deny');
+    await page.getByTestId('activity-no-match').waitFor({ timeout: 15_000 });
+    expect(await page.getByTestId('activity-no-match').innerText()).toMatch(/No calls match these filters\. To see more, remove a filter above/);
+    await shot('activity-no-match');
+    await page.getByRole('button', { name: 'Remove filter Decision: Refused' }).click();
+    await expect.poll(() => page.getByTestId('activity-row').count(), { timeout: 15_000 }).toBe(1);
+    await page.getByTestId('activity-clear-filters').click();
+    await expect.poll(() => page.getByTestId('activity-row').count(), { timeout: 15_000 }).toBe(2);
+
+    // Export of the filtered rows: one line per call, to the file chosen in the save dialog.
+    await page.getByTestId('activity-filter-tool').selectOption('close_issue');
+    await expect.poll(() => page.getByTestId('activity-chips').innerText(), { timeout: 15_000 }).toContain('Tool: close_issue');
     await page.getByTestId('activity-export-jsonl').click();
     const saved = page.getByTestId('activity-export-path');
     await saved.waitFor();
     const savedPath = await saved.innerText();
-    expect(savedPath).toMatch(/warden-audit-.*\.jsonl$/);
-    const exported = readFileSync(savedPath, 'utf8');
-    const ops = new Set(exported.split('\n').filter(Boolean).map((l) => JSON.parse(l).operationId));
-    expect(ops.has(allowedId) && ops.has(rejectedId)).toBe(true);
-    await shot('activity');
-    await shot('activity-table', { focus: 'activity-table' });
+    expect(savedPath).toMatch(/warden-activity-.*\.jsonl$/);
+    const exported = readFileSync(savedPath, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { operationId: string; outcome: string; server: string });
+    expect(exported.map((e) => [e.operationId, e.outcome, e.server])).toEqual([
+      [rejectedId, 'rejected', 'Counting fixture'],
+      [allowedId, 'succeeded', 'Counting fixture'],
+    ]);
+    await page.getByTestId('activity-clear-filters').click();
     await page.getByTestId('nav-recovery').click();
     await page.getByTestId('recovery-empty').waitFor();
     await shot('recovery');
+  });
+
+  it('a compromised window passing hostile Activity filters gets a plain error, and SQL in a name only matches nothing', async () => {
+    const answers = (await page.evaluate(`Promise.all([
+      window.warden.activity.calls({ filter: { from: 2000, to: 1000 } }),
+      window.warden.activity.calls({ filter: { serverId: "' OR 1=1 --" } }),
+      window.warden.activity.calls({ limit: 100000 }),
+      window.warden.activity.exportCalls({ format: 'jsonl', filter: { outcome: 'everything' } }),
+    ])`)) as Array<{ ok: boolean; value?: { calls: unknown[] }; error?: { code: string; message: string } }>;
+    expect(answers[0]).toMatchObject({ ok: false, error: { code: 'INVALID_REQUEST', message: expect.stringMatching(/time range ends before it starts/) } });
+    expect(answers[1]).toMatchObject({ ok: true, value: { calls: [], next: null } });
+    expect(answers[2]).toMatchObject({ ok: false, error: { code: 'INVALID_REQUEST', message: expect.stringMatching(/at most 200 rows a page/) } });
+    expect(answers[3]).toMatchObject({ ok: false, error: { code: 'INVALID_REQUEST', message: expect.stringMatching(/outcome/) } });
   });
 
   it('Review… asks main to show its dialog with the trusted preview; only the dialog’s answer (here: approve) sends the call', async () => {

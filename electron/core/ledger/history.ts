@@ -9,9 +9,11 @@
  *   never on the length of history, and nothing is kept in memory between queries.
  * - `MemoryHistory`: the in-memory journal (tests, the browser test host): folds all its records.
  */
+import type { CallCursor, CallFilter } from '../../../shared/domain/activity';
 import type { AuditFilter, AuditRow, OperationHistory as OperationHistoryView, OperationView } from '../../../shared/domain/ledger';
 import type { OperationState } from '../../../shared/domain/operations';
 import type { JournalRecord, OperationHistory, RecordedOperation } from '../ports';
+import { operationPage } from './activity-query';
 import type { StoredRecord } from './format';
 import type { IndexedRow, LedgerIndex } from './index-store';
 import { LedgerProjections } from './projections';
@@ -22,6 +24,22 @@ export interface OperationQuery {
   conversationId?: string;
   limit?: number;
   offset?: number;
+}
+
+/** One operation as the Activity list reads it: its view, the arguments it was asked with, its paging key. */
+export interface RecordedCall {
+  view: OperationView;
+  arguments: Readonly<Record<string, unknown>>;
+  cursor: CallCursor;
+}
+
+/** A page of the Activity list. */
+export interface CallPageQuery {
+  limit: number;
+  /** Continue after this row (keyset paging). */
+  after?: CallCursor | null;
+  /** Oldest first (exports); newest first otherwise. */
+  oldestFirst?: boolean;
 }
 
 /** Everything the app reads about operation history. */
@@ -41,6 +59,8 @@ export interface HistoryReads extends OperationHistory {
   /** Every matching audit row oldest first, handed over `batch` rows at a time (exports). */
   eachAuditRow(filter: AuditFilter, onRows: (rows: AuditRow[]) => Promise<void>, batch?: number): Promise<number>;
   operationCount(): Promise<number>;
+  /** Operations matching an Activity filter, by request time, a page at a time (keyset paging). */
+  calls(filter: CallFilter, page: CallPageQuery): Promise<{ calls: RecordedCall[]; next: CallCursor | null }>;
 }
 
 const DEFAULT_LIMIT = 200;
@@ -123,6 +143,14 @@ export class IndexedHistory implements HistoryReads {
     return this.index.operationCount();
   }
 
+  async calls(filter: CallFilter, pg: CallPageQuery): Promise<{ calls: RecordedCall[]; next: CallCursor | null }> {
+    const { rows, next } = await operationPage(this.index, filter, pg);
+    const { p, ids } = await this.foldMany(rows.map((r) => r.n));
+    const cursorOf = new Map(rows.map((r) => [r.n, { time: r.time, n: r.n }]));
+    const calls = ids.map(({ n, id, retryOf }) => ({ view: withRetry(p.operation(id)!, retryOf), arguments: p.recorded(id)!.proposed.arguments, cursor: cursorOf.get(n)! }));
+    return { calls, next };
+  }
+
   /** The audit rows of indexed rows, in the order given: each op's earlier records decide its row. */
   private async auditRows(rows: IndexedRow[]): Promise<AuditRow[]> {
     if (rows.length === 0) return [];
@@ -144,7 +172,7 @@ export class IndexedHistory implements HistoryReads {
     return ids[0] ? { p, retryOf: ids[0].retryOf } : undefined;
   }
 
-  private async foldMany(ns: number[]): Promise<{ p: LedgerProjections; ids: Array<{ id: string; retryOf: string | null }> }> {
+  private async foldMany(ns: number[]): Promise<{ p: LedgerProjections; ids: Array<{ n: number; id: string; retryOf: string | null }> }> {
     const [locations, ids] = await Promise.all([this.index.recordsOf(ns), this.index.operationIds(ns)]);
     const p = LedgerProjections.fromRecords(await this.source.readAt(locations));
     const byN = new Map(ids.map((i) => [i.n, i]));
@@ -219,6 +247,42 @@ export class MemoryHistory implements HistoryReads {
   async operationCount(): Promise<number> {
     return this.fold().operationCount();
   }
+
+  async calls(filter: CallFilter, pg: CallPageQuery): Promise<{ calls: RecordedCall[]; next: CallCursor | null }> {
+    const p = this.fold();
+    const older = !pg.oldestFirst;
+    const after = pg.after ?? null;
+    const matching: RecordedCall[] = [];
+    for (const view of p.operations()) {
+      const at = p.proposal(view.operationId)!;
+      const cursor = { time: at.time, n: at.seq };
+      if (!matchesCall(view, cursor.time, filter)) continue;
+      if (after && (older ? compareCursor(cursor, after) >= 0 : compareCursor(cursor, after) <= 0)) continue;
+      matching.push({ view, arguments: p.recorded(view.operationId)!.proposed.arguments, cursor });
+    }
+    matching.sort((a, b) => (older ? compareCursor(b.cursor, a.cursor) : compareCursor(a.cursor, b.cursor)));
+    const calls = matching.slice(0, pg.limit);
+    return { calls, next: matching.length > pg.limit ? calls.at(-1)!.cursor : null };
+  }
+}
+
+function compareCursor(a: CallCursor, b: CallCursor): number {
+  return a.time - b.time || a.n - b.n;
+}
+
+/** The Activity filter on one operation, as the index's query applies it. */
+function matchesCall(v: OperationView, time: number, f: CallFilter): boolean {
+  return (
+    (f.serverId === undefined || v.serverId === f.serverId) &&
+    (f.accountId === undefined || v.accountId === f.accountId) &&
+    (f.toolName === undefined || v.toolName === f.toolName) &&
+    (f.conversationId === undefined || v.conversationId === f.conversationId) &&
+    (f.operationId === undefined || v.operationId === f.operationId) &&
+    (f.decision === undefined || v.decision?.decision === f.decision) &&
+    (f.outcome === undefined || v.state === f.outcome) &&
+    (f.from === undefined || time >= f.from) &&
+    (f.to === undefined || time <= f.to)
+  );
 }
 
 function withRetry(view: OperationView, retryOf: string | null): OperationView {

@@ -1,4 +1,8 @@
 /**
+ * Why this file is long: it is the index's one writer (schema, batching, classification, the
+ * transaction) and must stay one unit so every column is written in one place; queries that only
+ * read it live beside it (activity-query.ts reads operations a page at a time).
+ *
  * The ledger's persistent index: a SQLite file beside the segments (`index.sqlite`) that says
  * where each record is and what it is about, so that history queries, idempotency and start-up
  * cost the same at a million calls as at ten.
@@ -24,7 +28,7 @@ import type { LogPosition, RecordLocation } from './recovery';
 import type { SqlConnection } from './sqlite';
 
 /** Bumped when the schema changes: an index of another version is rebuilt from the ledger. */
-const SCHEMA_VERSION = '1';
+const SCHEMA_VERSION = '2';
 /** Records per transaction while catching up (a rebuild); steady state commits what is pending. */
 const BATCH = 5000;
 /**
@@ -43,9 +47,16 @@ CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS names(id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE);
 CREATE TABLE IF NOT EXISTS ops(
   n INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, state TEXT NOT NULL,
-  server INTEGER, account INTEGER, tool INTEGER, conv INTEGER, decision TEXT, reconciled INTEGER NOT NULL DEFAULT 0, retry_of TEXT);
+  server INTEGER, account INTEGER, tool INTEGER, conv INTEGER, decision TEXT, reconciled INTEGER NOT NULL DEFAULT 0, retry_of TEXT,
+  time INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS ops_state ON ops(state, n);
 CREATE INDEX IF NOT EXISTS ops_conv ON ops(conv, n);
+CREATE INDEX IF NOT EXISTS ops_time ON ops(time);
+CREATE INDEX IF NOT EXISTS ops_server_time ON ops(server, time);
+CREATE INDEX IF NOT EXISTS ops_account_time ON ops(account, time);
+CREATE INDEX IF NOT EXISTS ops_tool_time ON ops(tool, time);
+CREATE INDEX IF NOT EXISTS ops_decision_time ON ops(decision, time);
+CREATE INDEX IF NOT EXISTS ops_state_time ON ops(state, time);
 CREATE TABLE IF NOT EXISTS rows(
   seq INTEGER PRIMARY KEY, time INTEGER NOT NULL, type INTEGER NOT NULL, op INTEGER,
   server INTEGER, account INTEGER, tool INTEGER, conv INTEGER, decision TEXT,
@@ -73,6 +84,8 @@ interface OpFacts {
   reconciled: boolean;
   /** The outcome_unknown operation this one retries (its reconciliation names it). */
   retryOf: string | null;
+  /** When it was requested (its proposal record's time): Activity pages by it. */
+  time: number;
 }
 
 /** A record as added, waiting for its batch. */
@@ -99,6 +112,12 @@ export interface IndexedRow {
   segment: number;
   offset: number;
   length: number;
+}
+
+/** What a read-only query module gets from the index (see `LedgerIndex.reader`). */
+export interface IndexReader {
+  db: SqlConnection;
+  nameId(text: string): Promise<number | undefined>;
 }
 
 /** Paging for row and operation queries: newest first. */
@@ -132,12 +151,12 @@ export class LedgerIndex {
     const position = await db.get<{ v: string }>("SELECT v FROM meta WHERE k = 'position'");
     index.committed = position ? (JSON.parse(position.v) as LogPosition) : null;
     index.lastAdded = index.committed;
-    for (const op of await db.all<{ id: string; n: number; state: OperationState; decision: string | null; reconciled: number; retryOf: string | null; serverName: string; accountName: string; toolName: string; convName: string | null }>(
-      `SELECT o.id, o.n, o.state, s.text serverName, a.text accountName, t.text toolName, c.text convName, o.decision, o.reconciled, o.retry_of retryOf FROM ops o
+    for (const op of await db.all<{ id: string; n: number; time: number; state: OperationState; decision: string | null; reconciled: number; retryOf: string | null; serverName: string; accountName: string; toolName: string; convName: string | null }>(
+      `SELECT o.id, o.n, o.time, o.state, s.text serverName, a.text accountName, t.text toolName, c.text convName, o.decision, o.reconciled, o.retry_of retryOf FROM ops o
        LEFT JOIN names s ON s.id = o.server LEFT JOIN names a ON a.id = o.account LEFT JOIN names t ON t.id = o.tool LEFT JOIN names c ON c.id = o.conv
        WHERE o.state IN (${liveStates()})`,
     )) {
-      index.live.set(op.id, { n: op.n, state: op.state, server: op.serverName, account: op.accountName, tool: op.toolName, conv: op.convName, decision: op.decision, reconciled: op.reconciled === 1, retryOf: op.retryOf });
+      index.live.set(op.id, { n: op.n, time: op.time, state: op.state, server: op.serverName, account: op.accountName, tool: op.toolName, conv: op.convName, decision: op.decision, reconciled: op.reconciled === 1, retryOf: op.retryOf });
     }
     return index;
   }
@@ -296,6 +315,15 @@ export class LedgerIndex {
     return this.db.all<IndexedRow>('SELECT seq, op, segment, offset, length FROM rows WHERE type = ? ORDER BY seq', [id]);
   }
 
+  /**
+   * The connection for read-only query modules beside this one (activity-query.ts), once
+   * everything added so far is committed, and the id of a name (undefined: never indexed).
+   */
+  async reader(): Promise<IndexReader> {
+    await this.flush();
+    return { db: this.db, nameId: (text) => this.nameId(text) };
+  }
+
   // ---- internals ---------------------------------------------------------------------------
 
   /**
@@ -398,8 +426,8 @@ export class LedgerIndex {
     }
     const known = new Map<string, OpFacts>();
     if (missing.size > 0) {
-      const found = await this.db.all<{ id: string; n: number; state: OperationState; server: string; account: string; tool: string; conv: string | null; decision: string | null; reconciled: number; retryOf: string | null }>(
-        `SELECT o.id, o.n, o.state, s.text server, a.text account, t.text tool, c.text conv, o.decision, o.reconciled, o.retry_of retryOf FROM ops o
+      const found = await this.db.all<{ id: string; n: number; time: number; state: OperationState; server: string; account: string; tool: string; conv: string | null; decision: string | null; reconciled: number; retryOf: string | null }>(
+        `SELECT o.id, o.n, o.time, o.state, s.text server, a.text account, t.text tool, c.text conv, o.decision, o.reconciled, o.retry_of retryOf FROM ops o
          LEFT JOIN names s ON s.id = o.server LEFT JOIN names a ON a.id = o.account LEFT JOIN names t ON t.id = o.tool LEFT JOIN names c ON c.id = o.conv
          WHERE o.id IN (SELECT value FROM json_each(?))`,
         [JSON.stringify([...missing])],
@@ -428,7 +456,7 @@ export class LedgerIndex {
           break;
         case 'proposed': {
           if (factsOf(p.id) || touched.has(p.id)) break; // a duplicate id is skipped, as the projections do
-          const f: OpFacts = { n: p.record.seq, state: 'proposed', server: p.server, account: p.account, tool: p.tool, conv: p.conv, decision: null, reconciled: false, retryOf: null };
+          const f: OpFacts = { n: p.record.seq, time: p.record.time, state: 'proposed', server: p.server, account: p.account, tool: p.tool, conv: p.conv, decision: null, reconciled: false, retryOf: null };
           this.live.set(p.id, f);
           touched.set(p.id, f);
           pushRow(p, f, f.server, f.account, f.tool, f.conv, null);
@@ -479,11 +507,11 @@ export class LedgerIndex {
         }
       }
       const id = (t: unknown): number | null => (typeof t === 'string' ? (ids.get(t) ?? null) : null);
-      const opRows = [...touched.entries()].map(([opId, f]) => [f.n, opId, f.state, id(f.server), id(f.account), id(f.tool), id(f.conv), f.decision, f.reconciled ? 1 : 0, f.retryOf]);
+      const opRows = [...touched.entries()].map(([opId, f]) => [f.n, opId, f.state, id(f.server), id(f.account), id(f.tool), id(f.conv), f.decision, f.reconciled ? 1 : 0, f.retryOf, f.time]);
       if (opRows.length > 0) {
         await this.db.run(
-          `INSERT INTO ops(n, id, state, server, account, tool, conv, decision, reconciled, retry_of)
-           SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7, value->>8, value->>9 FROM json_each(?) WHERE true
+          `INSERT INTO ops(n, id, state, server, account, tool, conv, decision, reconciled, retry_of, time)
+           SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7, value->>8, value->>9, value->>10 FROM json_each(?) WHERE true
            ON CONFLICT(n) DO UPDATE SET state = excluded.state, decision = excluded.decision, reconciled = excluded.reconciled, retry_of = excluded.retry_of`,
           [JSON.stringify(opRows)],
         );

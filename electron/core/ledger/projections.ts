@@ -164,6 +164,12 @@ export class LedgerProjections {
     return out.sort((a, b) => a.requestedAt - b.requestedAt || (a.operationId < b.operationId ? -1 : 1));
   }
 
+  /** Where an operation's proposal is (its seq and record time): the Activity list's paging key. */
+  proposal(operationId: string): { seq: number; time: number } | undefined {
+    const facts = this.ops.get(operationId);
+    return facts ? { seq: facts.proposedSeq, time: facts.proposedTime } : undefined;
+  }
+
   /** Operation ids of one conversation. */
   conversationOperations(conversationId: string): string[] {
     return [...(this.byConversation.get(conversationId) ?? [])];

@@ -65,6 +65,11 @@ const STATE_WORDS: Record<string, string> = {
   outcome_unknown: 'Outcome unknown',
 };
 
+/** An operation state in words ("Refused by the rules"); an unknown one keeps its own name. */
+export function stateWords(state: string): string {
+  return STATE_WORDS[state] ?? state;
+}
+
 /** Record types other than state changes, in words. */
 const TYPE_WORDS: Record<string, string> = {
   'policy.changed': 'Permission changed',

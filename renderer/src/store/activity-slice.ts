@@ -1,26 +1,35 @@
 /**
- * The audit view (ledger records with filters), per-operation history and export; and the
- * Recovery view's outcome_unknown operations. Caches of main's ledger projections.
+ * The Activity list (one row per operation, filtered, a page at a time), each operation's history
+ * and "why did this run?", and export; and the Recovery view's outcome_unknown operations. Caches
+ * of what main reads from the ledger.
  */
 import type { OperationRecoveryReport } from '../../../shared/contract/activity';
-import type { AuditFilter, AuditRow, OperationHistory, OperationView } from '../../../shared/domain/ledger';
+import type { ActivityCall, CallCursor, CallFilter } from '../../../shared/domain/activity';
+import type { OperationHistory, OperationView } from '../../../shared/domain/ledger';
 import { toShownError, unwrap, type ShownError } from '../api';
 import type { SliceCreator } from './types';
 
 export interface ActivitySlice {
-  auditFilter: AuditFilter;
-  auditRows: AuditRow[];
-  auditTotal: number;
+  callFilter: CallFilter;
+  /** The rows shown: the first page and every page the person asked for after it. */
+  calls: ActivityCall[];
+  /** Where the next page starts; null when every matching call is shown. */
+  callsNext: CallCursor | null;
+  /** True once the first page for the current filter has arrived. */
+  callsLoaded: boolean;
   activityError: ShownError | null;
-  /** "Why did this run?" for the operation the person opened, or null. */
-  history: OperationHistory | null;
-  setAuditFilter(filter: AuditFilter): void;
-  refreshAudit(): Promise<void>;
+  /** The histories of the rows the person opened ("why did this run?" and the timeline), by operation id. */
+  openCalls: Record<string, OperationHistory | 'loading'>;
+  setCallFilter(filter: CallFilter): void;
+  /** Reads the first page again (as many rows as are shown, up to a limit). */
+  refreshCalls(): Promise<void>;
+  /** Appends the next page. */
+  loadMoreCalls(): Promise<void>;
+  /** Opens or closes a row's details (its history is read on opening). */
+  toggleCall(operationId: string): Promise<void>;
   watchActivity(): () => void;
-  openHistory(operationId: string): Promise<void>;
-  closeHistory(): void;
-  /** Writes the filtered log to a file the person chooses in main's save dialog (path null: cancelled). Throws ContractError. */
-  exportAudit(format: 'jsonl' | 'csv'): Promise<{ path: string | null; rows: number }>;
+  /** Writes the filtered calls to a file the person chooses in main's save dialog (path null: cancelled). Throws ContractError. */
+  exportCalls(format: 'jsonl' | 'csv'): Promise<{ path: string | null; rows: number }>;
   /** outcome_unknown operations nobody has settled yet: the Recovery badge counts these. */
   recoveryOperations: OperationView[];
   /**
@@ -41,9 +50,14 @@ export interface ActivitySlice {
   loadOperationView(operationId: string): Promise<OperationView>;
   /** One operation's history, with the arguments it was (or would be) sent with, secrets replaced. Throws ContractError. */
   loadOperationHistory(operationId: string): Promise<OperationHistory>;
-  /** Opens Activity on one operation: its records only, and its "why did this run?". */
+  /** Opens Activity on one operation: its row only, opened on its timeline and "why did this run?". */
   showOperationInActivity(operationId: string): Promise<void>;
 }
+
+/** Rows a page holds. */
+const PAGE = 50;
+/** Rows a refresh reads again at most (more pages shown than that start over at the first). */
+const REFRESH_MAX = 200;
 
 /** How many settled operations Recovery keeps showing, newest first. */
 const SETTLED_SHOWN = 20;
@@ -55,21 +69,53 @@ const SETTLED_SHOWN = 20;
  * the recovery list both change whenever an operation does.
  */
 export const createActivitySlice: SliceCreator<ActivitySlice> = ({ api }) => (set, get) => ({
-  auditFilter: {},
-  auditRows: [],
-  auditTotal: 0,
+  callFilter: {},
+  calls: [],
+  callsNext: null,
+  callsLoaded: false,
   activityError: null,
-  history: null,
-  setAuditFilter(filter) {
-    set({ auditFilter: filter });
-    void get().refreshAudit();
+  openCalls: {},
+  setCallFilter(filter) {
+    set({ callFilter: filter, calls: [], callsNext: null, callsLoaded: false });
+    void get().refreshCalls();
   },
-  async refreshAudit() {
+  async refreshCalls() {
+    const filter = get().callFilter;
     try {
-      const { rows, total } = await unwrap(api().activity.audit({ filter: get().auditFilter, limit: 500 }));
-      set({ auditRows: rows, auditTotal: total, activityError: null });
+      const limit = Math.min(REFRESH_MAX, Math.max(PAGE, get().calls.length));
+      const { calls, next } = await unwrap(api().activity.calls({ filter, limit }));
+      // A newer filter's answer wins: this one is dropped if the filter changed meanwhile.
+      if (get().callFilter !== filter) return;
+      set({ calls, callsNext: next, callsLoaded: true, activityError: null });
+    } catch (error) {
+      set({ activityError: toShownError(error), callsLoaded: true });
+    }
+  },
+  async loadMoreCalls() {
+    const { callFilter: filter, callsNext: after } = get();
+    if (!after) return;
+    try {
+      const { calls, next } = await unwrap(api().activity.calls({ filter, limit: PAGE, after }));
+      if (get().callFilter !== filter || get().callsNext !== after) return;
+      set({ calls: [...get().calls, ...calls], callsNext: next, activityError: null });
     } catch (error) {
       set({ activityError: toShownError(error) });
+    }
+  },
+  async toggleCall(operationId) {
+    const { [operationId]: shown, ...rest } = get().openCalls;
+    if (shown !== undefined) {
+      set({ openCalls: rest });
+      return;
+    }
+    set({ openCalls: { ...get().openCalls, [operationId]: 'loading' } });
+    try {
+      const history = await unwrap(api().activity.history({ operationId }));
+      if (get().openCalls[operationId] === undefined) return; // closed meanwhile
+      set({ openCalls: { ...get().openCalls, [operationId]: history }, activityError: null });
+    } catch (error) {
+      const { [operationId]: _failed, ...others } = get().openCalls;
+      set({ openCalls: others, activityError: toShownError(error) });
     }
   },
   watchActivity() {
@@ -81,7 +127,7 @@ export const createActivitySlice: SliceCreator<ActivitySlice> = ({ api }) => (se
         if (timer) return;
         timer = setTimeout(() => {
           timer = null;
-          void get().refreshAudit();
+          void get().refreshCalls();
           void get().refreshRecovery();
         }, 150);
       };
@@ -97,18 +143,8 @@ export const createActivitySlice: SliceCreator<ActivitySlice> = ({ api }) => (se
       return () => {};
     }
   },
-  async openHistory(operationId) {
-    try {
-      set({ history: await unwrap(api().activity.history({ operationId })), activityError: null });
-    } catch (error) {
-      set({ activityError: toShownError(error) });
-    }
-  },
-  closeHistory() {
-    set({ history: null });
-  },
-  async exportAudit(format) {
-    const out = await unwrap(api().activity.export({ format, filter: get().auditFilter }));
+  async exportCalls(format) {
+    const out = await unwrap(api().activity.exportCalls({ format, filter: get().callFilter }));
     return { path: out.path, rows: out.rows };
   },
   recoveryOperations: [],
@@ -142,9 +178,9 @@ export const createActivitySlice: SliceCreator<ActivitySlice> = ({ api }) => (se
   },
   loadOperationHistory: (operationId) => unwrap(api().activity.history({ operationId })),
   async showOperationInActivity(operationId) {
-    set({ auditFilter: { operationId } });
+    set({ callFilter: { operationId }, calls: [], callsNext: null, callsLoaded: false, openCalls: {} });
     get().navigate('activity');
-    await Promise.all([get().refreshAudit(), get().openHistory(operationId)]);
+    await Promise.all([get().refreshCalls(), get().toggleCall(operationId)]);
   },
   async reconcile(operationId, outcome, reason) {
     try {

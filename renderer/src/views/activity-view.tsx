@@ -1,158 +1,238 @@
 /**
- * Activity: the audit log from the ledger with filters (server, account, tool, decision, time),
- * export as JSONL or CSV (to a file chosen in main's native save dialog), and "why did this run?"
- * for any operation.
+ * Activity: one row per tool call (what, who asked, decision, outcome, when, how long), newest
+ * first, a page at a time; each row opens into its timeline and "why did this run?". Filters by
+ * server, account, tool, decision, outcome and time are shown as removable chips, and the rows
+ * matching them export to a file chosen in main's native save dialog.
  */
 import { useEffect, useMemo, useState } from 'react';
-import type { AuditFilter, AuditRow, OperationView } from '../../../shared/domain/ledger';
+import type { ActivityCall, CallFilter } from '../../../shared/domain/activity';
 import { toShownError, type ShownError } from '../api';
-import { DecisionPill, EmptyState, ErrorNote, StatePill, TechnicalDetails, Time, ViewFrame } from '../components/common';
-import { eventWords, namesFor } from '../components/names';
+import { DecisionPill, EmptyState, ErrorNote, Time, ViewFrame } from '../components/common';
+import { stateWords } from '../components/names';
 import { useAppStore } from '../store';
+import { connectionKey } from '../store/servers-slice';
+import { askedByWords, CallDetails, durationWords } from './activity-call';
+
+/** The outcomes a person filters by, in words (the states a call ends in, and waiting). */
+const OUTCOMES: Array<[NonNullable<CallFilter['outcome']>, string]> = [
+  ['succeeded', 'Succeeded'],
+  ['failed', 'Failed'],
+  ['denied', 'Refused by the rules'],
+  ['rejected', 'Rejected by you'],
+  ['awaiting_approval', 'Waiting for approval'],
+  ['outcome_unknown', 'Outcome unknown'],
+  ['expired', 'Expired without approval'],
+  ['cancelled', 'Cancelled'],
+  ['validation_failed', 'Arguments did not fit'],
+  ['invalidated', 'No longer valid'],
+];
+
+const DECISIONS: Array<[NonNullable<CallFilter['decision']>, string]> = [
+  ['allow', 'Allowed'],
+  ['ask', 'Asked first'],
+  ['deny', 'Refused'],
+];
 
 /** `datetime-local` text → ms since epoch, or undefined when empty/invalid. */
 function toMs(text: string): number | undefined {
   if (!text) return undefined;
   const ms = new Date(text).getTime();
-  return Number.isFinite(ms) ? ms : undefined;
+  return Number.isFinite(ms) && ms >= 0 ? ms : undefined;
 }
 
-/** Which layer of the policy decided, in words. */
-const LAYER_WORDS: Record<string, string> = {
-  availability: 'what the server lists',
-  organization: 'your organization’s policy',
-  'safe-mode': 'safe mode',
-  conversation: 'this conversation’s setting',
-  user: 'your rules',
-  default: 'the default for tools with no rule',
-};
-
-/**
- * An event's reason for the Why? panel. A settled outcome is told from its record's fields (who,
- * what they found, whether it was tried again), so the retry's operation id, which the stored
- * reason carries for exports, stays under Technical details.
- */
-function eventReason(e: AuditRow, reconciled: OperationView['reconciled']): string {
-  if (e.type !== 'op.reconciled' || !reconciled) return e.reason;
-  const who = reconciled.by === 'user' ? 'you' : reconciled.by;
-  const what = reconciled.outcome === 'retried' ? 'tried it again as a new call' : reconciled.outcome === 'succeeded' ? 'recorded that it happened' : 'recorded that it did not happen';
-  return `${who} ${what}${reconciled.reason ? ` (“${reconciled.reason}”)` : ''}`;
+/** ms since epoch → `datetime-local` text in local time. */
+function toLocalText(ms: number | undefined): string {
+  if (ms === undefined) return '';
+  const d = new Date(ms - new Date(ms).getTimezoneOffset() * 60_000);
+  return d.toISOString().slice(0, 16);
 }
 
-function HistoryPanel() {
-  const history = useAppStore((s) => s.history);
-  const close = useAppStore((s) => s.closeHistory);
+/** One filter as a person reads it, and the filter without it. */
+interface Chip {
+  key: keyof CallFilter;
+  label: string;
+}
+
+function useChips(filter: CallFilter, calls: ActivityCall[]): Chip[] {
   const servers = useAppStore((s) => s.servers);
-  if (!history) return null;
-  const op = history.operation;
-  const names = namesFor(servers, op.serverId, op.accountId);
+  const serverName = (id: string) => servers.find((s) => s.definition.id === id)?.definition.name ?? 'a removed server';
+  const accountName = (id: string) => servers.flatMap((s) => s.accounts).find((a) => a.id === id)?.label ?? 'a removed account';
+  const chips: Chip[] = [];
+  if (filter.operationId) {
+    const one = calls.find((c) => c.operationId === filter.operationId);
+    chips.push({ key: 'operationId', label: one ? `Only this call: ${one.toolName} on ${one.serverName}` : 'Only one call' });
+  }
+  if (filter.serverId) chips.push({ key: 'serverId', label: `Server: ${serverName(filter.serverId)}` });
+  if (filter.accountId) chips.push({ key: 'accountId', label: `Account: ${accountName(filter.accountId)}` });
+  if (filter.toolName) chips.push({ key: 'toolName', label: `Tool: ${filter.toolName}` });
+  if (filter.decision) chips.push({ key: 'decision', label: `Decision: ${DECISIONS.find(([d]) => d === filter.decision)?.[1] ?? filter.decision}` });
+  if (filter.outcome) chips.push({ key: 'outcome', label: `Outcome: ${OUTCOMES.find(([o]) => o === filter.outcome)?.[1] ?? filter.outcome}` });
+  if (filter.conversationId) chips.push({ key: 'conversationId', label: 'One conversation' });
+  if (filter.from !== undefined) chips.push({ key: 'from', label: `From ${new Date(filter.from).toLocaleString()}` });
+  if (filter.to !== undefined) chips.push({ key: 'to', label: `Until ${new Date(filter.to).toLocaleString()}` });
+  return chips;
+}
+
+function Filters() {
+  const filter = useAppStore((s) => s.callFilter);
+  const setCallFilter = useAppStore((s) => s.setCallFilter);
+  const servers = useAppStore((s) => s.servers);
+  const tools = useAppStore((s) => s.tools);
+  const update = (patch: Partial<CallFilter>) => {
+    const next: CallFilter = { ...filter, ...patch };
+    for (const k of Object.keys(next) as Array<keyof CallFilter>) if (next[k] === undefined || next[k] === '') delete next[k];
+    setCallFilter(next);
+  };
+  const accounts = useMemo(
+    () => servers.filter((s) => !filter.serverId || s.definition.id === filter.serverId).flatMap((s) => s.accounts.map((a) => ({ id: a.id, label: filter.serverId ? a.label : `${s.definition.name} / ${a.label}` }))),
+    [servers, filter.serverId],
+  );
+  // Tools of the servers now listed (of the chosen server only, when one is), plus the filtered one.
+  const toolNames = useMemo(() => {
+    const names = new Set<string>();
+    const listed = filter.serverId ? (servers.find((s) => s.definition.id === filter.serverId)?.accounts ?? []).map((a) => tools[connectionKey(filter.serverId!, a.id)] ?? []) : Object.values(tools);
+    for (const list of listed) for (const t of list) names.add(t.name);
+    if (filter.toolName) names.add(filter.toolName);
+    return [...names].sort();
+  }, [tools, servers, filter.serverId, filter.toolName]);
   return (
-    <div className="card history" data-testid="activity-history">
-      <header className="card-head">
-        <h2>
-          Why did <code>{op.toolName}</code> {op.reachedExecuting ? 'run' : 'not run'}?
-        </h2>
-        <button type="button" className="button button-small push-right" onClick={close}>
-          Close
-        </button>
-      </header>
-      <dl className="facts">
-        <dt>State</dt>
-        <dd>
-          <StatePill state={op.state} />
-        </dd>
-        <dt>Where</dt>
-        <dd>
-          {names.server} / {names.account}
-          {names.known ? '' : ' (no longer configured)'}
-        </dd>
-        <dt>Asked by</dt>
-        <dd>{op.source === 'user' ? 'you (Run…)' : op.source === 'model' ? 'a model in a chat' : op.source}</dd>
-        <dt>Decision at request</dt>
-        <dd>
-          {history.decisionAtRequest ? (
-            <>
-              <DecisionPill decision={history.decisionAtRequest.decision} /> {history.decisionAtRequest.reason}{' '}
-              <span className="muted">(from {LAYER_WORDS[history.decisionAtRequest.layer] ?? history.decisionAtRequest.layer})</span>
-            </>
-          ) : (
-            'none recorded'
-          )}
-        </dd>
-        <dt>Approval</dt>
-        <dd>{history.approval ? `by ${history.approval.by}: ${history.approval.reason}` : op.approvedByUser ? 'approved by you' : 'no approval by a person'}</dd>
-        <dt>Sent</dt>
-        <dd>{history.executing ? <Time at={history.executing.at} /> : 'never sent to the server'}</dd>
-        <dt>Outcome</dt>
-        <dd>{history.outcome ? `${eventWords({ type: 'op.transition', to: history.outcome.state })}: ${history.outcome.reason}` : 'not finished'}</dd>
-      </dl>
-      <TechnicalDetails
-        testId="activity-history-details"
-        facts={[
-          ['Operation', op.operationId],
-          ['Server id', op.serverId],
-          ['Account id', op.accountId],
-          ...(op.conversationId ? ([['Conversation', op.conversationId]] as Array<[string, string]>) : []),
-          ...(history.decisionAtRequest?.ruleId ? ([['Rule', history.decisionAtRequest.ruleId]] as Array<[string, string]>) : []),
-          ...(op.reconciled?.retryOperationId ? ([['Tried again as', op.reconciled.retryOperationId]] as Array<[string, string]>) : []),
-          ...(op.retryOf ? ([['A new try of', op.retryOf]] as Array<[string, string]>) : []),
-          ['Fingerprint', op.fingerprint],
-        ]}
-      />
-      <div className="field">
-        <span>Arguments (secrets replaced)</span>
-        <pre className="code-block">{history.arguments}</pre>
-      </div>
-      <ol className="event-list">
-        {history.events.map((e) => (
-          <li key={e.seq}>
-            <Time at={e.time} /> {eventWords(e)}: <span className="muted">{eventReason(e, op.reconciled)}</span>
-          </li>
-        ))}
-      </ol>
+    <div className="toolbar filters" data-testid="activity-filters" role="group" aria-label="Filters">
+      <label className="inline-label">
+        Server
+        <select className="input" value={filter.serverId ?? ''} onChange={(e) => update({ serverId: e.target.value || undefined, accountId: undefined })} data-testid="activity-filter-server">
+          <option value="">All</option>
+          {servers.map((s) => (
+            <option key={s.definition.id} value={s.definition.id}>
+              {s.definition.name}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label className="inline-label">
+        Account
+        <select className="input" value={filter.accountId ?? ''} onChange={(e) => update({ accountId: e.target.value || undefined })} data-testid="activity-filter-account">
+          <option value="">All</option>
+          {accounts.map((a) => (
+            <option key={a.id} value={a.id}>
+              {a.label}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label className="inline-label">
+        Tool
+        <select className="input" value={filter.toolName ?? ''} onChange={(e) => update({ toolName: e.target.value || undefined })} data-testid="activity-filter-tool">
+          <option value="">All</option>
+          {toolNames.map((t) => (
+            <option key={t} value={t}>
+              {t}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label className="inline-label">
+        Decision
+        <select className="input" value={filter.decision ?? ''} onChange={(e) => update({ decision: (e.target.value || undefined) as CallFilter['decision'] })} data-testid="activity-filter-decision">
+          <option value="">Any</option>
+          {DECISIONS.map(([d, words]) => (
+            <option key={d} value={d}>
+              {words}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label className="inline-label">
+        Outcome
+        <select className="input" value={filter.outcome ?? ''} onChange={(e) => update({ outcome: (e.target.value || undefined) as CallFilter['outcome'] })} data-testid="activity-filter-outcome">
+          <option value="">Any</option>
+          {OUTCOMES.map(([o, words]) => (
+            <option key={o} value={o}>
+              {words}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label className="inline-label">
+        From
+        <input className="input" type="datetime-local" value={toLocalText(filter.from)} onChange={(e) => update({ from: toMs(e.target.value) })} data-testid="activity-filter-from" />
+      </label>
+      <label className="inline-label">
+        Until
+        <input className="input" type="datetime-local" value={toLocalText(filter.to)} onChange={(e) => update({ to: toMs(e.target.value) })} data-testid="activity-filter-to" />
+      </label>
     </div>
+  );
+}
+
+function CallRow({ call }: { call: ActivityCall }) {
+  const open = useAppStore((s) => s.openCalls[call.operationId]);
+  const toggle = useAppStore((s) => s.toggleCall);
+  const detailsId = `activity-call-${call.operationId.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+  return (
+    <>
+      <tr data-testid="activity-row" data-operation={call.operationId} data-state={call.state} className={open ? 'call-open' : undefined}>
+        <td className="small">
+          <Time at={call.requestedAt} />
+          <div className="muted">{call.finishedAt === null ? 'not finished' : `took ${durationWords(call.durationMs)}`}</div>
+        </td>
+        <td>
+          <button type="button" className="link call-toggle" aria-expanded={open !== undefined} aria-controls={detailsId} onClick={() => void toggle(call.operationId)} data-testid="activity-row-toggle">
+            {call.summary}
+          </button>
+          <div className="small muted" data-testid="activity-row-where">
+            {call.toolName} on {call.serverName} ({call.accountName})
+          </div>
+        </td>
+        <td className="small" data-testid="activity-row-asked">
+          {askedByWords(call.askedBy)}
+        </td>
+        <td>
+          <DecisionPill decision={call.decision} />
+        </td>
+        <td>
+          <span className={`pill pill-op pill-op-${call.state}`} data-testid="activity-row-outcome" data-state={call.state}>
+            {stateWords(call.state)}
+          </span>
+        </td>
+      </tr>
+      {open !== undefined ? (
+        <tr className="call-detail-row">
+          <td colSpan={5} id={detailsId}>
+            <CallDetails call={call} history={open} />
+          </td>
+        </tr>
+      ) : null}
+    </>
   );
 }
 
 /** The Activity view. */
 export function ActivityView() {
-  const rows = useAppStore((s) => s.auditRows);
-  const total = useAppStore((s) => s.auditTotal);
+  const calls = useAppStore((s) => s.calls);
+  const next = useAppStore((s) => s.callsNext);
+  const loaded = useAppStore((s) => s.callsLoaded);
   const error = useAppStore((s) => s.activityError);
-  const filter = useAppStore((s) => s.auditFilter);
-  const setAuditFilter = useAppStore((s) => s.setAuditFilter);
-  const refreshAudit = useAppStore((s) => s.refreshAudit);
-  const openHistory = useAppStore((s) => s.openHistory);
-  const exportAudit = useAppStore((s) => s.exportAudit);
-  const servers = useAppStore((s) => s.servers);
+  const filter = useAppStore((s) => s.callFilter);
+  const setCallFilter = useAppStore((s) => s.setCallFilter);
+  const refreshCalls = useAppStore((s) => s.refreshCalls);
+  const loadMore = useAppStore((s) => s.loadMoreCalls);
+  const exportCalls = useAppStore((s) => s.exportCalls);
   const navigate = useAppStore((s) => s.navigate);
-  const serverAccount = (serverId: string, accountId: string | null) => {
-    const names = namesFor(servers, serverId, accountId);
-    return accountId ? `${names.server} / ${names.account}` : names.server;
-  };
-  const [fromText, setFromText] = useState('');
-  const [toText, setToText] = useState('');
   const [exported, setExported] = useState<{ path: string; rows: number } | null>(null);
   const [exportError, setExportError] = useState<ShownError | null>(null);
   useEffect(() => {
-    void refreshAudit();
-  }, [refreshAudit]);
-  const accounts = useMemo(() => servers.flatMap((s) => s.accounts.map((a) => ({ id: a.id, label: `${s.definition.name} / ${a.label}` }))), [servers]);
-
-  // The call Activity is focused on, named from its history once that is open.
-  const focusedHistory = useAppStore((s) => s.history);
-  const focused = filter.operationId && focusedHistory?.operation.operationId === filter.operationId ? focusedHistory.operation : null;
-
-  const update = (patch: Partial<AuditFilter>) => {
-    const next: AuditFilter = { ...filter, ...patch };
-    for (const k of Object.keys(next) as Array<keyof AuditFilter>) if (next[k] === undefined || next[k] === '') delete next[k];
-    setAuditFilter(next);
+    void refreshCalls();
+  }, [refreshCalls]);
+  const chips = useChips(filter, calls);
+  const without = (key: keyof CallFilter) => {
+    const { [key]: _removed, ...rest } = filter;
+    setCallFilter(rest);
   };
 
   const doExport = async (format: 'jsonl' | 'csv') => {
     setExportError(null);
     try {
-      const out = await exportAudit(format);
+      const out = await exportCalls(format);
       setExported(out.path === null ? null : { path: out.path, rows: out.rows });
     } catch (e) {
       setExportError(toShownError(e));
@@ -160,77 +240,49 @@ export function ActivityView() {
   };
 
   return (
-    <ViewFrame id="activity" title="Activity" wide note={<p>Every decision and every state change of every tool call, from Warden's ledger.</p>}>
-      <div className="toolbar filters" data-testid="activity-filters">
-        <select className="input" value={filter.serverId ?? ''} onChange={(e) => update({ serverId: e.target.value || undefined })} aria-label="server" data-testid="activity-filter-server">
-          <option value="">All servers</option>
-          {servers.map((s) => (
-            <option key={s.definition.id} value={s.definition.id}>
-              {s.definition.name}
-            </option>
-          ))}
-        </select>
-        <select className="input" value={filter.accountId ?? ''} onChange={(e) => update({ accountId: e.target.value || undefined })} aria-label="account">
-          <option value="">All accounts</option>
-          {accounts.map((a) => (
-            <option key={a.id} value={a.id}>
-              {a.label}
-            </option>
-          ))}
-        </select>
-        <input className="input" placeholder="Tool name" value={filter.toolName ?? ''} onChange={(e) => update({ toolName: e.target.value || undefined })} aria-label="tool" data-testid="activity-filter-tool" />
-        <select className="input" value={filter.decision ?? ''} onChange={(e) => update({ decision: (e.target.value || undefined) as AuditFilter['decision'] })} aria-label="decision" data-testid="activity-filter-decision">
-          <option value="">Any decision</option>
-          <option value="allow">Allow</option>
-          <option value="ask">Ask</option>
-          <option value="deny">Deny</option>
-        </select>
-        <label className="inline-label">
-          From <input className="input" type="datetime-local" value={fromText} onChange={(e) => (setFromText(e.target.value), update({ from: toMs(e.target.value) }))} />
-        </label>
-        <label className="inline-label">
-          To <input className="input" type="datetime-local" value={toText} onChange={(e) => (setToText(e.target.value), update({ to: toMs(e.target.value) }))} />
-        </label>
-        <span className="push-right inline-actions">
-          <button type="button" className="button" onClick={() => void doExport('jsonl')} data-testid="activity-export-jsonl">
-            Export JSONL
-          </button>
+    <ViewFrame
+      id="activity"
+      title="Activity"
+      wide
+      note={<p>Every tool call a model or you asked for: what it did, Warden’s decision and why, and how it ended. Open a call to see its timeline.</p>}
+      actions={
+        <span className="inline-actions">
           <button type="button" className="button" onClick={() => void doExport('csv')} data-testid="activity-export-csv">
             Export CSV
           </button>
-        </span>
-      </div>
-      {filter.operationId ? (
-        <p className="callout filter-focus" data-testid="activity-focus">
-          {/* One span: the callout is a flex row, and the sentence must read as one line of text. */}
-          <span>
-            Showing the records of one call only
-            {focused ? (
-              <>
-                : <code>{focused.toolName}</code> on {servers.find((s) => s.definition.id === focused.serverId)?.definition.name ?? 'a server that is no longer configured'}
-              </>
-            ) : null}
-            .
-          </span>
-          <button type="button" className="button button-small" onClick={() => update({ operationId: undefined })}>
-            Show every call
+          <button type="button" className="button" onClick={() => void doExport('jsonl')} data-testid="activity-export-jsonl">
+            Export JSONL
           </button>
-        </p>
+        </span>
+      }
+    >
+      <Filters />
+      {chips.length > 0 ? (
+        <div className="filter-chips" data-testid="activity-chips" role="group" aria-label="Filters in use">
+          <span className="muted">Showing only:</span>
+          {chips.map((c) => (
+            <button key={c.key} type="button" className="chip" onClick={() => without(c.key)} aria-label={`Remove filter ${c.label}`} data-testid="activity-chip">
+              {c.label} <span aria-hidden="true">×</span>
+            </button>
+          ))}
+          <button type="button" className="button button-small" onClick={() => setCallFilter({})} data-testid="activity-clear-filters">
+            Clear all filters
+          </button>
+        </div>
       ) : null}
       <ErrorNote error={error} testId="activity-error" />
-      <ErrorNote error={exportError} />
+      <ErrorNote error={exportError} testId="activity-export-error" />
       {exported ? (
-        <div className="card export" data-testid="activity-export">
+        <div className="card export" data-testid="activity-export" role="status">
           <p>
-            Saved {exported.rows} records to <code data-testid="activity-export-path">{exported.path}</code>.{' '}
+            Saved {exported.rows === 1 ? '1 call' : `${exported.rows} calls`} to <code data-testid="activity-export-path">{exported.path}</code>.{' '}
             <button type="button" className="button button-small" onClick={() => setExported(null)}>
               Close
             </button>
           </p>
         </div>
       ) : null}
-      <HistoryPanel />
-      {total === 0 && Object.keys(filter).length === 0 ? (
+      {loaded && calls.length === 0 && chips.length === 0 ? (
         <EmptyState
           testId="activity-empty"
           title="No activity yet"
@@ -245,59 +297,49 @@ export function ActivityView() {
             one of its tools to see the first entries.
           </p>
         </EmptyState>
-      ) : rows.length === 0 ? (
-        <p className="empty" data-testid="activity-no-match">
-          No records match these filters.{' '}
-          <button type="button" className="link" onClick={() => (setFromText(''), setToText(''), setAuditFilter({}))}>
-            Clear the filters
+      ) : loaded && calls.length === 0 ? (
+        <div className="no-match" data-testid="activity-no-match" role="status">
+          <p>
+            <strong>No calls match these filters.</strong> To see more, remove a filter above{filter.from !== undefined || filter.to !== undefined ? ' or widen the time range' : ''}.
+          </p>
+          <button type="button" className="button" onClick={() => setCallFilter({})}>
+            Show every call
           </button>
-        </p>
-      ) : (
-        <p className="muted" data-testid="activity-count">
-          Showing {rows.length} of {total > 10_000 ? 'more than 10,000' : total} records (newest first).
-        </p>
-      )}
-      <div className={rows.length === 0 ? 'table-scroll matrix-none' : 'table-scroll'} tabIndex={0} role="region" aria-label="Activity records">
-        <table className="table" data-testid="activity-table">
-          <thead>
-            <tr>
-              <th>Time</th>
-              <th>Event</th>
-              <th>Tool</th>
-              <th>Server / account</th>
-              <th>Decision</th>
-              <th>Reason</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((r) => (
-              <tr key={r.seq} data-testid="activity-row" data-operation={r.operationId ?? ''} data-to={r.to ?? ''}>
-                <td>
-                  <Time at={r.time} />
-                </td>
-                <td data-testid="activity-event" data-type={r.type}>
-                  {eventWords(r)}
-                </td>
-                <td>{r.toolName ? <code>{r.toolName}</code> : null}</td>
-                <td className="small">{r.serverId ? serverAccount(r.serverId, r.accountId) : ''}</td>
-                <td>{r.decision ? <DecisionPill decision={r.decision} /> : null}</td>
-                <td className="small">
-                  <span className="muted">{r.reason}</span>
-                  {/* In the reason's cell, so it stays in sight in a narrow window instead of a last column off to the side. */}
-                  {r.operationId ? (
-                    <>
-                      {' '}
-                      <button type="button" className="button button-small" onClick={() => void openHistory(r.operationId!)}>
-                        Why?
-                      </button>
-                    </>
-                  ) : null}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+        </div>
+      ) : calls.length > 0 ? (
+        <>
+          <p className="muted" data-testid="activity-count">
+            {next
+              ? `The newest ${calls.length} calls${chips.length ? ' that match' : ''}.`
+              : chips.length
+                ? `${calls.length === 1 ? '1 call matches' : `${calls.length} calls match`}, newest first.`
+                : `${calls.length === 1 ? '1 call' : `${calls.length} calls`}, newest first.`}
+          </p>
+          <div className="table-scroll" tabIndex={0} role="region" aria-label="Tool calls">
+            <table className="table activity-table" data-testid="activity-table">
+              <thead>
+                <tr>
+                  <th scope="col">When</th>
+                  <th scope="col">What</th>
+                  <th scope="col">Asked by</th>
+                  <th scope="col">Decision</th>
+                  <th scope="col">Outcome</th>
+                </tr>
+              </thead>
+              <tbody>
+                {calls.map((c) => (
+                  <CallRow key={c.operationId} call={c} />
+                ))}
+              </tbody>
+            </table>
+          </div>
+          {next ? (
+            <button type="button" className="button more" onClick={() => void loadMore()} data-testid="activity-more">
+              Show older calls
+            </button>
+          ) : null}
+        </>
+      ) : null}
     </ViewFrame>
   );
 }

@@ -96,9 +96,11 @@ describe('recovery slice over the real core on the durable ledger', () => {
       await until(() => store.getState().operations.some((o) => o.operationId === retryId), 'the retry to appear');
       expect(store.getState().operations.find((o) => o.operationId === retryId)?.origin.source).toBe('user');
 
-      await store.getState().refreshAudit();
-      const reconciled = store.getState().auditRows.filter((r) => r.type === 'op.reconciled').map((r) => r.operationId).sort();
-      expect(reconciled).toEqual([...stopped].sort());
+      // Both rows say what the person recorded: one failed, one still unknown (its retry is a new call).
+      store.getState().setCallFilter({});
+      await store.getState().refreshCalls();
+      const states = Object.fromEntries(store.getState().calls.filter((c) => stopped.includes(c.operationId)).map((c) => [c.operationId, c.state]));
+      expect(states).toEqual({ [stopped[0]!]: 'failed', [stopped[1]!]: 'outcome_unknown' });
 
       // Settled operations stay visible with what was recorded and where a retry went.
       const settled = store.getState().settledRecovery;

@@ -166,14 +166,15 @@ describe('view slices over the real core and a real stdio server', () => {
     const op = await store.getState().runTool({ serverId, accountId, toolName: 'close_issue', arguments: { n: 7 } });
     await until(() => store.getState().operations.find((o) => o.operationId === op.operationId)?.state === 'succeeded', 'the call to succeed');
     expect(received().map((r) => r.args)).toEqual([{ n: 7 }]);
-    await store.getState().refreshAudit();
-    const toSucceeded = store.getState().auditRows.filter((r) => r.operationId === op.operationId && r.to === 'succeeded');
-    expect(toSucceeded).toHaveLength(1);
-    await store.getState().openHistory(op.operationId);
-    expect(store.getState().history?.operation.operationId).toBe(op.operationId);
-    expect(store.getState().history?.executing).not.toBeNull();
-    const exported = await store.getState().exportAudit('jsonl');
-    expect(exported.path).toMatch(/warden-audit-.*\.jsonl$/);
+    await store.getState().refreshCalls();
+    const row = store.getState().calls.filter((c) => c.operationId === op.operationId);
+    expect(row.map((c) => c.state)).toEqual(['succeeded']);
+    await store.getState().toggleCall(op.operationId);
+    const opened = store.getState().openCalls[op.operationId];
+    expect(opened !== 'loading' && opened?.operation.operationId).toBe(op.operationId);
+    expect(opened !== 'loading' && opened?.executing).not.toBeNull();
+    const exported = await store.getState().exportCalls('jsonl');
+    expect(exported.path).toMatch(/warden-activity-.*\.jsonl$/);
     expect(readFileSync(exported.path!, 'utf8').split('\n').filter(Boolean).some((l) => JSON.parse(l).operationId === op.operationId)).toBe(true);
   });
 
