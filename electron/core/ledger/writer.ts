@@ -18,6 +18,7 @@
 import { WardenError } from '../../../shared/result';
 import { inDir, type LedgerFs } from './ledger-fs';
 import { segmentName } from './segments';
+import { later } from '../turns';
 
 /** Counters, for tests and benchmarks. */
 export interface WriterStats {
@@ -170,7 +171,9 @@ export class SegmentWriter {
           await this.fs.fdatasync(this.fd);
           this.stats.fsyncs++;
         }
-        for (const b of batch) b.resolve();
+        // One caller per turn of the event loop (turns.ts): a sync shared by dozens of calls would
+        // otherwise let all of them go on (each sending its request) in the sync's one task.
+        for (const b of batch) later(b.resolve);
       } catch (error) {
         this.failure = error;
         for (const b of batch) b.reject(this.writeError());
