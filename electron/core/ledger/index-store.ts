@@ -28,6 +28,8 @@ import type { SqlConnection } from './sqlite';
  * the ledger. Version 2 indexes the operations older ledgers kept only in their checkpoints.
  */
 const SCHEMA_VERSION = '2';
+/** The version before: the same tables, without the operations only checkpoints hold. */
+const WITHOUT_CARRIED = '1';
 /** Records per transaction while catching up (a rebuild); steady state commits what is pending. */
 const BATCH = 5000;
 /**
@@ -146,12 +148,20 @@ export class LedgerIndex {
 
   private constructor(private readonly db: SqlConnection) {}
 
-  /** Opens the index (creating it, or starting it over when its schema is another version's). */
-  static async open(db: SqlConnection): Promise<LedgerIndex> {
+  /**
+   * Opens the index (creating it, or starting it over when its schema is another version's).
+   * `carriesOperations`: whether the ledger may hold operations only a checkpoint knows (its
+   * first segments were deleted); an index that left those out is rebuilt only then, since for
+   * any other ledger it already holds everything.
+   */
+  static async open(db: SqlConnection, options: { carriesOperations?: boolean } = {}): Promise<LedgerIndex> {
     await db.exec('PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF;');
     const index = new LedgerIndex(db);
     const version = await db.get<{ v: string }>("SELECT v FROM sqlite_master, meta WHERE sqlite_master.name = 'meta' AND meta.k = 'schema'").catch(() => undefined);
-    if (version?.v !== SCHEMA_VERSION) await index.reset();
+    if (version?.v === WITHOUT_CARRIED && options.carriesOperations === false) {
+      await db.exec(SCHEMA);
+      await db.run("UPDATE meta SET v = ? WHERE k = 'schema'", [SCHEMA_VERSION]);
+    } else if (version?.v !== SCHEMA_VERSION) await index.reset();
     else await db.exec(SCHEMA);
     const position = await db.get<{ v: string }>("SELECT v FROM meta WHERE k = 'position'");
     index.committed = position ? (JSON.parse(position.v) as LogPosition) : null;

@@ -9,7 +9,7 @@
  *   2. Build the gate with `journal: service.ledger` and `history: service.history`.
  *   3. `service.recoverOperations(gate)` — the one place that settles what a crash interrupted.
  */
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { journalEntry } from '../../../shared/domain/journal-events';
 import { RECONCILED_TYPE, SAFE_MODE_ACK_TYPE, type AuditFilter, type LedgerChainBreak, type LedgerStatus, type OperationView } from '../../../shared/domain/ledger';
@@ -20,7 +20,7 @@ import { REDACTED, Redactor } from '../redact/redactor';
 import { writeAuditFile } from './export';
 import { IndexedHistory, type HistoryReads } from './history';
 import { LedgerIndex } from './index-store';
-import { Ledger, type LedgerOptions } from './ledger';
+import { Ledger, segmentNumbers, type LedgerOptions } from './ledger';
 import { inDir, nodeLedgerFs, type LedgerFs } from './ledger-fs';
 import { preserve } from './recovery';
 import { openSqlite } from './sqlite';
@@ -147,7 +147,9 @@ export class LedgerService {
     // The key first: recovery checks sealed records with it. An unreadable keychain is not fatal
     // here; the ledger then opens unsealed and in safe mode (checkAnchor says why).
     const keychain = options.keychain ? await readKeychain(options.keychain) : null;
-    const index = await LedgerIndex.open(await openSqlite(join(options.dir, 'index.sqlite')));
+    // Older ledgers deleted their first segments and kept those operations in checkpoints only.
+    const carriesOperations = (segmentNumbers(await readdir(options.dir))[0] ?? 1) > 1;
+    const index = await LedgerIndex.open(await openSqlite(join(options.dir, 'index.sqlite')), { carriesOperations });
     let ledger: Ledger;
     try {
       ledger = await Ledger.open({

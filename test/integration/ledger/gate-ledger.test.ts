@@ -18,6 +18,7 @@ import { CHECKPOINT_TYPE, Ledger, segmentName } from '../../../electron/core/led
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redactor } from '../../../electron/core/redact/redactor';
+import { openSqlite } from '../../../electron/core/ledger/sqlite';
 import { PolicyState } from '../../../shared/domain/policy';
 import { allFiles, projectionsOf, recordsIn, recordsOf, tempDir } from '../../unit/ledger/helpers';
 
@@ -158,6 +159,43 @@ describe('gate on the durable ledger', () => {
     const again = await second.gate.submit(req('old-a'));
     expect(again.state).toBe('succeeded');
     expect(second.received).toHaveLength(0);
+  });
+
+  it('an index from before operations in checkpoints were indexed is rebuilt only for a ledger whose first segments were deleted', async () => {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    const first = await start(t.dir);
+    expect((await first.gate.request(req('kept'))).state).toBe('succeeded');
+    await first.close();
+    // The index as the version before wrote it, with a mark a rebuild would drop.
+    const markOldIndex = async () => {
+      const db = await openSqlite(join(t.dir, 'index.sqlite'));
+      await db.run("UPDATE meta SET v = '1' WHERE k = 'schema'");
+      await db.run("INSERT OR REPLACE INTO meta(k, v) VALUES ('mark', 'x')");
+      await db.close();
+    };
+    const marked = async () => {
+      const db = await openSqlite(join(t.dir, 'index.sqlite'));
+      const row = await db.get<{ v: string }>("SELECT v FROM meta WHERE k = 'mark'").catch(() => undefined);
+      await db.close();
+      return row !== undefined;
+    };
+    await markOldIndex();
+    const second = await start(t.dir);
+    expect((await second.service.history.operation('kept'))?.state).toBe('succeeded');
+    await second.close();
+    expect(await marked(), 'segment 1 is there: the index already holds everything and is kept').toBe(true);
+
+    // Rotate, then delete segment 1 as an older ledger's retention did: now it is rebuilt.
+    const ledger = await Ledger.open({ dir: t.dir });
+    await ledger.rotate();
+    await ledger.close();
+    rmSync(join(t.dir, segmentName(1)));
+    await markOldIndex();
+    const third = await start(t.dir);
+    cleanups.push(third.close);
+    await third.service.index.flush();
+    expect(await marked(), 'segment 1 is gone: the index is rebuilt').toBe(false);
   });
 
   it('a call interrupted while executing becomes outcome_unknown on restart and re-submitting its id sends nothing', async () => {
