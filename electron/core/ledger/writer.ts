@@ -53,6 +53,8 @@ export class SegmentWriter {
   readonly stats: WriterStats = { writes: 0, recordBytes: 0, fsyncs: 0, preallocations: 0, rotations: 0 };
   private readonly queue: Pending[] = [];
   private flushing: Promise<void> | null = null;
+  /** A write that is not durable is waiting a turn before it starts (see `write`). */
+  private kickQueued = false;
   private failure: unknown = null;
   private fd: number;
   private position: number;
@@ -88,10 +90,23 @@ export class SegmentWriter {
     return this.segment;
   }
 
-  /** Queues bytes; resolves once written (and, with `durable`, synced). */
+  /**
+   * Queues bytes; resolves once written (and, with `durable`, synced).
+   *
+   * A durable write starts at once. One that is not waits a turn of the event loop first: a call's
+   * outcome record is followed at once by the next call's durable records, and the two then
+   * share one write (and its trip to the thread pool) instead of queuing one behind the other.
+   */
   write(bytes: Buffer, durable: boolean): Promise<void> {
     const done = new Promise<void>((resolve, reject) => this.queue.push({ kind: 'data', bytes, durable, resolve, reject }));
-    this.kick();
+    if (durable) this.kick();
+    else if (!this.flushing && !this.kickQueued) {
+      this.kickQueued = true;
+      later(() => {
+        this.kickQueued = false;
+        this.kick();
+      });
+    }
     return done;
   }
 
@@ -104,6 +119,7 @@ export class SegmentWriter {
 
   /** Resolves once everything queued so far has been written (or failed). */
   async settled(): Promise<void> {
+    if (this.queue.length > 0) this.kick();
     while (this.flushing) await this.flushing;
   }
 

@@ -262,6 +262,23 @@ describe('ledger log', () => {
     }
   });
 
+  it('a record appended without durability just before a durable append shares its write and sync', async () => {
+    // A call's outcome record, then at once the next call's durable records: one write, one sync.
+    const ledger = await Ledger.open({ dir: dir() });
+    try {
+      await ledger.flush();
+      const before = ledger.stats;
+      const outcome = ledger.append([{ type: 'op.transition', payload: { to: 'succeeded' } }]);
+      const next = ledger.append([{ type: 'op.transition', payload: { to: 'executing' } }], { durable: true });
+      await Promise.all([outcome, next]);
+      expect(ledger.stats.writes - before.writes).toBe(1);
+      expect(ledger.stats.fsyncs - before.fsyncs).toBe(1);
+      expect((await recordsOf(ledger)).map((r) => r.payload.to)).toEqual(['succeeded', 'executing']);
+    } finally {
+      await ledger.close();
+    }
+  });
+
   it('a durable append resolves only after the fsync covering it has completed', async () => {
     const d = dir();
     const events: string[] = [];
