@@ -159,8 +159,8 @@ export class IndexedHistory implements HistoryReads {
     const needed = new Map<number, IndexedRow>();
     for (const r of await this.index.recordsOf(ops, maxSeq)) needed.set(r.seq, r);
     for (const r of rows) needed.set(r.seq, r);
-    const records = await this.source.readAt([...needed.values()].sort((a, b) => a.seq - b.seq));
-    const p = LedgerProjections.fromRecords(records);
+    const [records, ids] = await Promise.all([this.source.readAt(onePerPlace([...needed.values()].sort((a, b) => a.seq - b.seq))), this.index.operationIds(ops)]);
+    const p = LedgerProjections.fromRecords(records, new Set(ids.map((i) => i.id)));
     const bySeq = new Map(p.audit().map((row) => [row.seq, row]));
     return rows.map((r) => bySeq.get(r.seq)).filter((row): row is AuditRow => row !== undefined);
   }
@@ -174,7 +174,7 @@ export class IndexedHistory implements HistoryReads {
 
   private async foldMany(ns: number[]): Promise<{ p: LedgerProjections; ids: Array<{ n: number; id: string; retryOf: string | null }> }> {
     const [locations, ids] = await Promise.all([this.index.recordsOf(ns), this.index.operationIds(ns)]);
-    const p = LedgerProjections.fromRecords(await this.source.readAt(locations));
+    const p = LedgerProjections.fromRecords(await this.source.readAt(onePerPlace(locations)), new Set(ids.map((i) => i.id)));
     const byN = new Map(ids.map((i) => [i.n, i]));
     return { p, ids: ns.map((n) => byN.get(n)).filter((i): i is { n: number; id: string; retryOf: string | null } => i !== undefined && p.operation(i.id) !== undefined) };
   }
@@ -283,6 +283,20 @@ function matchesCall(v: OperationView, time: number, f: CallFilter): boolean {
     (f.from === undefined || time >= f.from) &&
     (f.to === undefined || time <= f.to)
   );
+}
+
+/**
+ * Rows with the record each points at read once: the operations an older ledger's checkpoint
+ * carried all point at that one (large) record.
+ */
+function onePerPlace(rows: IndexedRow[]): IndexedRow[] {
+  const seen = new Set<string>();
+  return rows.filter((r) => {
+    const place = `${r.segment}:${r.offset}`;
+    if (seen.has(place)) return false;
+    seen.add(place);
+    return true;
+  });
 }
 
 function withRetry(view: OperationView, retryOf: string | null): OperationView {

@@ -27,7 +27,11 @@ import { CHECKPOINT_TYPE, type StoredRecord } from './format';
 import type { LogPosition, RecordLocation } from './recovery';
 import type { SqlConnection } from './sqlite';
 
-/** Bumped when the schema changes: an index of another version is rebuilt from the ledger. */
+/**
+ * Bumped when the schema or what is indexed changes: an index of another version is rebuilt from
+ * the ledger. Version 2 pages operations by request time and indexes the operations older ledgers
+ * kept only in their checkpoints.
+ */
 const SCHEMA_VERSION = '2';
 /** Records per transaction while catching up (a rebuild); steady state commits what is pending. */
 const BATCH = 5000;
@@ -103,7 +107,28 @@ type Pending =
   | { kind: 'row'; record: StoredRecord; location: RecordLocation; server: string | null; account: string | null; tool: string | null; conv: string | null; pin?: { hash: string | null; instructions: string | null } }
   | { kind: 'proposed'; record: StoredRecord; location: RecordLocation; id: string; server: string; account: string; tool: string; conv: string | null }
   | { kind: 'transition'; record: StoredRecord; location: RecordLocation; id: string; to: OperationState; decision: string | null }
-  | { kind: 'reconciled'; record: StoredRecord; location: RecordLocation; id: string; outcome: string; retry: string | null };
+  | { kind: 'reconciled'; record: StoredRecord; location: RecordLocation; id: string; outcome: string; retry: string | null }
+  | { kind: 'carried'; record: StoredRecord; location: RecordLocation; ops: CarriedOp[] };
+
+/**
+ * An operation as an older ledger's checkpoint carried it. Those ledgers deleted old segments and
+ * kept every operation in the checkpoint starting each segment: for operations made in deleted
+ * segments, the checkpoint is the only record there is. The index points their row at it.
+ */
+interface CarriedOp {
+  id: string;
+  /** The seq of its proposal (in a segment that no longer exists): its operation number. */
+  n: number;
+  time: number;
+  server: string;
+  account: string;
+  tool: string;
+  conv: string | null;
+  state: OperationState;
+  decision: string | null;
+  reconciled: boolean;
+  retryOf: string | null;
+}
 
 /** A row as the index answers: where its record is, and which operation it belongs to. */
 export interface IndexedRow {
@@ -141,7 +166,9 @@ export class LedgerIndex {
 
   private constructor(private readonly db: SqlConnection) {}
 
-  /** Opens the index (creating it, or starting it over when its schema is another version's). */
+  /**
+   * Opens the index (creating it, or starting it over when its schema is another version's).
+   */
   static async open(db: SqlConnection): Promise<LedgerIndex> {
     await db.exec('PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF;');
     const index = new LedgerIndex(db);
@@ -423,6 +450,7 @@ export class LedgerIndex {
     for (const p of batch) {
       if ((p.kind === 'transition' || p.kind === 'reconciled' || p.kind === 'proposed') && !this.live.has(p.id)) missing.add(p.id);
       if (p.kind === 'reconciled' && p.retry !== null && !this.live.has(p.retry)) missing.add(p.retry);
+      if (p.kind === 'carried') for (const op of p.ops) if (!this.live.has(op.id)) missing.add(op.id);
     }
     const known = new Map<string, OpFacts>();
     if (missing.size > 0) {
@@ -453,6 +481,16 @@ export class LedgerIndex {
         case 'row':
           pushRow(p, null, p.server, p.account, p.tool, p.conv, null);
           if (p.pin) pins.push([p.server, p.account, p.tool, p.pin.hash, p.pin.instructions, p.record.seq]);
+          break;
+        case 'carried':
+          // Operations already known (their records are in kept segments) are current already.
+          for (const op of p.ops) {
+            if (factsOf(op.id) || touched.has(op.id)) continue;
+            const f: OpFacts = { n: op.n, time: op.time, state: op.state, server: op.server, account: op.account, tool: op.tool, conv: op.conv, decision: op.decision, reconciled: op.reconciled, retryOf: op.retryOf };
+            this.live.set(op.id, f);
+            touched.set(op.id, f);
+            rows.push([op.n, op.time, name(p.record.type), op.n, name(op.server), name(op.account), name(op.tool), name(op.conv), op.decision, p.location.segment, p.location.offset, p.location.length]);
+          }
           break;
         case 'proposed': {
           if (factsOf(p.id) || touched.has(p.id)) break; // a duplicate id is skipped, as the projections do
@@ -550,7 +588,10 @@ function liveStates(): string {
 
 /** What a record is, for the index: parsed once, the way the projections read it. */
 function classify(record: StoredRecord, location: RecordLocation): Pending {
-  if (record.type === CHECKPOINT_TYPE) return { kind: 'skip', record, location };
+  if (record.type === CHECKPOINT_TYPE) {
+    const ops = carriedOps(record);
+    return ops.length > 0 ? { kind: 'carried', record, location, ops } : { kind: 'skip', record, location };
+  }
   if (record.type === RECONCILED_TYPE) {
     const parsed = OpReconciled.safeParse(record.payload);
     if (!parsed.success) return { kind: 'skip', record, location };
@@ -586,4 +627,51 @@ function classify(record: StoredRecord, location: RecordLocation): Pending {
     case 'server.data-read':
       return { kind: 'row', record, location, server: event.payload.serverId, account: event.payload.accountId, tool: null, conv: null };
   }
+}
+
+/**
+ * The operations an older ledger's checkpoint carried (`state.operations`, version 1), each with
+ * the facts the index files it under; entries not of that shape are left out (the projection,
+ * which folds the checkpoint when one of them is read, says why). Only operations proposed before
+ * the checkpoint can be carried: anything else is not what such a checkpoint holds.
+ */
+/** A checkpoint's operation entry as read, before anything about it is known. */
+interface LooseCarried {
+  proposed?: { operationId?: unknown; identity?: { serverId?: unknown; accountId?: unknown; toolName?: unknown }; origin?: { conversationId?: unknown } };
+  proposedSeq?: unknown;
+  proposedTime?: unknown;
+  transitions?: unknown;
+  reconciled?: { outcome?: unknown } | null;
+  retryOf?: unknown;
+}
+
+function carriedOps(record: StoredRecord): CarriedOp[] {
+  const state = record.payload.state as { version?: unknown; operations?: unknown } | undefined;
+  if (state?.version !== 1 || !Array.isArray(state.operations)) return [];
+  const text = (v: unknown): v is string => typeof v === 'string';
+  const out: CarriedOp[] = [];
+  for (const raw of state.operations as Array<LooseCarried | null>) {
+    const id = raw?.proposed?.operationId;
+    const identity = raw?.proposed?.identity;
+    const server = identity?.serverId;
+    const account = identity?.accountId;
+    const tool = identity?.toolName;
+    const n = raw?.proposedSeq;
+    const time = raw?.proposedTime;
+    if (!raw || !text(id) || !text(server) || !text(account) || !text(tool)) continue;
+    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1 || n >= record.seq || typeof time !== 'number') continue;
+    let state: OperationState = 'proposed';
+    let decision: string | null = null;
+    for (const x of Array.isArray(raw.transitions) ? (raw.transitions as Array<{ t?: { to?: unknown; decision?: { decision?: unknown } } } | null>) : []) {
+      const to = x?.t?.to;
+      const decided = x?.t?.decision?.decision;
+      if (text(to)) state = to as OperationState;
+      if (text(decided)) decision = decided;
+    }
+    const outcome = raw.reconciled?.outcome;
+    if (text(outcome) && outcome !== 'retried') state = outcome as OperationState;
+    const conv = raw.proposed?.origin?.conversationId;
+    out.push({ id, n, time, server, account, tool, conv: text(conv) ? conv : null, state, decision, reconciled: !!raw.reconciled, retryOf: text(raw.retryOf) ? raw.retryOf : null });
+  }
+  return out;
 }

@@ -57,9 +57,16 @@ export class LedgerProjections {
   /** Records skipped because their payload did not match the schema of their type. */
   readonly skipped: Array<{ seq: number; type: string; why: string }> = [];
 
-  /** Builds projections from records in sequence order. */
-  static fromRecords(records: readonly JournalRecord[]): LedgerProjections {
+  /**
+   * Operations taken from an older ledger's checkpoint: all of them, or only these ids (a
+   * checkpoint of such a ledger carries every operation it ever made; a query needs a few).
+   */
+  private carry: ReadonlySet<string> | null = null;
+
+  /** Builds projections from records in sequence order (`carry`: see the field of that name). */
+  static fromRecords(records: readonly JournalRecord[], carry?: ReadonlySet<string>): LedgerProjections {
     const p = new LedgerProjections();
+    p.carry = carry ?? null;
     for (const r of records) p.apply(r);
     return p;
   }
@@ -278,7 +285,7 @@ export class LedgerProjections {
     // current (the checkpoint was written from this same fold).
     for (const raw of state.operations) {
       const id = raw?.proposed?.operationId;
-      if (typeof id !== 'string' || this.ops.has(id)) continue;
+      if (typeof id !== 'string' || this.ops.has(id) || (this.carry !== null && !this.carry.has(id))) continue;
       try {
         const proposed = parseJournalEvent('op.proposed', raw.proposed)!.payload as OpProposed;
         const transitions = (raw.transitions ?? []).map((x) => ({ seq: x.seq, time: x.time, t: parseJournalEvent('op.transition', x.t)!.payload as OpTransition }));
@@ -286,6 +293,17 @@ export class LedgerProjections {
         const facts: OperationFacts = { proposed, transitions, reconciled, retryOf: raw.retryOf ?? null, proposedSeq: raw.proposedSeq, proposedTime: raw.proposedTime };
         this.ops.set(id, facts);
         this.index(id, null, this.stateOf(facts));
+        // Its one row in the audit view stands for the records that were deleted, under the seq
+        // of its proposal (where the index files it).
+        const state = this.stateOf(facts);
+        this.rows.push({
+          ...this.opRow(record, id, null),
+          seq: facts.proposedSeq,
+          time: facts.proposedTime,
+          to: state,
+          reason: `Carried over from an older ledger's checkpoint (its earlier records were deleted): ${state}`,
+          actor: null,
+        });
       } catch (error) {
         this.skipped.push({ seq: record.seq, type: record.type, why: `checkpoint operation ${id}: ${error instanceof Error ? error.message.slice(0, 200) : String(error)}` });
       }

@@ -18,6 +18,7 @@
 import { WardenError } from '../../../shared/result';
 import { inDir, type LedgerFs } from './ledger-fs';
 import { segmentName } from './segments';
+import { later } from '../turns';
 
 /** Counters, for tests and benchmarks. */
 export interface WriterStats {
@@ -52,6 +53,8 @@ export class SegmentWriter {
   readonly stats: WriterStats = { writes: 0, recordBytes: 0, fsyncs: 0, preallocations: 0, rotations: 0 };
   private readonly queue: Pending[] = [];
   private flushing: Promise<void> | null = null;
+  /** A write that is not durable is waiting a turn before it starts (see `write`). */
+  private kickQueued = false;
   private failure: unknown = null;
   private fd: number;
   private position: number;
@@ -87,10 +90,23 @@ export class SegmentWriter {
     return this.segment;
   }
 
-  /** Queues bytes; resolves once written (and, with `durable`, synced). */
+  /**
+   * Queues bytes; resolves once written (and, with `durable`, synced).
+   *
+   * A durable write starts at once. One that is not waits a turn of the event loop first: a call's
+   * outcome record is followed at once by the next call's durable records, and the two then
+   * share one write (and its trip to the thread pool) instead of queuing one behind the other.
+   */
   write(bytes: Buffer, durable: boolean): Promise<void> {
     const done = new Promise<void>((resolve, reject) => this.queue.push({ kind: 'data', bytes, durable, resolve, reject }));
-    this.kick();
+    if (durable) this.kick();
+    else if (!this.flushing && !this.kickQueued) {
+      this.kickQueued = true;
+      later(() => {
+        this.kickQueued = false;
+        this.kick();
+      });
+    }
     return done;
   }
 
@@ -103,6 +119,7 @@ export class SegmentWriter {
 
   /** Resolves once everything queued so far has been written (or failed). */
   async settled(): Promise<void> {
+    if (this.queue.length > 0) this.kick();
     while (this.flushing) await this.flushing;
   }
 
@@ -170,7 +187,9 @@ export class SegmentWriter {
           await this.fs.fdatasync(this.fd);
           this.stats.fsyncs++;
         }
-        for (const b of batch) b.resolve();
+        // One caller per turn of the event loop (turns.ts): a sync shared by dozens of calls would
+        // otherwise let all of them go on (each sending its request) in the sync's one task.
+        for (const b of batch) later(b.resolve);
       } catch (error) {
         this.failure = error;
         for (const b of batch) b.reject(this.writeError());

@@ -16,6 +16,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { parseJsonRpcLine } from './jsonrpc';
 import type { LogRing } from './log-ring';
+import { later } from '../turns';
 
 /** Marks an error this transport already wrote to the log, so the connection does not log it twice. */
 export const LOGGED = Symbol('warden.logged');
@@ -66,6 +67,8 @@ export interface ProcessTransportOptions {
 }
 
 const IS_WINDOWS = process.platform === 'win32';
+/** Lines read and waiting to be handed on past which stdout is paused (resumed at half). */
+const MAX_WAITING_LINES = 1024;
 
 /** An SDK `Transport` over a spawned process with process-tree cleanup. */
 export class ProcessTransport implements Transport {
@@ -77,6 +80,13 @@ export class ProcessTransport implements Transport {
   /** Pieces of the stdout line not finished yet (none of them holds a newline), and their total length. */
   private stdoutPieces: string[] = [];
   private stdoutPending = 0;
+  /** Whole lines read and not handed on yet (from `linesHead`), and whether a delivery is queued. */
+  private lines: string[] = [];
+  private linesHead = 0;
+  private delivering = false;
+  private stdoutPaused = false;
+  /** The stream ended while lines were waiting: close once they are handed on. */
+  private closeWhenDelivered = false;
   private closed = false;
   private exited: Promise<void> | undefined;
   private closeNotified = false;
@@ -176,13 +186,13 @@ export class ProcessTransport implements Transport {
       this.stdoutPieces = [];
       this.stdoutPending = 0;
       const end = line.charCodeAt(line.length - 1) === 13 ? line.length - 1 : line.length;
-      if (end > 0) this.onLine(end === line.length ? line : line.slice(0, end));
+      if (end > 0) this.queueLine(end === line.length ? line : line.slice(0, end));
       start = newline + 1;
       newline = chunk.indexOf('\n', start);
     }
     while (newline !== -1) {
       const end = newline > start && chunk.charCodeAt(newline - 1) === 13 ? newline - 1 : newline;
-      if (end > start) this.onLine(chunk.slice(start, end));
+      if (end > start) this.queueLine(chunk.slice(start, end));
       start = newline + 1;
       newline = chunk.indexOf('\n', start);
     }
@@ -213,6 +223,42 @@ export class ProcessTransport implements Transport {
     }
     if (this.stderrTail.trim() !== '') this.lastStderrLine = this.stderrTail.trim().slice(0, 300);
   }
+
+  /**
+   * Lines are handed on one per turn of the event loop (turns.ts), in order: one read often holds
+   * dozens of answers, and each answer settles a call whose caller goes on at once (the gate's
+   * bookkeeping, the next request), so handling them all in the read's task would stall the main
+   * process for as long as all of them take. While many lines wait, stdout is paused: a flooding
+   * server fills its pipe, not Warden's memory.
+   */
+  private queueLine(line: string): void {
+    this.lines.push(line);
+    if (!this.stdoutPaused && this.lines.length - this.linesHead >= MAX_WAITING_LINES) {
+      this.stdoutPaused = true;
+      this.child?.stdout?.pause();
+    }
+    if (!this.delivering) {
+      this.delivering = true;
+      later(this.deliverNext);
+    }
+  }
+
+  private readonly deliverNext = (): void => {
+    const line = this.lines[this.linesHead]!;
+    this.lines[this.linesHead++] = '';
+    if (this.linesHead === this.lines.length) {
+      this.lines = [];
+      this.linesHead = 0;
+      this.delivering = false;
+    } else later(this.deliverNext);
+    if (this.stdoutPaused && this.lines.length - this.linesHead <= MAX_WAITING_LINES / 2) {
+      this.stdoutPaused = false;
+      this.child?.stdout?.resume();
+    }
+    this.onLine(line);
+    // The close waits for the lines read before it: answers the server sent before it exited.
+    if (!this.delivering && this.closeWhenDelivered) this.notifyClosed();
+  };
 
   private onLine(line: string): void {
     let message: JSONRPCMessage;
@@ -297,6 +343,10 @@ export class ProcessTransport implements Transport {
 
   private notifyClosed(): void {
     if (this.closeNotified) return;
+    if (this.delivering) {
+      this.closeWhenDelivered = true;
+      return;
+    }
     this.closeNotified = true;
     this.closed = true;
     this.onclose?.();

@@ -14,12 +14,13 @@ import type { ToolCallResult, ToolDescriptor, ToolExecutor, ToolRegistry } from 
 import { LedgerService } from '../../../electron/core/ledger/service';
 import { verifyLedger } from '../../../electron/core/ledger/verify';
 import { countingFs, type LedgerFs } from '../../../electron/core/ledger/ledger-fs';
-import { segmentName } from '../../../electron/core/ledger/ledger';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { CHECKPOINT_TYPE, Ledger, segmentName } from '../../../electron/core/ledger/ledger';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redactor } from '../../../electron/core/redact/redactor';
+import { openSqlite } from '../../../electron/core/ledger/sqlite';
 import { PolicyState } from '../../../shared/domain/policy';
-import { allFiles, projectionsOf, recordsOf, tempDir } from '../../unit/ledger/helpers';
+import { allFiles, projectionsOf, recordsIn, recordsOf, tempDir } from '../../unit/ledger/helpers';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -111,6 +112,74 @@ describe('gate on the durable ledger', () => {
     expect(again.result?.content).toEqual([{ type: 'text', text: 'done' }]);
     expect(second.received).toHaveLength(0);
     expect((await projectionsOf(second.service).history('op-1'))!.approval?.by).toBe('policy (Always Allow)');
+  });
+
+  it('operations an older ledger kept only in its checkpoints are in the history: by id, in lists and the audit view, for idempotency and for recovery', async () => {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    const first = await start(t.dir);
+    for (const id of ['old-a', 'old-b', 'old-c']) expect((await first.gate.request(req(id))).state).toBe('succeeded');
+    await first.close();
+    // What an older ledger left behind: the segment holding these calls deleted by retention, and
+    // the checkpoint starting the next one carrying every operation (its facts as it wrote them).
+    // old-b's last record came after that checkpoint; old-c was executing at the checkpoint and
+    // nothing more was recorded about it (the app crashed).
+    const records = await recordsIn(t.dir);
+    const facts = (id: string, upTo?: string) => {
+      const mine = records.filter((r) => r.payload.operationId === id);
+      const proposed = mine.find((r) => r.type === 'op.proposed')!;
+      const transitions = mine.filter((r) => r.type === 'op.transition').map((r) => ({ seq: r.seq, time: r.time, t: r.payload }));
+      const kept = upTo === undefined ? transitions : transitions.slice(0, transitions.findIndex((x) => x.t.to === upTo) + 1);
+      return { proposed: proposed.payload, transitions: kept, reconciled: null, retryOf: null, proposedSeq: proposed.seq, proposedTime: proposed.time };
+    };
+    const bLast = records.filter((r) => r.payload.operationId === 'old-b' && r.type === 'op.transition').at(-1)!;
+    expect(bLast.payload.to).toBe('succeeded');
+    const old = await Ledger.open({ dir: t.dir });
+    await old.rotate();
+    const state = { version: 1, operations: [facts('old-a'), facts('old-b', 'executing'), facts('old-c', 'executing')] };
+    await old.append([{ type: CHECKPOINT_TYPE, payload: { segment: segmentName(2), previousSegment: segmentName(1), state } }], { durable: true });
+    await old.append([{ type: bLast.type, payload: bLast.payload }], { durable: true });
+    await old.close();
+    for (const name of readdirSync(t.dir)) if (name === segmentName(1) || name.startsWith('index.sqlite')) rmSync(join(t.dir, name));
+
+    const second = await start(t.dir);
+    cleanups.push(second.close);
+    expect(second.service.ledger.safeMode).toBe(false);
+    expect(second.service.lastRecoveryReport?.outcomeUnknown).toEqual(['old-c']);
+    const history = second.service.history;
+    expect((await history.operation('old-a'))?.state).toBe('succeeded');
+    expect((await history.operation('old-b'))?.state).toBe('succeeded');
+    expect((await history.operation('old-c'))?.state).toBe('outcome_unknown');
+    expect((await history.operations()).map((o) => o.operationId).sort()).toEqual(['old-a', 'old-b', 'old-c']);
+    expect((await history.history('old-a'))?.approval?.by).toBe('policy (Always Allow)');
+    const audit = await history.audit({ operationId: 'old-a' }, { limit: 10, offset: 0 });
+    expect(audit.rows.map((r) => [r.operationId, r.to, r.toolName])).toEqual([['old-a', 'succeeded', 'perform']]);
+    expect(audit.rows[0]!.reason).toMatch(/older ledger's checkpoint/);
+    // Idempotency holds for them too: the id that ran long ago is never sent again.
+    const again = await second.gate.submit(req('old-a'));
+    expect(again.state).toBe('succeeded');
+    expect(second.received).toHaveLength(0);
+  });
+
+  it('an index of the version before is rebuilt from the ledger at start (it lacks what Activity pages by)', async () => {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    const first = await start(t.dir);
+    expect((await first.gate.request(req('kept'))).state).toBe('succeeded');
+    await first.close();
+    // The index as the version before wrote it, with a mark a rebuild drops.
+    const db = await openSqlite(join(t.dir, 'index.sqlite'));
+    await db.run("UPDATE meta SET v = '1' WHERE k = 'schema'");
+    await db.run("INSERT OR REPLACE INTO meta(k, v) VALUES ('mark', 'x')");
+    await db.close();
+    const second = await start(t.dir);
+    cleanups.push(second.close);
+    await second.service.index.flush();
+    expect((await second.service.history.operation('kept'))?.state).toBe('succeeded');
+    const check = await openSqlite(join(t.dir, 'index.sqlite'));
+    const mark = await check.get<{ v: string }>("SELECT v FROM meta WHERE k = 'mark'").catch(() => undefined);
+    await check.close();
+    expect(mark, 'the old index was started over').toBeUndefined();
   });
 
   it('a call interrupted while executing becomes outcome_unknown on restart and re-submitting its id sends nothing', async () => {

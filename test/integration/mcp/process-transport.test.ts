@@ -87,6 +87,47 @@ setInterval(() => {}, 1000);`;
     expect(large / small, `2 MB: ${small.toFixed(0)} ms, 14 MB: ${large.toFixed(0)} ms of CPU`).toBeLessThan(12);
   });
 
+  it('answers read together are handed on one per turn of the event loop, in order, so timers and input run between them', async () => {
+    // Each answer lets a call go on (the gate's bookkeeping, the next request): 64 answers handled
+    // in the task of the read that brought them stalled the main process for all of them.
+    const child = `
+const lines = Array.from({ length: 64 }, (_, i) => JSON.stringify({ jsonrpc: '2.0', id: i, result: { content: [] } }) + '\\n').join('');
+process.stdout.write(lines);
+setInterval(() => {}, 1000);`;
+    transport = new ProcessTransport({ command: process.execPath, args: ['-e', child], env: {}, log: new LogRing(), gracefulExitMs: 200 });
+    let turn = 0;
+    let ticking = true;
+    const tick = (): void => {
+      turn++;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const got: Array<{ id: unknown; turn: number }> = [];
+    transport.onmessage = (m) => void got.push({ id: 'id' in m ? m.id : null, turn });
+    try {
+      await transport.start();
+      await waitUntil(() => got.length === 64, 20_000, 'the 64 answers');
+    } finally {
+      ticking = false;
+    }
+    expect(got.map((g) => g.id)).toEqual(Array.from({ length: 64 }, (_, i) => i));
+    expect(new Set(got.map((g) => g.turn)).size).toBe(64);
+  });
+
+  it('the answers a server wrote before it exited all arrive before the transport reports it closed', async () => {
+    const child = `
+const lines = Array.from({ length: 64 }, (_, i) => JSON.stringify({ jsonrpc: '2.0', id: i, result: { content: [] } }) + '\\n').join('');
+process.stdout.write(lines, () => process.exit(0));`;
+    transport = new ProcessTransport({ command: process.execPath, args: ['-e', child], env: {}, log: new LogRing(), gracefulExitMs: 200 });
+    const got: unknown[] = [];
+    let closedAfter = -1;
+    transport.onmessage = (m) => void got.push('id' in m ? m.id : null);
+    transport.onclose = () => void (closedAfter = got.length);
+    await transport.start();
+    await waitUntil(() => closedAfter !== -1, 20_000, 'the close');
+    expect(closedAfter).toBe(64);
+  });
+
   it('a message handler that throws loses nothing: the answer after it in the same chunk still arrives, and the error is logged', async () => {
     // Found by review: the chunk's remaining lines were dropped when one delivery threw.
     const child = `

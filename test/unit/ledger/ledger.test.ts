@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Ledger, segmentName } from '../../../electron/core/ledger/ledger';
-import { countingFs, nodeLedgerFs, type LedgerFs } from '../../../electron/core/ledger/ledger-fs';
+import { countingFs, nodeLedgerFs, slowSyncFs, type LedgerFs } from '../../../electron/core/ledger/ledger-fs';
 import { verifyLedger } from '../../../electron/core/ledger/verify';
 import { lineStarts, recordBytesOf, steppingClock, tempDir, writeLedger as writeRecords, recordsOf } from './helpers';
 
@@ -237,6 +237,45 @@ describe('ledger log', () => {
       expect((await recordsOf(reopened)).map((r) => r.payload.i)).toEqual(Array.from({ length: 200 }, (_, i) => i));
     } finally {
       await reopened.close();
+    }
+  });
+
+  it('the callers of appends sharing one sync go on one per turn of the event loop, never all in the sync\'s task', async () => {
+    // Each caller goes on to its next step (the gate sends the request) when its append resolves:
+    // 64 of them in one task were a stall of the main process as long as all 64 steps.
+    const d = dir();
+    const ledger = await Ledger.open({ dir: d, fs: slowSyncFs(20) });
+    let turn = 0;
+    let ticking = true;
+    const tick = (): void => {
+      turn++;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    try {
+      const turns = await Promise.all(Array.from({ length: 64 }, (_, i) => ledger.append([{ type: 'op.transition', payload: { i } }], { durable: true }).then(() => turn)));
+      expect(ledger.stats.fsyncs, 'the appends still share syncs').toBeLessThanOrEqual(3);
+      expect(new Set(turns).size, `turns the callers went on in: ${turns.join(',')}`).toBe(64);
+    } finally {
+      ticking = false;
+      await ledger.close();
+    }
+  });
+
+  it('a record appended without durability just before a durable append shares its write and sync', async () => {
+    // A call's outcome record, then at once the next call's durable records: one write, one sync.
+    const ledger = await Ledger.open({ dir: dir() });
+    try {
+      await ledger.flush();
+      const before = ledger.stats;
+      const outcome = ledger.append([{ type: 'op.transition', payload: { to: 'succeeded' } }]);
+      const next = ledger.append([{ type: 'op.transition', payload: { to: 'executing' } }], { durable: true });
+      await Promise.all([outcome, next]);
+      expect(ledger.stats.writes - before.writes).toBe(1);
+      expect(ledger.stats.fsyncs - before.fsyncs).toBe(1);
+      expect((await recordsOf(ledger)).map((r) => r.payload.to)).toEqual(['succeeded', 'executing']);
+    } finally {
+      await ledger.close();
     }
   });
 
