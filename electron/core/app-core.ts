@@ -7,7 +7,7 @@ import type { Handlers } from './dispatch';
 import { CoreEvents } from './events';
 import { systemClock, type BrowserOpener, type Clock, type FileDialogs, type Journal, type JournalRecord } from './ports';
 import { OAuthService, createAuthHandlers, type OriginConfirmer, type ResolveHost } from './mcp/oauth';
-import { requireServerConfirmation, type ServerChangeConfirmer } from './settings/server-confirmation';
+import type { ServerChangeConfirmer } from './settings/server-confirmation';
 import { cancellingElicitor, type Elicitor } from './elicitation/elicitation';
 import { MemoryJournal } from './memory-journal';
 import { WardenError } from '../../shared/result';
@@ -18,7 +18,7 @@ import type { OperationRecoveryReport } from '../../shared/contract/activity';
 import { createServersModule, type ServersModuleOptions } from './settings/servers-module';
 import type { ServerService } from './settings/server-service';
 import { createGateModule, denyingPrompter, type GateModule, type GateModuleOptions } from './gate/gate-module';
-import { requireSafeModeConfirmation } from './safe-mode-confirmation';
+import { confirmLeavingSafeMode } from './safe-mode-confirmation';
 import { createConnectionLayer, type ConnectionLayerOptions } from './mcp/connection-layer';
 import { DEFAULT_RELIST_AFTER_MS, type ConnectionManager } from './mcp/connection-manager';
 import { runHandlers } from './run/run-handlers';
@@ -30,6 +30,7 @@ import { createChatModule, type ChatOptions } from './chat/chat-module';
 import { DEMO_PROVIDER_CHOICE, DemoModel } from './models/demo-model';
 import type { ChatService } from './chat/chat-service';
 import { createPermissionsModule, type PermissionsModule } from './permissions/permissions-module';
+import type { AuthStatus } from '../../shared/contract/auth';
 import { createPreferencesModule, preferenceReaders } from './preferences/preferences-module';
 import { verifyLedgerInWorker } from './ledger/verify-in-worker';
 import type { LedgerVerifyResult } from '../../shared/domain/ledger';
@@ -57,7 +58,8 @@ export interface CoreDeps {
   /**
    * Native confirmation before a server definition is saved (add, edit, import), a local server's
    * env secret gets a new value, or an account bringing env secrets is added. Main passes its
-   * dialog; without one (tests, the browser test host) changes are saved as requested.
+   * dialog. Default: refused with a plain error, so a core without one never saves a server
+   * unconfirmed (tests and the browser test host pass a stand-in for the person).
    */
   confirmServerChange?: ServerChangeConfirmer;
   /**
@@ -161,7 +163,14 @@ export function createCore(deps: CoreDeps): WardenCore {
   const forWindow = <T>(value: T): T => (redactor ? redactor.scrubIfPresent(value) : value);
   const events = new CoreEvents(forWindow);
   const startedAt = new Date(clock.now()).toISOString();
-  const serversModule = createServersModule({ ...deps.servers, ...(deps.fileDialogs ? { fileDialogs: deps.fileDialogs } : {}), clock, journal, events });
+  const serversModule = createServersModule({
+    ...deps.servers,
+    ...(deps.fileDialogs ? { fileDialogs: deps.fileDialogs } : {}),
+    ...(deps.confirmServerChange ? { confirmChange: deps.confirmServerChange } : {}),
+    clock,
+    journal,
+    events,
+  });
   // Provider keys share the one keychain store; the redactor learns each key whichever store it is.
   // The offline demo model is built in: listed first, the default on first start, no key, no network.
   const demoModel = new DemoModel({ chunkDelayMs: deps.chat?.demoChunkDelayMs ?? 0 });
@@ -177,8 +186,9 @@ export function createCore(deps: CoreDeps): WardenCore {
   });
   const browser: BrowserOpener = deps.browser ?? refusingBrowser;
   // OAuth sign-in for remote servers; after a login or logout the account reconnects (or drops)
-  // so the connection picks up the new session at once.
-  const late: { connections?: ReturnType<typeof createConnectionLayer> } = {};
+  // so the connection picks up the new session at once. The connection layer asks OAuth for its
+  // providers, so it subscribes to sign-in changes once both exist.
+  const signInListeners = new Set<(status: AuthStatus) => void>();
   // Tokens are registered with the redactor one by one: the keychain only announces the JSON
   // text it stores, and a server may echo a bare token back.
   const redactorSink = deps.servers?.onSecretValue ?? (deps.ledger ? (v: string) => deps.ledger!.ledger.redactor.register(v) : undefined);
@@ -191,10 +201,7 @@ export function createCore(deps: CoreDeps): WardenCore {
     ...(deps.confirmAuthorizationServer ? { confirmAuthorizationServer: deps.confirmAuthorizationServer } : {}),
     ...(deps.resolveHost ? { resolveHost: deps.resolveHost } : {}),
     onChanged: (s) => {
-      const manager = late.connections?.manager;
-      if (!manager) return;
-      if (s.signedIn) void manager.connect(s.serverId, s.accountId).catch(() => undefined);
-      else void manager.disconnect(s.serverId, s.accountId).catch(() => undefined);
+      for (const listener of signInListeners) listener(s);
     },
   });
   const connections = createConnectionLayer({
@@ -212,7 +219,10 @@ export function createCore(deps: CoreDeps): WardenCore {
       ...deps.connections,
     },
   });
-  late.connections = connections;
+  signInListeners.add((s) => {
+    if (s.signedIn) void connections.manager.connect(s.serverId, s.accountId).catch(() => undefined);
+    else void connections.manager.disconnect(s.serverId, s.accountId).catch(() => undefined);
+  });
   // A deleted server or account, or a new address, ends the OAuth sign-in: revoked and forgotten
   // before the keychain entries go.
   serversModule.service.onOAuthDiscarded((server, accountIds) => oauth.discardServer(server, accountIds));
@@ -274,7 +284,10 @@ export function createCore(deps: CoreDeps): WardenCore {
   launched.catch((error: unknown) => console.error('connecting the enabled servers failed', error));
   const theme = createThemeModule({ settings: serversModule.settings, events, appearance: deps.appearance });
 
-  const late2: { chat?: ChatService } = {};
+  const chat = createChatModule({ options: deps.chat, demo: demoModel, providers: modelsModule.service, gate: gateModule, registry: deps.gate?.registry ?? connections.manager, connections: connections.manager, servers: serversModule.service, events, clock, browser, recovered,
+    // The ledger's redactor, which the keychain and OAuth feed: the chat keeps what the ledger would.
+    ...(redactor ? { redact: (text: string) => redactor.scrubString(text) } : {}),
+  });
   const permissions = createPermissionsModule({
     gate: gateModule,
     servers: serversModule.service,
@@ -285,15 +298,10 @@ export function createCore(deps: CoreDeps): WardenCore {
     listingsDir: deps.listingsDir ?? null,
     isSafeMode: deps.gate?.isSafeMode ?? (() => deps.ledger?.ledger.safeMode ?? false),
     paths: deps.gate?.paths?.semantics ?? (process.platform === 'win32' ? 'win32' : 'posix'),
-    conversationTitle: (id) => late2.chat?.list().find((c) => c.id === id)?.title,
+    conversationTitle: (id) => chat.service.list().find((c) => c.id === id)?.title,
     ...(deps.fileDialogs?.chooseFolder ? { chooseFolder: (o: { title: string }) => deps.fileDialogs!.chooseFolder!(o) } : {}),
   });
 
-  const chat = createChatModule({ options: deps.chat, demo: demoModel, providers: modelsModule.service, gate: gateModule, registry: deps.gate?.registry ?? connections.manager, connections: connections.manager, servers: serversModule.service, events, clock, browser, recovered,
-    // The ledger's redactor, which the keychain and OAuth feed: the chat keeps what the ledger would.
-    ...(redactor ? { redact: (text: string) => redactor.scrubString(text) } : {}),
-  });
-  late2.chat = chat.service;
   const preferencesModule = createPreferencesModule({
     settings: serversModule.settings,
     secrets: serversModule.secrets,
@@ -308,6 +316,7 @@ export function createCore(deps: CoreDeps): WardenCore {
     verify: deps.verifyLedger ?? verifyLedgerInWorker,
   });
 
+  const safeMode = () => deps.ledger?.ledger.safeMode ?? false;
   const status = (): CoreStatus => ({
     version: deps.version,
     startedAt,
@@ -315,43 +324,8 @@ export function createCore(deps: CoreDeps): WardenCore {
     journal: { kind: journal.kind, records: journal.size() },
     servers: { configured: serversModule.service.definitions().length, connected: connections.connectedCount() },
     pendingApprovals: gateModule.gate.pending().length,
-    safeMode: deps.ledger?.ledger.safeMode ?? false,
+    safeMode: safeMode(),
   });
-
-  const handlers: Handlers = {
-    'core:status': () => status(),
-    'core:ping': ({ nonce }) => ({ nonce, receivedAt: new Date(clock.now()).toISOString() }),
-    ...activityHandlers({
-      service: deps.ledger ?? null,
-      history,
-      now: () => clock.now(),
-      ...(deps.fileDialogs ? { fileDialogs: deps.fileDialogs } : {}),
-      gate: () => gateModule.gate,
-      onSafeModeAcknowledged: () => gateModule.policy.setSafeMode(false),
-    }),
-    ...serversModule.handlers,
-    ...gateModule.handlers,
-    ...connections.handlers,
-    'servers:overview': () => autostart.overview(),
-    'servers:set-enabled': ({ serverId, enabled }) => autostart.setEnabled(serverId, enabled),
-    'servers:restart': ({ serverId }) => autostart.restart(serverId),
-    ...createAuthHandlers(oauth),
-    ...runHandlers(() => gateModule.gate),
-    ...modelsModule.handlers,
-    ...theme.handlers,
-    ...chat.handlers,
-    // After the gate's: the full matrix (every account, listings, changes) replaces its live-only one.
-    ...permissions.handlers,
-    ...preferencesModule.handlers,
-  };
-
-  // Leaving safe mode loosens every tool at once: confirmed in the native dialog (deny-all without one).
-  requireSafeModeConfirmation(handlers, {
-    prompter: deps.gate?.prompter ?? denyingPrompter,
-    safeMode: () => deps.ledger?.ledger.safeMode ?? false,
-    breaks: () => deps.ledger?.ledger.recovery.breaks.filter((b) => !b.acknowledged).length ?? 0,
-  });
-  if (deps.confirmServerChange) requireServerConfirmation(handlers, { servers: serversModule.service, importer: serversModule.importer }, deps.confirmServerChange);
 
   // Push `core:status-changed` whenever a domain event may have moved a status field (servers,
   // connections, approvals, safe mode), coalesced per tick and only when something differs.
@@ -374,30 +348,52 @@ export function createCore(deps: CoreDeps): WardenCore {
   });
   // A break found by the background verification puts the app in safe mode as one found at start
   // would: everything not yet executing is decided again (now at ask), and the frame is told.
-  const offSafeMode = deps.ledger?.onSafeModeChange((safeMode) => {
-    if (safeMode) void gateModule.gate.revalidate('the ledger check found a break in its records (damage, or a change in the middle of the log)').catch(() => undefined);
+  const offSafeMode = deps.ledger?.onSafeModeChange((on) => {
+    if (on) void gateModule.gate.revalidate('the ledger check found a break in its records (damage, or a change in the middle of the log)').catch(() => undefined);
     queueStatusCheck();
   });
-  const acknowledge = handlers['ledger:acknowledge-safe-mode'];
-  handlers['ledger:acknowledge-safe-mode'] = async (request) => {
-    const result = await acknowledge(request);
-    queueStatusCheck();
-    return result;
-  };
 
-  if (redactor) {
-    const all = handlers as unknown as Record<string, (request: unknown) => unknown>;
-    for (const channel of Object.keys(all)) {
-      const handler = all[channel]!;
-      all[channel] = async (request) => {
-        try {
-          return forWindow(await handler(request));
-        } catch (error) {
-          throw redactedError(error, redactor);
-        }
-      };
-    }
-  }
+  const activity = activityHandlers({
+    service: deps.ledger ?? null,
+    history,
+    now: () => clock.now(),
+    ...(deps.fileDialogs ? { fileDialogs: deps.fileDialogs } : {}),
+    gate: () => gateModule.gate,
+    onSafeModeAcknowledged: () => gateModule.policy.setSafeMode(false),
+  });
+  // Leaving safe mode loosens every tool at once: confirmed in the native dialog (deny-all without one).
+  const acknowledgeSafeMode = confirmLeavingSafeMode(activity['ledger:acknowledge-safe-mode'], {
+    prompter: deps.gate?.prompter ?? denyingPrompter,
+    safeMode,
+    breaks: () => deps.ledger?.ledger.recovery.breaks.filter((b) => !b.acknowledged).length ?? 0,
+  });
+
+  const contractHandlers: Handlers = {
+    'core:status': () => status(),
+    'core:ping': ({ nonce }) => ({ nonce, receivedAt: new Date(clock.now()).toISOString() }),
+    ...activity,
+    'ledger:acknowledge-safe-mode': async (request) => {
+      const result = await acknowledgeSafeMode(request);
+      queueStatusCheck();
+      return result;
+    },
+    // Server changes arrive already confirmed in the native dialog (refused without one).
+    ...serversModule.handlers,
+    ...gateModule.handlers,
+    ...connections.handlers,
+    'servers:overview': () => autostart.overview(),
+    'servers:set-enabled': ({ serverId, enabled }) => autostart.setEnabled(serverId, enabled),
+    'servers:restart': ({ serverId }) => autostart.restart(serverId),
+    ...createAuthHandlers(oauth),
+    ...runHandlers(() => gateModule.gate),
+    ...modelsModule.handlers,
+    ...theme.handlers,
+    ...chat.handlers,
+    // After the gate's: the full matrix (every account, listings, changes) replaces its live-only one.
+    ...permissions.handlers,
+    ...preferencesModule.handlers,
+  };
+  const handlers = redactor ? redactedHandlers(contractHandlers, redactor) : contractHandlers;
 
   return {
     handlers,
@@ -425,6 +421,19 @@ export function createCore(deps: CoreDeps): WardenCore {
       return journal.close();
     },
   };
+}
+
+/** The same handlers, each answering and failing with Warden's secrets replaced. */
+function redactedHandlers(handlers: Handlers, redactor: Redactor): Handlers {
+  const wrap = (handler: (request: unknown) => unknown) => async (request: unknown) => {
+    try {
+      return redactor.scrubIfPresent(await handler(request));
+    } catch (error) {
+      throw redactedError(error, redactor);
+    }
+  };
+  const entries = Object.entries(handlers as unknown as Record<string, (request: unknown) => unknown>);
+  return Object.fromEntries(entries.map(([channel, handler]) => [channel, wrap(handler)])) as unknown as Handlers;
 }
 
 /** The same failure with Warden's secrets replaced in its message (and stack, which logs show). */

@@ -14,6 +14,7 @@ import { KeytarSecretStore } from '../../../electron/core/secrets/keytar-secret-
 import type { ServerView } from '../../../shared/domain/servers';
 import type { ChannelName } from '../../../shared/ipc';
 import { stdioFixture, waitUntil } from '../mcp/helpers';
+import { confirmEveryServerChange } from '../../host/standin-server-confirmer';
 
 let core: WardenCore | undefined;
 const store = new KeytarSecretStore({ service: `Warden-switch-test-${process.pid}-${randomBytes(3).toString('hex')}` });
@@ -33,7 +34,7 @@ describe('account switch in the assembled core', () => {
   it('switching the active account invalidates a call pending approval for the other account, and nothing is sent', async () => {
     const journal = new MemoryJournal(systemClock);
     // The prompter is never reached in this test; it denies, so nothing could be approved by accident.
-    core = createCore({ version: 'test', journal, servers: { secrets: store }, gate: { prompter: { prompt: async () => 'deny' } }, connections: { reconnect: { maxAttempts: 0 } } });
+    core = createCore({ confirmServerChange: confirmEveryServerChange, version: 'test', journal, servers: { secrets: store }, gate: { prompter: { prompt: async () => 'deny' } }, connections: { reconnect: { maxAttempts: 0 } } });
     const def = stdioFixture('ignored', 'paginated');
     const added = await call<ServerView>('servers:add', {
       definition: { name: 'Echo', transport: 'stdio', command: def.command, args: def.args },
