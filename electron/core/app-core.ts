@@ -49,7 +49,7 @@ export interface CoreDeps {
   /** Settings store, keychain and import locations for servers/accounts (defaults: memory, keytar). */
   servers?: ServersModuleOptions;
   /** Gate wiring: the connection layer's registry/executor, the native approval prompter, stored rules (defaults: nothing listed, deny-all prompter). */
-  gate?: Omit<GateModuleOptions, 'journal' | 'history' | 'clock' | 'events'>;
+  gate?: Omit<GateModuleOptions, 'journal' | 'history' | 'clock' | 'events' | 'isSafeMode'>;
   /**
    * Opens URLs in the system browser (main: `openExternalSafely`); used for OAuth sign-in and
    * URL-mode elicitation. Default: refuses, so a headless core never opens anything.
@@ -163,6 +163,8 @@ export function createCore(deps: CoreDeps): WardenCore {
   const forWindow = <T>(value: T): T => (redactor ? redactor.scrubIfPresent(value) : value);
   const events = new CoreEvents(forWindow);
   const startedAt = new Date(clock.now()).toISOString();
+  // Safe mode has one owner, the ledger (tampering found; lifted only by acknowledging it).
+  const safeMode = () => deps.ledger?.ledger.safeMode ?? false;
   const serversModule = createServersModule({
     ...deps.servers,
     ...(deps.fileDialogs ? { fileDialogs: deps.fileDialogs } : {}),
@@ -238,19 +240,13 @@ export function createCore(deps: CoreDeps): WardenCore {
     history,
     clock,
     events,
-    // The ledger's safe mode (tampering found) holds every tool at ask until acknowledged.
-    isSafeMode: deps.gate?.isSafeMode ?? (() => deps.ledger?.ledger.safeMode ?? false),
+    // The ledger's safe mode (tampering found) holds every tool at ask until acknowledged: the one
+    // place it joins the policy state the gate, the matrix and the chat decide with.
+    isSafeMode: safeMode,
     names: {
       server: (serverId) => serversModule.service.getServer(serverId)?.name,
       account: (serverId, accountId) => serversModule.service.accountsOf(serverId).find((a) => a.id === accountId)?.label,
     },
-  });
-  // An account switch invalidates pending approvals and in-flight calls for the other account.
-  events.subscribe((event, payload) => {
-    if (event !== 'accounts:switched') return;
-    const p = payload as { serverId: string; accountId: string; conversationId: string };
-    const accountLabel = serversModule.service.accountsOf(p.serverId).find((a) => a.id === p.accountId)?.label;
-    void gateModule.gate.switchAccount({ serverId: p.serverId, accountId: p.accountId, conversationId: p.conversationId, ...(accountLabel ? { accountLabel } : {}) });
   });
 
   // Settles what the last exit interrupted; the host awaits `recovered` (kept from being an
@@ -296,7 +292,6 @@ export function createCore(deps: CoreDeps): WardenCore {
     prompter: deps.gate?.prompter ?? denyingPrompter,
     clock,
     listingsDir: deps.listingsDir ?? null,
-    isSafeMode: deps.gate?.isSafeMode ?? (() => deps.ledger?.ledger.safeMode ?? false),
     paths: deps.gate?.paths?.semantics ?? (process.platform === 'win32' ? 'win32' : 'posix'),
     conversationTitle: (id) => chat.service.list().find((c) => c.id === id)?.title,
     ...(deps.fileDialogs?.chooseFolder ? { chooseFolder: (o: { title: string }) => deps.fileDialogs!.chooseFolder!(o) } : {}),
@@ -316,7 +311,6 @@ export function createCore(deps: CoreDeps): WardenCore {
     verify: deps.verifyLedger ?? verifyLedgerInWorker,
   });
 
-  const safeMode = () => deps.ledger?.ledger.safeMode ?? false;
   const status = (): CoreStatus => ({
     version: deps.version,
     startedAt,
@@ -359,7 +353,6 @@ export function createCore(deps: CoreDeps): WardenCore {
     now: () => clock.now(),
     ...(deps.fileDialogs ? { fileDialogs: deps.fileDialogs } : {}),
     gate: () => gateModule.gate,
-    onSafeModeAcknowledged: () => gateModule.policy.setSafeMode(false),
   });
   // Leaving safe mode loosens every tool at once: confirmed in the native dialog (deny-all without one).
   const acknowledgeSafeMode = confirmLeavingSafeMode(activity['ledger:acknowledge-safe-mode'], {

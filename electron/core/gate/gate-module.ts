@@ -61,8 +61,14 @@ export interface GateModuleOptions {
 export interface GateModule {
   gate: Gate;
   policy: PolicyStore;
-  /** The rules as the gate decides with them: the Settings default and safe mode applied. */
+  /** Everything the gate decides with: the stored rules, active accounts, the Settings default and safe mode. */
   effectivePolicy(): PolicyState;
+  /**
+   * Makes `accountId` the active account of its server (in one conversation, or everywhere else
+   * when `conversationId` is null), journals the switch and decides what is pending again: calls
+   * waiting for approval on another account are invalidated, a grant never carries over.
+   */
+  switchAccount(input: { serverId: string; accountId: string; conversationId: string | null; accountLabel: string; source?: 'user' | 'system' }): Promise<{ from: string | null }>;
   handlers: GateHandlers;
   /** Shows the native dialog for one operation, approves only if the person chose Approve, and says what actually happened. */
   review(operationId: string): Promise<ReviewAnswer>;
@@ -395,6 +401,11 @@ export function createGateModule(options: GateModuleOptions): GateModule {
     gate,
     policy,
     effectivePolicy: () => effectivePolicy.current(),
+    async switchAccount(input) {
+      const switched = await policy.switchAccount({ serverId: input.serverId, conversationId: input.conversationId, accountId: input.accountId, source: input.source ?? 'user' });
+      await gate.revalidate(`you switched to ${input.accountLabel}`);
+      return switched;
+    },
     handlers,
     review,
     reviewBatch,

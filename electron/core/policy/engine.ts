@@ -113,6 +113,23 @@ const cache = new WeakMap<readonly unknown[], WeakMap<readonly unknown[], WeakMa
 const EMPTY_RULES: readonly unknown[] = Object.freeze([]);
 
 /**
+ * The active account of a server in a conversation: the one chosen there, else the one chosen
+ * everywhere, else none (every account of the server may be used).
+ */
+export function activeAccountOf(state: PolicyState, serverId: string, conversationId: string | null): string | undefined {
+  const chosen = state.activeAccounts;
+  if (chosen === undefined || chosen.length === 0) return undefined;
+  const here = conversationId === null ? undefined : chosen.find((a) => a.serverId === serverId && a.conversationId === conversationId);
+  return (here ?? chosen.find((a) => a.serverId === serverId && a.conversationId === null))?.accountId;
+}
+
+/** The server's active account when the request is for another one (undefined: the request's account may be used). */
+export function inactiveAccount(state: PolicyState, request: Pick<PolicyRequest, 'serverId' | 'accountId' | 'conversationId'>): string | undefined {
+  const active = activeAccountOf(state, request.serverId, request.conversationId);
+  return active !== undefined && active !== request.accountId ? active : undefined;
+}
+
+/**
  * Decides whether one tool call may happen: allow, ask or deny, with a human reason.
  *
  * Why pure: the same inputs always give the same answer, so every rule here is unit- and
@@ -122,6 +139,11 @@ const EMPTY_RULES: readonly unknown[] = Object.freeze([]);
 export function decide(request: PolicyRequest, policyState: PolicyState, context: PolicyContext): PolicyDecision {
   const policy = compile(policyState);
   const configErrors: string[] = [];
+
+  // Only the server's active account may be used (a grant never carries over to another).
+  if (inactiveAccount(policyState, request) !== undefined) {
+    return result('deny', `Not the active account: ${serverWords(request, context)} is using ${context.labels?.activeAccount ?? 'another account'} here, not ${accountWords(request, context)}`, 'availability', null, 'none', configErrors);
+  }
 
   if (!context.tool) {
     return result('deny', `Not available: ${serverWords(request, context)} does not currently list ${request.toolName}`, 'availability', null, 'none', configErrors);

@@ -77,6 +77,9 @@ describe('safe mode in the assembled core', () => {
     expect(held.state).toBe('awaiting_approval');
     expect(held.decision?.layer).toBe('safe-mode');
     expect(received()).toEqual([]);
+    // The matrix a person reads decides with the same state: Always Allow shows as asking.
+    const matrix = await ok<{ rows: Array<{ toolName: string; effective: string }> }>('permissions:matrix', { conversationId: null });
+    expect(matrix.rows.find((r) => r.toolName === 'close_issue')?.effective).toBe('ask');
 
     await ok('ledger:acknowledge-safe-mode', { reason: 'compared with the preserved copy' });
     const ran = await ok<{ operationId: string; state: string }>('tools:run', { serverId, accountId, toolName: 'close_issue', arguments: { n: 2 } });

@@ -97,7 +97,7 @@ describe('servers contract', () => {
       expect(everything).not.toContain(v);
       expect(filesContaining(dir, v)).toEqual([]);
     }
-    expect(seenByRenderer).toContainEqual({ event: 'accounts:switched', payload: { conversationId: 'c1', serverId, accountId: personal.id, previousAccountId: added.accounts[0]!.id } });
+    expect(seenByRenderer).toContainEqual({ event: 'accounts:switched', payload: { conversationId: 'c1', serverId, accountId: personal.id, previousAccountId: null } });
     expect(readFileSync(join(dir, 'settings.json'), 'utf8')).toContain('GITHUB_TOKEN');
   });
 
