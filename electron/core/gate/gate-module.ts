@@ -21,7 +21,8 @@ import { hostPaths, type PathFs, type PathSemantics } from '../policy/paths';
 import type { ApprovalPreview, ApprovalPrompter, BatchChoice, Clock, Journal, OperationHistory } from '../ports';
 import { Gate, type OperationNames, type OperationSnapshot } from './gate';
 import { createOperationPresenter } from '../mcp/result-display';
-import { CallNotSentError, type ToolDescriptor, type ToolExecutor, type ToolRegistry } from './ports';
+import { CallNotSentError } from './call-outcome';
+import type { ToolDescriptor, ToolExecutor, ToolRegistry } from './ports';
 
 type GateChannel = 'approvals:list' | 'approvals:review' | 'approvals:reject' | 'approvals:cancel' | 'operations:list' | 'operations:get' | 'permissions:matrix' | 'permissions:set' | 'permissions:revoke' | 'tools:offered';
 

@@ -36,7 +36,8 @@ import { normalizeForPolicy, pathRulesFor } from '../policy/normalize';
 import { hostPaths, type PathFs, type PathSemantics } from '../policy/paths';
 import { CallAbort } from '../call-abort';
 import { systemClock, type ApprovalPreview, type Clock, type Journal, type JournalEntry, type OperationHistory, type RecordedOperation } from '../ports';
-import { isCallFailed, isCallNotSent, type RegistryChange, type ToolDescriptor, type ToolExecutor, type ToolRegistry } from './ports';
+import { isCallNotSent, outcomeOf } from './call-outcome';
+import type { RegistryChange, ToolDescriptor, ToolExecutor, ToolRegistry } from './ports';
 import { UnsafePatternError } from '../validation/linear-regexp';
 import { createLinearAjv, describeUnsafePattern } from '../validation/schemas';
 import { capErrorMessage, capToolResult, DEFAULT_MAX_RESULT_BYTES } from './result-cap';
@@ -1054,13 +1055,14 @@ export class Gate {
           { signal, operationId: op.id },
         );
         const result = capToolResult(raw, this.deps.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES);
-        const to = result.isError ? 'failed' : 'succeeded';
-        outcome = this.transition(op, to, result.isError ? 'The tool reported an error' : 'The tool call succeeded', { result });
+        const to = outcomeOf({ ok: true, isError: result.isError });
+        outcome = this.transition(op, to, to === 'failed' ? 'The tool reported an error' : 'The tool call succeeded', { result });
       } catch (error) {
         const message = capErrorMessage(signal.aborted ? reasonOf(signal.reason) : error instanceof Error ? error.message : String(error));
+        const to = outcomeOf({ ok: false, error, aborted: signal.aborted });
         outcome = isCallNotSent(error)
           ? this.transition(op, 'failed', `Not sent: ${message}`, { error: { code: 'NOT_SENT', message } })
-          : isCallFailed(error) && !signal.aborted
+          : to === 'failed'
             ? this.transition(op, 'failed', `The server answered with an error: ${message}`, { error: { code: 'TOOL_CALL_FAILED', message } })
             : this.transition(op, 'outcome_unknown', `${signal.aborted ? 'Cancelled while running' : 'The call failed after it was sent'}: the server may have acted (${message})`, {
               error: { code: signal.aborted ? 'CANCELLED' : 'OUTCOME_UNKNOWN', message },

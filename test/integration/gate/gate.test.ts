@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { CallNotSentError } from '../../../electron/core/gate/ports';
+import { CallNotSentError } from '../../../electron/core/gate/call-outcome';
 import { gateFixture, gateOver, type GateFixture, until, gateCall } from './harness';
 import { recordedIn } from './harness';
 
