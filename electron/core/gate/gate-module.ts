@@ -15,7 +15,7 @@ import type { GrantPin, PolicyState } from '../../../shared/domain/policy';
 import { WardenError } from '../../../shared/result';
 import type { CoreEvents } from '../events';
 import { changeConfirmation, removalConfirmation, type NameLookup } from '../permissions/confirmations';
-import { decide } from '../policy/engine';
+import { decide, effectiveMode } from '../policy/engine';
 import { PolicyStore } from '../policy/store';
 import { hostPaths, type PathFs, type PathSemantics } from '../policy/paths';
 import type { ApprovalPreview, ApprovalPrompter, BatchChoice, Clock, Journal, OperationHistory } from '../ports';
@@ -339,7 +339,7 @@ export function createGateModule(options: GateModuleOptions): GateModule {
 
   /** True if some disabled (or invalid, read as disabled) rule could apply to what `change` covers. */
   function restrictiveRuleNear(change: PermissionChange, state: PolicyState): boolean {
-    const restrictive = (mode: unknown) => mode !== 'allow' && mode !== 'ask';
+    const restrictive = (mode: unknown) => effectiveMode(mode) === 'disabled';
     if (state.defaultMode === 'disabled') return true;
     const serverId = 'serverId' in change ? change.serverId : null;
     const user = state.user.some((r) => restrictive(r.mode) && (serverId === null || r.scope.kind === 'global' || ('serverId' in r.scope && r.scope.serverId === serverId)));

@@ -494,6 +494,15 @@ function compileOrg(rule: OrgRule): CompiledOrg {
   };
 }
 
+/**
+ * The mode a raw user or conversation rule mode decides with: allow, ask or disabled as written;
+ * anything else counts as disabled (fail closed; `decide` also reports it as a configuration
+ * error). The one place this reading is made: the matrix and the confirmations ask here.
+ */
+export function effectiveMode(raw: unknown): PermissionMode {
+  return parseMode(raw) ?? 'disabled';
+}
+
 function compileMode(id: string, raw: unknown): { mode: PermissionMode; configError: string | null; invalidMode: string | null } {
   const mode = parseMode(raw);
   return mode
