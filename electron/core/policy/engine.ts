@@ -1,5 +1,7 @@
 /**
  * The policy engine: a pure, deterministic `decide(request, policyState, context)`.
+ * (Longer than most files on purpose: `decide` and the rule compiler whose indexes it reads are
+ * one unit; split apart, the compiled form would become an interface of its own.)
  *
  * No I/O, no clock, no randomness. Rules are compiled once per PolicyState object (memoized by
  * identity in a WeakMap — the state is immutable, so this changes no result) into indexes keyed

@@ -1,6 +1,7 @@
 /**
  * Server and account management: the behaviour behind the servers:*, accounts:*
- * and secrets:* channels.
+ * and secrets:* channels. (One class on purpose: every change touches settings and the keychain
+ * together, and keeping their write-then-roll-back order in one place is what keeps it whole.)
  *
  * Two stores, one rule — nothing half-written. Settings (servers, accounts) go through the
  * SettingsRepository; secret values go only to the keychain. Every change is validated in full
