@@ -118,7 +118,7 @@ const bench: BenchModule = {
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
     const model = new LoopbackModel(url);
     const core = createCore({
-    confirmServerChange: confirmEveryServerChange,
+      confirmServerChange: confirmEveryServerChange,
       version: 'bench',
       gate: {
         registry,

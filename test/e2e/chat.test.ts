@@ -73,7 +73,7 @@ describe('chat in a real browser against the real core and the demo server', () 
     await mkdir(resultsDir, { recursive: true });
     const rendererDir = await ensureRendererBuilt(root);
     core = createCore({
-    confirmServerChange: confirmEveryServerChange,
+      confirmServerChange: confirmEveryServerChange,
       version: '0.1.0-e2e-chat',
       platform: 'e2e-test-os',
       offerDemoServer: true,

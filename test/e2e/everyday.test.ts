@@ -95,7 +95,7 @@ describe('errors people understand, and running a tool by hand', () => {
     dir = mkdtempSync(path.join(tmpdir(), 'warden-e2e-everyday-'));
     callsFile = path.join(dir, 'calls.jsonl');
     core = createCore({
-    confirmServerChange: confirmEveryServerChange,
+      confirmServerChange: confirmEveryServerChange,
       version: '0.1.0-e2e-everyday',
       platform: 'e2e-test-os',
       servers: { secrets: noSecrets },

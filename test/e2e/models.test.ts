@@ -78,7 +78,7 @@ describe('the Models panel in a real browser against the real core and loopback 
     elsewhere = await startAnthropicFixture({ apiKey: 'its-own-key', echoCredentialOnAuthFailure: true, models: [] });
     const rendererDir = await ensureRendererBuilt(root);
     core = createCore({
-    confirmServerChange: confirmEveryServerChange,
+      confirmServerChange: confirmEveryServerChange,
       version: '0.1.0-e2e-models',
       platform: 'e2e-test-os',
       servers: { settingsStore: openConfSettingsStore(dir), secrets },

@@ -91,7 +91,7 @@ describe('Permissions and Approvals, read as a person would, against the real co
     dir = mkdtempSync(path.join(tmpdir(), 'warden-e2e-permissions-'));
     const rendererDir = await ensureRendererBuilt(root);
     core = createCore({
-    confirmServerChange: confirmEveryServerChange,
+      confirmServerChange: confirmEveryServerChange,
       version: '0.1.0-e2e-permissions',
       servers: { secrets: new MapKeychain() },
       listingsDir: path.join(dir, 'listings'),

@@ -91,7 +91,7 @@ describe('after a crash while a call was running', () => {
     // The restart: same ledger, same settings, a fresh core.
     service = await LedgerService.open({ dir: path.join(dir, 'ledger') });
     core = createCore({
-    confirmServerChange: confirmEveryServerChange,
+      confirmServerChange: confirmEveryServerChange,
       version: '0.1.0-e2e-recovery',
       platform: 'e2e-test-os',
       ledger: service,

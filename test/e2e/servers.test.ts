@@ -95,7 +95,7 @@ describe('the Servers view in a real browser against the real core and real stdi
     writeSettings();
     const rendererDir = await ensureRendererBuilt(root);
     core = createCore({
-    confirmServerChange: confirmEveryServerChange,
+      confirmServerChange: confirmEveryServerChange,
       version: '0.1.0-e2e-servers',
       platform: 'e2e-test-os',
       servers: { settingsStore: openConfSettingsStore(dir), secrets: new MapKeychain() },

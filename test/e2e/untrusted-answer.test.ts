@@ -84,7 +84,7 @@ describe('a hostile server’s answer as a person sees it', () => {
     await mkdir(resultsDir, { recursive: true });
     const rendererDir = await ensureRendererBuilt(root);
     core = createCore({
-    confirmServerChange: confirmEveryServerChange,
+      confirmServerChange: confirmEveryServerChange,
       version: '0.1.0-e2e-answer',
       journal: new MemoryJournal(systemClock),
       gate: { prompter: { prompt: async () => 'approve' } },

@@ -71,7 +71,7 @@ describe('the views in a real browser against the real core and a real stdio ser
     countFile = path.join(dir, 'calls.jsonl');
     const rendererDir = await ensureRendererBuilt(root);
     core = createCore({
-    confirmServerChange: confirmEveryServerChange,
+      confirmServerChange: confirmEveryServerChange,
       version: '0.1.0-e2e-views',
       platform: 'e2e-test-os',
       servers: { secrets },
