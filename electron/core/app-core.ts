@@ -7,7 +7,7 @@ import type { Handlers } from './dispatch';
 import { CoreEvents } from './events';
 import { systemClock, type BrowserOpener, type Clock, type FileDialogs, type Journal, type JournalRecord } from './ports';
 import { OAuthService, createAuthHandlers, type OriginConfirmer, type ResolveHost } from './mcp/oauth';
-import { requireServerConfirmation, type ServerChangeConfirmer } from './settings/server-confirmation';
+import type { ServerChangeConfirmer } from './settings/server-confirmation';
 import { cancellingElicitor, type Elicitor } from './elicitation/elicitation';
 import { MemoryJournal } from './memory-journal';
 import { WardenError } from '../../shared/result';
@@ -19,7 +19,7 @@ import type { OperationRecoveryReport } from '../../shared/contract/activity';
 import { createServersModule, type ServersModuleOptions } from './settings/servers-module';
 import type { ServerService } from './settings/server-service';
 import { createGateModule, denyingPrompter, type GateModule, type GateModuleOptions } from './gate/gate-module';
-import { requireSafeModeConfirmation } from './safe-mode-confirmation';
+import { confirmLeavingSafeMode } from './safe-mode-confirmation';
 import { createConnectionLayer, type ConnectionLayerOptions } from './mcp/connection-layer';
 import { DEFAULT_RELIST_AFTER_MS, type ConnectionManager } from './mcp/connection-manager';
 import { runHandlers } from './run/run-handlers';
@@ -31,6 +31,7 @@ import { createChatModule, type ChatOptions } from './chat/chat-module';
 import { DEMO_PROVIDER_CHOICE, DemoModel } from './models/demo-model';
 import type { ChatService } from './chat/chat-service';
 import { createPermissionsModule, type PermissionsModule } from './permissions/permissions-module';
+import type { AuthStatus } from '../../shared/contract/auth';
 import { createPreferencesModule, preferenceReaders } from './preferences/preferences-module';
 import { verifyLedgerInWorker } from './ledger/verify-in-worker';
 import type { VerifyOptions } from './ledger/verify';
@@ -51,7 +52,7 @@ export interface CoreDeps {
   /** Settings store, keychain and import locations for servers/accounts (defaults: memory, keytar). */
   servers?: ServersModuleOptions;
   /** Gate wiring: the connection layer's registry/executor, the native approval prompter, stored rules (defaults: nothing listed, deny-all prompter). */
-  gate?: Omit<GateModuleOptions, 'journal' | 'history' | 'clock' | 'events'>;
+  gate?: Omit<GateModuleOptions, 'journal' | 'history' | 'clock' | 'events' | 'isSafeMode'>;
   /**
    * Opens URLs in the system browser (main: `openExternalSafely`); used for OAuth sign-in and
    * URL-mode elicitation. Default: refuses, so a headless core never opens anything.
@@ -60,7 +61,8 @@ export interface CoreDeps {
   /**
    * Native confirmation before a server definition is saved (add, edit, import), a local server's
    * env secret gets a new value, or an account bringing env secrets is added. Main passes its
-   * dialog; without one (tests, the browser test host) changes are saved as requested.
+   * dialog. Default: refused with a plain error, so a core without one never saves a server
+   * unconfirmed (tests and the browser test host pass a stand-in for the person).
    */
   confirmServerChange?: ServerChangeConfirmer;
   /**
@@ -164,7 +166,16 @@ export function createCore(deps: CoreDeps): WardenCore {
   const forWindow = <T>(value: T): T => (redactor ? redactor.scrubIfPresent(value) : value);
   const events = new CoreEvents(forWindow);
   const startedAt = new Date(clock.now()).toISOString();
-  const serversModule = createServersModule({ ...deps.servers, ...(deps.fileDialogs ? { fileDialogs: deps.fileDialogs } : {}), clock, journal, events });
+  // Safe mode has one owner, the ledger (tampering found; lifted only by acknowledging it).
+  const safeMode = () => deps.ledger?.ledger.safeMode ?? false;
+  const serversModule = createServersModule({
+    ...deps.servers,
+    ...(deps.fileDialogs ? { fileDialogs: deps.fileDialogs } : {}),
+    ...(deps.confirmServerChange ? { confirmChange: deps.confirmServerChange } : {}),
+    clock,
+    journal,
+    events,
+  });
   // Provider keys share the one keychain store; the redactor learns each key whichever store it is.
   // The offline demo model is built in: listed first, the default on first start, no key, no network.
   const demoModel = new DemoModel({ chunkDelayMs: deps.chat?.demoChunkDelayMs ?? 0 });
@@ -180,8 +191,9 @@ export function createCore(deps: CoreDeps): WardenCore {
   });
   const browser: BrowserOpener = deps.browser ?? refusingBrowser;
   // OAuth sign-in for remote servers; after a login or logout the account reconnects (or drops)
-  // so the connection picks up the new session at once.
-  const late: { connections?: ReturnType<typeof createConnectionLayer> } = {};
+  // so the connection picks up the new session at once. The connection layer asks OAuth for its
+  // providers, so it subscribes to sign-in changes once both exist.
+  const signInListeners = new Set<(status: AuthStatus) => void>();
   // Tokens are registered with the redactor one by one: the keychain only announces the JSON
   // text it stores, and a server may echo a bare token back.
   const redactorSink = deps.servers?.onSecretValue ?? (deps.ledger ? (v: string) => deps.ledger!.ledger.redactor.register(v) : undefined);
@@ -194,10 +206,7 @@ export function createCore(deps: CoreDeps): WardenCore {
     ...(deps.confirmAuthorizationServer ? { confirmAuthorizationServer: deps.confirmAuthorizationServer } : {}),
     ...(deps.resolveHost ? { resolveHost: deps.resolveHost } : {}),
     onChanged: (s) => {
-      const manager = late.connections?.manager;
-      if (!manager) return;
-      if (s.signedIn) void manager.connect(s.serverId, s.accountId).catch(() => undefined);
-      else void manager.disconnect(s.serverId, s.accountId).catch(() => undefined);
+      for (const listener of signInListeners) listener(s);
     },
   });
   const connections = createConnectionLayer({
@@ -215,7 +224,10 @@ export function createCore(deps: CoreDeps): WardenCore {
       ...deps.connections,
     },
   });
-  late.connections = connections;
+  signInListeners.add((s) => {
+    if (s.signedIn) void connections.manager.connect(s.serverId, s.accountId).catch(() => undefined);
+    else void connections.manager.disconnect(s.serverId, s.accountId).catch(() => undefined);
+  });
   // A deleted server or account, or a new address, ends the OAuth sign-in: revoked and forgotten
   // before the keychain entries go.
   serversModule.service.onOAuthDiscarded((server, accountIds) => oauth.discardServer(server, accountIds));
@@ -231,19 +243,13 @@ export function createCore(deps: CoreDeps): WardenCore {
     history,
     clock,
     events,
-    // The ledger's safe mode (tampering found) holds every tool at ask until acknowledged.
-    isSafeMode: deps.gate?.isSafeMode ?? (() => deps.ledger?.ledger.safeMode ?? false),
+    // The ledger's safe mode (tampering found) holds every tool at ask until acknowledged: the one
+    // place it joins the policy state the gate, the matrix and the chat decide with.
+    isSafeMode: safeMode,
     names: {
       server: (serverId) => serversModule.service.getServer(serverId)?.name,
       account: (serverId, accountId) => serversModule.service.accountsOf(serverId).find((a) => a.id === accountId)?.label,
     },
-  });
-  // An account switch invalidates pending approvals and in-flight calls for the other account.
-  events.subscribe((event, payload) => {
-    if (event !== 'accounts:switched') return;
-    const p = payload as { serverId: string; accountId: string; conversationId: string };
-    const accountLabel = serversModule.service.accountsOf(p.serverId).find((a) => a.id === p.accountId)?.label;
-    void gateModule.gate.switchAccount({ serverId: p.serverId, accountId: p.accountId, conversationId: p.conversationId, ...(accountLabel ? { accountLabel } : {}) });
   });
 
   // Settles what the last exit interrupted; the host awaits `recovered` (kept from being an
@@ -290,7 +296,11 @@ export function createCore(deps: CoreDeps): WardenCore {
     clock,
     events,
   });
-  const late2: { chat?: ChatService } = {};
+  const chat = createChatModule({ options: deps.chat, demo: demoModel, providers: modelsModule.service, gate: gateModule, registry: deps.gate?.registry ?? connections.manager, connections: connections.manager, servers: serversModule.service, events, clock, browser, recovered,
+    attachment: (id: string) => serverData.attachmentForChat(id),
+    // The ledger's redactor, which the keychain and OAuth feed: the chat keeps what the ledger would.
+    ...(redactor ? { redact: (text: string) => redactor.scrubString(text) } : {}),
+  });
   const permissions = createPermissionsModule({
     gate: gateModule,
     servers: serversModule.service,
@@ -299,18 +309,11 @@ export function createCore(deps: CoreDeps): WardenCore {
     prompter: deps.gate?.prompter ?? denyingPrompter,
     clock,
     listingsDir: deps.listingsDir ?? null,
-    isSafeMode: deps.gate?.isSafeMode ?? (() => deps.ledger?.ledger.safeMode ?? false),
     paths: deps.gate?.paths?.semantics ?? (process.platform === 'win32' ? 'win32' : 'posix'),
-    conversationTitle: (id) => late2.chat?.list().find((c) => c.id === id)?.title,
+    conversationTitle: (id) => chat.service.list().find((c) => c.id === id)?.title,
     ...(deps.fileDialogs?.chooseFolder ? { chooseFolder: (o: { title: string }) => deps.fileDialogs!.chooseFolder!(o) } : {}),
   });
 
-  const chat = createChatModule({ options: deps.chat, demo: demoModel, providers: modelsModule.service, gate: gateModule, registry: deps.gate?.registry ?? connections.manager, connections: connections.manager, servers: serversModule.service, events, clock, browser, recovered,
-    attachment: (id: string) => serverData.attachmentForChat(id),
-    // The ledger's redactor, which the keychain and OAuth feed: the chat keeps what the ledger would.
-    ...(redactor ? { redact: (text: string) => redactor.scrubString(text) } : {}),
-  });
-  late2.chat = chat.service;
   const preferencesModule = createPreferencesModule({
     settings: serversModule.settings,
     secrets: serversModule.secrets,
@@ -333,58 +336,8 @@ export function createCore(deps: CoreDeps): WardenCore {
     journal: { kind: journal.kind, records: journal.size() },
     servers: { configured: serversModule.service.definitions().length, connected: connections.connectedCount() },
     pendingApprovals: gateModule.gate.pending().length,
-    safeMode: deps.ledger?.ledger.safeMode ?? false,
+    safeMode: safeMode(),
   });
-
-  const handlers: Handlers = {
-    'core:status': () => status(),
-    'core:ping': ({ nonce }) => ({ nonce, receivedAt: new Date(clock.now()).toISOString() }),
-    ...activityHandlers({
-      service: deps.ledger ?? null,
-      history,
-      now: () => clock.now(),
-      ...(deps.fileDialogs ? { fileDialogs: deps.fileDialogs } : {}),
-      gate: () => gateModule.gate,
-      onSafeModeAcknowledged: () => gateModule.policy.setSafeMode(false),
-    }),
-    ...activityCallHandlers({
-      history,
-      now: () => clock.now(),
-      ...(deps.fileDialogs ? { fileDialogs: deps.fileDialogs } : {}),
-      names: {
-        server: (serverId) => serversModule.service.getServer(serverId),
-        account: (serverId, accountId) => serversModule.service.accountsOf(serverId).find((a) => a.id === accountId)?.label,
-        inputSchema: (serverId, accountId, toolName) => connections.manager.getTool(serverId, accountId, toolName)?.inputSchema,
-        conversation: (id) => {
-          const c = late2.chat?.list().find((x) => x.id === id);
-          return c ? { title: c.title, model: c.model } : undefined;
-        },
-      },
-    }),
-    ...serversModule.handlers,
-    ...gateModule.handlers,
-    ...connections.handlers,
-    ...serverDataHandlers(serverData),
-    'servers:overview': () => autostart.overview(),
-    'servers:set-enabled': ({ serverId, enabled }) => autostart.setEnabled(serverId, enabled),
-    'servers:restart': ({ serverId }) => autostart.restart(serverId),
-    ...createAuthHandlers(oauth),
-    ...runHandlers(() => gateModule.gate),
-    ...modelsModule.handlers,
-    ...theme.handlers,
-    ...chat.handlers,
-    // After the gate's: the full matrix (every account, listings, changes) replaces its live-only one.
-    ...permissions.handlers,
-    ...preferencesModule.handlers,
-  };
-
-  // Leaving safe mode loosens every tool at once: confirmed in the native dialog (deny-all without one).
-  requireSafeModeConfirmation(handlers, {
-    prompter: deps.gate?.prompter ?? denyingPrompter,
-    safeMode: () => deps.ledger?.ledger.safeMode ?? false,
-    breaks: () => deps.ledger?.ledger.recovery.breaks.filter((b) => !b.acknowledged).length ?? 0,
-  });
-  if (deps.confirmServerChange) requireServerConfirmation(handlers, { servers: serversModule.service, importer: serversModule.importer }, deps.confirmServerChange);
 
   // Push `core:status-changed` whenever a domain event may have moved a status field (servers,
   // connections, approvals, safe mode), coalesced per tick and only when something differs.
@@ -407,30 +360,66 @@ export function createCore(deps: CoreDeps): WardenCore {
   });
   // A break found by the background verification puts the app in safe mode as one found at start
   // would: everything not yet executing is decided again (now at ask), and the frame is told.
-  const offSafeMode = deps.ledger?.onSafeModeChange((safeMode) => {
-    if (safeMode) void gateModule.gate.revalidate('the ledger check found a break in its records (damage, or a change in the middle of the log)').catch(() => undefined);
+  const offSafeMode = deps.ledger?.onSafeModeChange((on) => {
+    if (on) void gateModule.gate.revalidate('the ledger check found a break in its records (damage, or a change in the middle of the log)').catch(() => undefined);
     queueStatusCheck();
   });
-  const acknowledge = handlers['ledger:acknowledge-safe-mode'];
-  handlers['ledger:acknowledge-safe-mode'] = async (request) => {
-    const result = await acknowledge(request);
-    queueStatusCheck();
-    return result;
-  };
 
-  if (redactor) {
-    const all = handlers as unknown as Record<string, (request: unknown) => unknown>;
-    for (const channel of Object.keys(all)) {
-      const handler = all[channel]!;
-      all[channel] = async (request) => {
-        try {
-          return forWindow(await handler(request));
-        } catch (error) {
-          throw redactedError(error, redactor);
-        }
-      };
-    }
-  }
+  const activity = activityHandlers({
+    service: deps.ledger ?? null,
+    history,
+    now: () => clock.now(),
+    ...(deps.fileDialogs ? { fileDialogs: deps.fileDialogs } : {}),
+    gate: () => gateModule.gate,
+  });
+  // Leaving safe mode loosens every tool at once: confirmed in the native dialog (deny-all without one).
+  const acknowledgeSafeMode = confirmLeavingSafeMode(activity['ledger:acknowledge-safe-mode'], {
+    prompter: deps.gate?.prompter ?? denyingPrompter,
+    safeMode,
+    breaks: () => deps.ledger?.ledger.recovery.breaks.filter((b) => !b.acknowledged).length ?? 0,
+  });
+
+  const contractHandlers: Handlers = {
+    'core:status': () => status(),
+    'core:ping': ({ nonce }) => ({ nonce, receivedAt: new Date(clock.now()).toISOString() }),
+    ...activity,
+    'ledger:acknowledge-safe-mode': async (request) => {
+      const result = await acknowledgeSafeMode(request);
+      queueStatusCheck();
+      return result;
+    },
+    ...activityCallHandlers({
+      history,
+      now: () => clock.now(),
+      ...(deps.fileDialogs ? { fileDialogs: deps.fileDialogs } : {}),
+      names: {
+        server: (serverId) => serversModule.service.getServer(serverId),
+        account: (serverId, accountId) => serversModule.service.accountsOf(serverId).find((a) => a.id === accountId)?.label,
+        inputSchema: (serverId, accountId, toolName) => connections.manager.getTool(serverId, accountId, toolName)?.inputSchema,
+        conversation: (id) => {
+          const c = chat.service.list().find((x) => x.id === id);
+          return c ? { title: c.title, model: c.model } : undefined;
+        },
+      },
+    }),
+    // Server changes arrive already confirmed in the native dialog (refused without one).
+    ...serversModule.handlers,
+    ...gateModule.handlers,
+    ...connections.handlers,
+    ...serverDataHandlers(serverData),
+    'servers:overview': () => autostart.overview(),
+    'servers:set-enabled': ({ serverId, enabled }) => autostart.setEnabled(serverId, enabled),
+    'servers:restart': ({ serverId }) => autostart.restart(serverId),
+    ...createAuthHandlers(oauth),
+    ...runHandlers(() => gateModule.gate),
+    ...modelsModule.handlers,
+    ...theme.handlers,
+    ...chat.handlers,
+    // After the gate's: the full matrix (every account, listings, changes) replaces its live-only one.
+    ...permissions.handlers,
+    ...preferencesModule.handlers,
+  };
+  const handlers = redactor ? redactedHandlers(contractHandlers, redactor) : contractHandlers;
 
   return {
     handlers,
@@ -460,6 +449,19 @@ export function createCore(deps: CoreDeps): WardenCore {
       return deps.ledger ? deps.ledger.close() : journal.close();
     },
   };
+}
+
+/** The same handlers, each answering and failing with Warden's secrets replaced. */
+function redactedHandlers(handlers: Handlers, redactor: Redactor): Handlers {
+  const wrap = (handler: (request: unknown) => unknown) => async (request: unknown) => {
+    try {
+      return redactor.scrubIfPresent(await handler(request));
+    } catch (error) {
+      throw redactedError(error, redactor);
+    }
+  };
+  const entries = Object.entries(handlers as unknown as Record<string, (request: unknown) => unknown>);
+  return Object.fromEntries(entries.map(([channel, handler]) => [channel, wrap(handler)])) as unknown as Handlers;
 }
 
 /** The same failure with Warden's secrets replaced in its message (and stack, which logs show). */

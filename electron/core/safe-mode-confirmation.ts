@@ -26,15 +26,14 @@ export function leaveSafeModePreview(reason: string, breaks: number): ApprovalPr
 }
 
 /**
- * Wraps `ledger:acknowledge-safe-mode` so that, while safe mode is on, it proceeds only when the
- * prompter (main's native dialog; deny-all without one) answers approve.
+ * `ledger:acknowledge-safe-mode` that, while safe mode is on, proceeds only when the prompter
+ * (main's native dialog; deny-all without one) answers approve.
  */
-export function requireSafeModeConfirmation(
-  handlers: Handlers,
+export function confirmLeavingSafeMode(
+  acknowledge: Handlers['ledger:acknowledge-safe-mode'],
   deps: { prompter: ApprovalPrompter; safeMode: () => boolean; breaks: () => number },
-): void {
-  const acknowledge = handlers['ledger:acknowledge-safe-mode'];
-  handlers['ledger:acknowledge-safe-mode'] = async (request) => {
+): Handlers['ledger:acknowledge-safe-mode'] {
+  return async (request) => {
     if (deps.safeMode() && (await deps.prompter.prompt(leaveSafeModePreview(request.reason, deps.breaks()))) !== 'approve') {
       throw new WardenError('DENIED', 'Leaving safe mode was not confirmed in the dialog; Warden stays in safe mode and every tool keeps asking');
     }

@@ -105,7 +105,18 @@ export const OrgRule = z.object({
 });
 export type OrgRule = z.infer<typeof OrgRule>;
 
-/** Everything `decide()` reads about rules. Treated as immutable: replace, never mutate. */
+/**
+ * The account a person chose for a server, in one conversation or (conversationId null) everywhere
+ * else. A server with no choice lets every account of it be used.
+ */
+export const ActiveAccount = z.object({
+  serverId: z.string().min(1),
+  conversationId: z.string().min(1).nullable(),
+  accountId: z.string().min(1),
+});
+export type ActiveAccount = z.infer<typeof ActiveAccount>;
+
+/** Everything `decide()` depends on. Treated as immutable: replace, never mutate. */
 export const PolicyState = z.object({
   organization: z.array(OrgRule).default([]),
   conversation: z.array(ConversationOverride).default([]),
@@ -117,6 +128,8 @@ export const PolicyState = z.object({
    * are not offered at all. Never `allow`: discovering a tool never grants it. Absent = ask.
    */
   defaultMode: z.enum(['ask', 'disabled']).optional(),
+  /** The active account of each server a person chose one for (in memory: a choice, not a setting). */
+  activeAccounts: z.array(ActiveAccount).optional(),
 });
 export type PolicyState = z.infer<typeof PolicyState>;
 
@@ -167,8 +180,8 @@ export interface PolicyContext {
    * if they differ, or the place is unknown, it may only make the decision stricter.
    */
   pathValues?: ReadonlyMap<string, { written: string; opened: string | null; why?: string }>;
-  /** Display labels for explanations. */
-  labels?: { server?: string; account?: string };
+  /** Display labels for explanations (`activeAccount`: the name of the server's active account). */
+  labels?: { server?: string; account?: string; activeAccount?: string };
 }
 
 /** Whether the Always Allow grant behind a decision still matches what is connected. */

@@ -21,6 +21,7 @@ import { createCore } from '../../electron/core/app-core';
 import type { ToolDescriptor, ToolExecutor, ToolRegistry } from '../../electron/core/gate/ports';
 import { ModelError, type ModelProvider, type ModelRequest, type ModelStreamEvent } from '../../electron/core/models/provider';
 import { percentiles, type BenchModule } from './harness';
+import { confirmEveryServerChange } from '../host/standin-server-confirmer';
 
 const TURNS = Number(process.env.WARDEN_BENCH_CHAT_TURNS ?? 40);
 const ROUNDS = 5;
@@ -117,6 +118,7 @@ const bench: BenchModule = {
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
     const model = new LoopbackModel(url);
     const core = createCore({
+      confirmServerChange: confirmEveryServerChange,
       version: 'bench',
       gate: {
         registry,

@@ -19,6 +19,7 @@ import { startTestHost, type TestHost } from '../host/test-host';
 import { CHROMIUM_ARGS, CHROMIUM_PATH, openWatchedAppPage } from '../helpers/chromium';
 import { look } from '../helpers/look';
 import { DialogStandIn, MapKeychain } from '../integration/chat/helpers';
+import { confirmEveryServerChange } from '../host/standin-server-confirmer';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const resultsDir = `${root}test-results`;
@@ -72,6 +73,7 @@ describe('chat in a real browser against the real core and the demo server', () 
     await mkdir(resultsDir, { recursive: true });
     const rendererDir = await ensureRendererBuilt(root);
     core = createCore({
+      confirmServerChange: confirmEveryServerChange,
       version: '0.1.0-e2e-chat',
       platform: 'e2e-test-os',
       offerDemoServer: true,

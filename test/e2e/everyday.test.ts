@@ -27,6 +27,7 @@ import { CHROMIUM_ARGS, CHROMIUM_PATH, openWatchedAppPage } from '../helpers/chr
 import { ensureRendererBuilt } from '../host/build-renderer';
 import { startTestHost, type TestHost } from '../host/test-host';
 import { screens } from './screens';
+import { confirmEveryServerChange } from '../host/standin-server-confirmer';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const tsxLoader = path.join(root, 'node_modules/tsx/dist/loader.mjs');
@@ -94,6 +95,7 @@ describe('errors people understand, and running a tool by hand', () => {
     dir = mkdtempSync(path.join(tmpdir(), 'warden-e2e-everyday-'));
     callsFile = path.join(dir, 'calls.jsonl');
     core = createCore({
+      confirmServerChange: confirmEveryServerChange,
       version: '0.1.0-e2e-everyday',
       platform: 'e2e-test-os',
       servers: { secrets: noSecrets },

@@ -26,6 +26,7 @@ import { look } from '../helpers/look';
 import { filesContaining } from '../integration/secrets/scan';
 import { ensureRendererBuilt } from '../host/build-renderer';
 import { startTestHost, type TestHost } from '../host/test-host';
+import { confirmEveryServerChange } from '../host/standin-server-confirmer';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const resultsDir = `${root}test-results`;
@@ -77,6 +78,7 @@ describe('the Models panel in a real browser against the real core and loopback 
     elsewhere = await startAnthropicFixture({ apiKey: 'its-own-key', echoCredentialOnAuthFailure: true, models: [] });
     const rendererDir = await ensureRendererBuilt(root);
     core = createCore({
+      confirmServerChange: confirmEveryServerChange,
       version: '0.1.0-e2e-models',
       platform: 'e2e-test-os',
       servers: { settingsStore: openConfSettingsStore(dir), secrets },

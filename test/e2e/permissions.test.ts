@@ -25,6 +25,7 @@ import { startTestHost, type TestHost } from '../host/test-host';
 import { CHROMIUM_ARGS, CHROMIUM_PATH, openWatchedAppPage } from '../helpers/chromium';
 import { stdioFixture } from '../integration/mcp/helpers';
 import { MapKeychain } from '../integration/chat/helpers';
+import { confirmEveryServerChange } from '../host/standin-server-confirmer';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const resultsDir = `${root}test-results`;
@@ -102,6 +103,7 @@ describe('Permissions and Approvals, read as a person would, against the real co
     dir = mkdtempSync(path.join(tmpdir(), 'warden-e2e-permissions-'));
     const rendererDir = await ensureRendererBuilt(root);
     core = createCore({
+      confirmServerChange: confirmEveryServerChange,
       version: '0.1.0-e2e-permissions',
       servers: { secrets: new MapKeychain() },
       listingsDir: path.join(dir, 'listings'),

@@ -24,6 +24,7 @@ import { CHROMIUM_ARGS, CHROMIUM_PATH, openWatchedAppPage } from '../helpers/chr
 import { ensureRendererBuilt } from '../host/build-renderer';
 import { startTestHost, type TestHost } from '../host/test-host';
 import { screens } from './screens';
+import { confirmEveryServerChange } from '../host/standin-server-confirmer';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const tsxLoader = path.join(root, 'node_modules/tsx/dist/loader.mjs');
@@ -92,6 +93,7 @@ describe('after a crash while a call was running', () => {
     // The restart: same ledger, same settings, a fresh core.
     service = await LedgerService.open({ dir: path.join(dir, 'ledger') });
     core = createCore({
+      confirmServerChange: confirmEveryServerChange,
       version: '0.1.0-e2e-recovery',
       platform: 'e2e-test-os',
       ledger: service,

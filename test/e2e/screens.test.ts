@@ -28,6 +28,7 @@ import { ensureRendererBuilt } from '../host/build-renderer';
 import { startTestHost, type TestHost } from '../host/test-host';
 import { CHROMIUM_ARGS, CHROMIUM_PATH, openWatchedAppPage, waitUntilLive } from '../helpers/chromium';
 import { look } from '../helpers/look';
+import { confirmEveryServerChange } from '../host/standin-server-confirmer';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const secrets = new KeytarSecretStore({ service: `warden-e2e-screens-${randomUUID()}` });
@@ -60,6 +61,7 @@ const consoleErrors: string[] = [];
 async function startCore(): Promise<WardenCore> {
   ledger = await LedgerService.open({ dir: path.join(dir, 'ledger') });
   const c = createCore({
+    confirmServerChange: confirmEveryServerChange,
     version: '0.1.0-e2e-screens',
     platform: 'e2e-test-os',
     dataFolder: dir,

@@ -26,6 +26,7 @@ import { stdioFixture } from '../integration/mcp/helpers';
 import { ensureRendererBuilt } from '../host/build-renderer';
 import { startTestHost, type TestHost } from '../host/test-host';
 import { CHROMIUM_ARGS, CHROMIUM_PATH, openWatchedAppPage } from '../helpers/chromium';
+import { confirmEveryServerChange } from '../host/standin-server-confirmer';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const resultsDir = `${root}test-results`;
@@ -94,6 +95,7 @@ describe('the Servers view in a real browser against the real core and real stdi
     writeSettings();
     const rendererDir = await ensureRendererBuilt(root);
     core = createCore({
+      confirmServerChange: confirmEveryServerChange,
       version: '0.1.0-e2e-servers',
       platform: 'e2e-test-os',
       servers: { settingsStore: openConfSettingsStore(dir), secrets: new MapKeychain() },

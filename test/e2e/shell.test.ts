@@ -20,6 +20,7 @@ import { WardenError } from '../../shared/result';
 import { ensureRendererBuilt } from '../host/build-renderer';
 import { startTestHost, type TestHost } from '../host/test-host';
 import { SUBPROTOCOL, TOKEN_PROTOCOL_PREFIX } from '../host/wire';
+import { confirmEveryServerChange } from '../host/standin-server-confirmer';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const resultsDir = `${root}test-results`;
@@ -73,7 +74,7 @@ describe('renderer shell in a real browser against the real core', () => {
   beforeAll(async () => {
     await mkdir(resultsDir, { recursive: true });
     const rendererDir = await ensureRendererBuilt(root);
-    core = createCore({ version: '0.1.0-e2e', platform: 'e2e-test-os' });
+    core = createCore({ confirmServerChange: confirmEveryServerChange, version: '0.1.0-e2e', platform: 'e2e-test-os' });
     const real = core.handlers;
     const handlers: Handlers = {
       ...real,

@@ -22,6 +22,7 @@ import { CHROMIUM_ARGS, CHROMIUM_PATH, openWatchedAppPage } from '../helpers/chr
 import { ensureRendererBuilt } from '../host/build-renderer';
 import { startTestHost, type TestHost } from '../host/test-host';
 import { stdioFixture } from '../integration/mcp/helpers';
+import { confirmEveryServerChange } from '../host/standin-server-confirmer';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const resultsDir = `${root}test-results`;
@@ -83,6 +84,7 @@ describe('a hostile server’s answer as a person sees it', () => {
     await mkdir(resultsDir, { recursive: true });
     const rendererDir = await ensureRendererBuilt(root);
     core = createCore({
+      confirmServerChange: confirmEveryServerChange,
       version: '0.1.0-e2e-answer',
       journal: new MemoryJournal(systemClock),
       gate: { prompter: { prompt: async () => 'approve' } },

@@ -29,6 +29,7 @@ import { displayCommandLine } from '../../shared/domain/servers';
 import { ensureRendererBuilt } from '../host/build-renderer';
 import { scriptedFileDialogs } from '../host/standin-file-dialogs';
 import { startTestHost, type TestHost } from '../host/test-host';
+import { confirmEveryServerChange } from '../host/standin-server-confirmer';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const resultsDir = `${root}test-results`;
@@ -70,6 +71,7 @@ describe('the views in a real browser against the real core and a real stdio ser
     countFile = path.join(dir, 'calls.jsonl');
     const rendererDir = await ensureRendererBuilt(root);
     core = createCore({
+      confirmServerChange: confirmEveryServerChange,
       version: '0.1.0-e2e-views',
       platform: 'e2e-test-os',
       servers: { secrets },

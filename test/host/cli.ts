@@ -8,13 +8,15 @@ import { createCore } from '../../electron/core/app-core';
 import { ensureRendererBuilt } from './build-renderer';
 import { acceptDefaultFileDialogs } from './standin-file-dialogs';
 import { startTestHost } from './test-host';
+import { confirmEveryServerChange } from './standin-server-confirmer';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const { version } = JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as { version: string };
 
 const rendererDir = await ensureRendererBuilt(root);
-// No native dialogs in a browser: import opens the offered default location, as a person pressing Open would.
-const core = createCore({ version: `${version}-host`, offerDemoServer: true, autoConnect: true, fileDialogs: acceptDefaultFileDialogs });
+// No native dialogs in a browser: import opens the offered default location, as a person pressing Open would,
+// and server changes are confirmed as a person pressing Save would.
+const core = createCore({ confirmServerChange: confirmEveryServerChange, version: `${version}-host`, offerDemoServer: true, autoConnect: true, fileDialogs: acceptDefaultFileDialogs });
 const host = await startTestHost({ core, rendererDir });
 console.log(`Warden test host (demo core, loopback only): ${host.url}`);
 console.log('Open it in a browser. Ctrl+C stops it.');

@@ -78,6 +78,11 @@ const isElectron = (s: string) => s === 'electron' || s.startsWith('electron/');
 const isReact = (s: string) => /^(react|react-dom)(\/|$)/.test(s);
 const isKeytar = (s: string) => s === 'keytar' || s.startsWith('keytar/');
 
+/** What the policy engine may import inside the core (besides itself). */
+const CORE_LEAVES = ['electron/core/policy/', 'electron/core/canonical/', 'electron/core/validation/', 'electron/core/local-path/', 'electron/core/ports/'];
+/** Folders above the gate that it never imports. */
+const GATE_NEVER = ['electron/core/settings/', 'electron/core/import/', 'electron/core/chat/', 'electron/core/models/', 'electron/core/app-core'];
+
 /** The rule an import breaks, or null. `target` is the layer a relative import lands in. */
 function brokenRule(from: Layer, specifier: string, target: Layer | null, targetPath: string | null, fromPath = ''): string | null {
   const bare = target === null;
@@ -91,6 +96,10 @@ function brokenRule(from: Layer, specifier: string, target: Layer | null, target
       // Operation history has one owner, the ledger; the gate reaches it through a port.
       if (fromPath.startsWith('electron/core/ledger/') && into('electron/core/gate/')) return 'the ledger never imports the gate';
       if (fromPath.startsWith('electron/core/gate/') && into('electron/core/ledger/')) return 'the gate reaches the ledger through ports only';
+      // The inner layers: canonical forms and the policy engine are leaves everything may use.
+      if (fromPath.startsWith('electron/core/canonical/') && into('electron/core/') && !into('electron/core/canonical/')) return 'canonical is a leaf: it imports nothing else of the core';
+      if (fromPath.startsWith('electron/core/policy/') && into('electron/core/') && !CORE_LEAVES.some((leaf) => into(leaf))) return 'policy is a leaf: it imports only canonical forms, validation, local paths and the ports';
+      if (fromPath.startsWith('electron/core/gate/') && GATE_NEVER.some((folder) => into(folder))) return 'the gate never imports settings, import, chat, models or the app assembly: it is reached through its ports';
       return null;
     case 'preload':
       if (bare && isBuiltin(specifier)) return 'a sandboxed preload has no Node builtins';
@@ -195,6 +204,9 @@ describe('the boundary checker itself', () => {
     'electron/core/h.ts': "type W = typeof import('electron');\nexport type { W };",
     'electron/core/ledger/x.ts': "import type { RestoredOperation } from '../gate/gate';",
     'electron/core/gate/x.ts': "import { LedgerProjections } from '../ledger/projections';",
+    'electron/core/gate/y.ts': "import type { ServerService } from '../settings/server-service';",
+    'electron/core/canonical/x.ts': "import { decide } from '../policy/engine';",
+    'electron/core/policy/x.ts': "import type { Gate } from '../gate/gate';",
     // shared
     'shared/a.ts': "import { readFile } from 'node:fs/promises';",
     'shared/b.ts': "import path from 'path';",
@@ -222,6 +234,7 @@ describe('the boundary checker itself', () => {
 
   const good: Record<string, string> = {
     'electron/core/ok.ts': "import { z } from 'zod';\nimport { channels } from '../../shared/ipc';\nimport { readFile } from 'node:fs/promises';\n// import { app } from 'electron';\nconst s = \"require('electron')\";\nexport { z, channels, readFile, s };",
+    'electron/core/policy/ok.ts': "import { canonicalJson } from '../canonical/canonical-json';\nimport type { Journal } from '../ports';\nexport { canonicalJson };\nexport type { Journal };",
     'electron/main/ok.ts': "import { app } from 'electron';\nimport { createCore } from '../core/app-core';\nexport { app, createCore };",
     'electron/preload/ok.ts': "import { contextBridge } from 'electron';\nimport { createWardenApi } from '../../shared/ipc';\nexport { contextBridge, createWardenApi };",
     'shared/ok.ts': "import { z } from 'zod';\nimport type { Result } from './result';\nexport { z };\nexport type { Result };",

@@ -15,13 +15,14 @@ import type { GrantPin, PolicyState } from '../../../shared/domain/policy';
 import { WardenError } from '../../../shared/result';
 import type { CoreEvents } from '../events';
 import { changeConfirmation, removalConfirmation, type NameLookup } from '../permissions/confirmations';
-import { decide } from '../policy/engine';
+import { decide, effectiveMode } from '../policy/engine';
 import { PolicyStore } from '../policy/store';
 import { hostPaths, type PathFs, type PathSemantics } from '../policy/paths';
 import type { ApprovalPreview, ApprovalPrompter, BatchChoice, Clock, Journal, OperationHistory } from '../ports';
 import { Gate, type OperationNames, type OperationSnapshot } from './gate';
 import { createOperationPresenter } from '../mcp/result-display';
-import { CallNotSentError, type ToolDescriptor, type ToolExecutor, type ToolRegistry } from './ports';
+import { CallNotSentError } from './call-outcome';
+import type { ToolDescriptor, ToolExecutor, ToolRegistry } from './ports';
 
 type GateChannel = 'approvals:list' | 'approvals:review' | 'approvals:reject' | 'approvals:cancel' | 'operations:list' | 'operations:get' | 'permissions:matrix' | 'permissions:set' | 'permissions:revoke' | 'tools:offered';
 
@@ -61,8 +62,14 @@ export interface GateModuleOptions {
 export interface GateModule {
   gate: Gate;
   policy: PolicyStore;
-  /** The rules as the gate decides with them: the Settings default and safe mode applied. */
+  /** Everything the gate decides with: the stored rules, active accounts, the Settings default and safe mode. */
   effectivePolicy(): PolicyState;
+  /**
+   * Makes `accountId` the active account of its server (in one conversation, or everywhere else
+   * when `conversationId` is null), journals the switch and decides what is pending again: calls
+   * waiting for approval on another account are invalidated, a grant never carries over.
+   */
+  switchAccount(input: { serverId: string; accountId: string; conversationId: string | null; accountLabel: string; source?: 'user' | 'system' }): Promise<{ from: string | null }>;
   handlers: GateHandlers;
   /** Shows the native dialog for one operation, approves only if the person chose Approve, and says what actually happened. */
   review(operationId: string): Promise<ReviewAnswer>;
@@ -332,7 +339,7 @@ export function createGateModule(options: GateModuleOptions): GateModule {
 
   /** True if some disabled (or invalid, read as disabled) rule could apply to what `change` covers. */
   function restrictiveRuleNear(change: PermissionChange, state: PolicyState): boolean {
-    const restrictive = (mode: unknown) => mode !== 'allow' && mode !== 'ask';
+    const restrictive = (mode: unknown) => effectiveMode(mode) === 'disabled';
     if (state.defaultMode === 'disabled') return true;
     const serverId = 'serverId' in change ? change.serverId : null;
     const user = state.user.some((r) => restrictive(r.mode) && (serverId === null || r.scope.kind === 'global' || ('serverId' in r.scope && r.scope.serverId === serverId)));
@@ -395,6 +402,11 @@ export function createGateModule(options: GateModuleOptions): GateModule {
     gate,
     policy,
     effectivePolicy: () => effectivePolicy.current(),
+    async switchAccount(input) {
+      const switched = await policy.switchAccount({ serverId: input.serverId, conversationId: input.conversationId, accountId: input.accountId, source: input.source ?? 'user' });
+      await gate.revalidate(`you switched to ${input.accountLabel}`);
+      return switched;
+    },
     handlers,
     review,
     reviewBatch,

@@ -31,12 +31,13 @@ import type { PolicyDecision, PolicyState } from '../../../shared/domain/policy'
 import { WardenError } from '../../../shared/result';
 import { canonicalCopy, deepFreezeCopy, jsonCopy } from '../canonical/canonical-json';
 import { fingerprint as computeFingerprint } from '../canonical/hashes';
-import { decide, readsArguments } from '../policy/engine';
+import { activeAccountOf, decide, inactiveAccount, readsArguments } from '../policy/engine';
 import { normalizeForPolicy, pathRulesFor } from '../policy/normalize';
 import { hostPaths, type PathFs, type PathSemantics } from '../policy/paths';
 import { CallAbort } from '../call-abort';
 import { systemClock, type ApprovalPreview, type Clock, type Journal, type JournalEntry, type OperationHistory, type RecordedOperation } from '../ports';
-import { isCallFailed, isCallNotSent, type RegistryChange, type ToolDescriptor, type ToolExecutor, type ToolRegistry } from './ports';
+import { isCallNotSent, outcomeOf } from './call-outcome';
+import type { RegistryChange, ToolDescriptor, ToolExecutor, ToolRegistry } from './ports';
 import { UnsafePatternError } from '../validation/linear-regexp';
 import { createLinearAjv, describeUnsafePattern } from '../validation/schemas';
 import { capErrorMessage, capToolResult, DEFAULT_MAX_RESULT_BYTES } from './result-cap';
@@ -191,7 +192,7 @@ interface CachedDecision {
   organization: PolicyState['organization'];
   safeMode: PolicyState['safeMode'];
   defaultMode: PolicyState['defaultMode'];
-  accounts: number;
+  activeAccounts: PolicyState['activeAccounts'];
   conversationId: string | null;
   serverId: string;
   accountId: string;
@@ -242,9 +243,6 @@ export class Gate {
   private readonly ajv: Ajv;
   private readonly clock: Clock;
   private readonly ttl: () => number;
-  private readonly activeAccounts = new Map<string, string>();
-  /** Bumped on every account switch (part of the decision cache's validity). */
-  private accountsVersion = 0;
   /** Recent decisions for identities no argument constraint applies to (see `decideNow`). */
   private readonly decisions = new WeakMap<ToolDescriptor, CachedDecision>();
   private readonly timers = new Map<string, ReturnType<typeof setTimeout>>();
@@ -600,30 +598,6 @@ export class Gate {
     if (entries.length) await this.append(entries);
   }
 
-  /**
-   * Makes `accountId` the active account of a server (for one conversation, or all when null).
-   *
-   * Why: pending approvals and in-flight calls for another account of that server must stop; a
-   * grant for one account never carries over to another.
-   */
-  async switchAccount(input: { serverId: string; accountId: string; conversationId?: string | null; source?: 'user' | 'system'; accountLabel?: string }): Promise<void> {
-    const k = accountKey(input.serverId, input.conversationId ?? null);
-    const from = this.activeAccounts.get(k) ?? null;
-    this.activeAccounts.set(k, input.accountId);
-    this.accountsVersion++;
-    await this.append([
-      journalEntry('account.switched', {
-        serverId: input.serverId,
-        conversationId: input.conversationId ?? null,
-        from,
-        to: input.accountId,
-        source: input.source ?? 'user',
-        at: this.clock.now(),
-      }),
-    ]);
-    await this.revalidate(`you switched to ${input.accountLabel ?? this.accountLabelOf(input.serverId, input.accountId, '')}`);
-  }
-
   /** Expires every pending approval whose time is up. Why: stale approvals must not linger. */
   async sweepExpired(): Promise<void> {
     const now = this.clock.now();
@@ -775,10 +749,9 @@ export class Gate {
     return { outcome: decision.decision, reason: decision.reason, summary: op.labels.summary, decision };
   }
 
-  /** The active account of a server for a conversation (or the global one), if set. */
+  /** The active account of a server for a conversation (or the global one), if one was chosen. */
   activeAccount(serverId: string, conversationId: string | null): string | undefined {
-    if (this.activeAccounts.size === 0) return undefined;
-    return this.activeAccounts.get(accountKey(serverId, conversationId)) ?? this.activeAccounts.get(accountKey(serverId, null));
+    return activeAccountOf(this.deps.policy.current(), serverId, conversationId);
   }
 
   /** Subscribes to every operation change (a copy per transition). Returns an unsubscribe function. */
@@ -935,7 +908,7 @@ export class Gate {
       hit.organization === state.organization &&
       hit.safeMode === state.safeMode &&
       hit.defaultMode === state.defaultMode &&
-      hit.accounts === this.accountsVersion &&
+      hit.activeAccounts === state.activeAccounts &&
       hit.conversationId === op.origin.conversationId &&
       hit.serverId === op.identity.serverId &&
       hit.accountId === op.identity.accountId &&
@@ -959,7 +932,7 @@ export class Gate {
         organization: state.organization,
         safeMode: state.safeMode,
         defaultMode: state.defaultMode,
-        accounts: this.accountsVersion,
+        activeAccounts: state.activeAccounts,
         conversationId: op.origin.conversationId,
         serverId: op.identity.serverId,
         accountId: op.identity.accountId,
@@ -976,22 +949,23 @@ export class Gate {
     return decision;
   }
 
-  /** An account's name for explanations; "another account" when no listed tool names it. */
+  /** An account's name for explanations: as listed, else as configured, else "another account". */
   private accountLabelOf(serverId: string, accountId: string, toolName: string): string {
-    return (toolName ? this.deps.registry.getTool(serverId, accountId, toolName)?.accountLabel : undefined) ?? this.deps.registry.listTools({ serverId, accountId })[0]?.accountLabel ?? 'another account';
+    return (
+      (toolName ? this.deps.registry.getTool(serverId, accountId, toolName)?.accountLabel : undefined) ??
+      this.deps.registry.listTools({ serverId, accountId })[0]?.accountLabel ??
+      this.deps.names?.account(serverId, accountId) ??
+      'another account'
+    );
   }
 
   private decideUnfrozen(op: Operation, tool: ToolDescriptor | undefined, state: PolicyState): PolicyDecision {
-    const active = this.activeAccount(op.identity.serverId, op.origin.conversationId);
-    if (active !== undefined && active !== op.identity.accountId) {
-      return {
-        decision: 'deny',
-        reason: `Not the active account: ${op.labels.server} is using ${this.accountLabelOf(op.identity.serverId, active, op.identity.toolName)} here, not ${op.labels.account}`,
-        layer: 'availability',
-        ruleId: null,
-        pin: 'none',
-        configErrors: [],
-      };
+    const request = { serverId: op.identity.serverId, accountId: op.identity.accountId, toolName: op.identity.toolName, conversationId: op.origin.conversationId };
+    const labels = { server: tool?.serverLabel ?? op.labels.server, account: tool?.accountLabel ?? op.labels.account };
+    const active = inactiveAccount(state, request);
+    if (active !== undefined) {
+      // Decided before the arguments are read: another account's call is refused whatever it asks.
+      return decide({ ...request, arguments: {} }, state, { tool: undefined, paths: this.paths.semantics, labels: { ...labels, activeAccount: this.accountLabelOf(request.serverId, active, request.toolName) } });
     }
     const paths = this.paths;
     const rules = pathRulesFor(state, op.identity.serverId, op.identity.toolName);
@@ -1007,7 +981,7 @@ export class Gate {
       return { decision: 'deny', reason: `Refused: ${normalized.refused}`, layer: 'availability', ruleId: null, pin: 'none', configErrors: [] };
     }
     return decide(
-      { serverId: op.identity.serverId, accountId: op.identity.accountId, toolName: op.identity.toolName, conversationId: op.origin.conversationId, arguments: normalized.arguments },
+      { ...request, arguments: normalized.arguments },
       state,
       {
         tool: tool ? { contractHash: tool.contractHash, endpointHash: tool.endpointHash, annotations: tool.annotations, unverifiedListing: tool.unverifiedListing } : undefined,
@@ -1015,7 +989,7 @@ export class Gate {
         unresolvedPaths: normalized.unresolvedPaths,
         pathRoots: normalized.pathRoots,
         pathValues: normalized.pathValues,
-        labels: { server: tool?.serverLabel ?? op.labels.server, account: tool?.accountLabel ?? op.labels.account },
+        labels,
       },
     );
   }
@@ -1032,7 +1006,7 @@ export class Gate {
       return { kind: 'invalidated', reason: `Invalidated: ${why}`, fingerprint: fp };
     }
     const decision = this.decideNow(op, tool);
-    if (decision.decision === 'deny' && decision.layer === 'availability' && decision.reason.startsWith('Not the active account')) {
+    if (decision.decision === 'deny' && inactiveAccount(this.deps.policy.current(), { serverId: op.identity.serverId, accountId: op.identity.accountId, conversationId: op.origin.conversationId }) !== undefined) {
       return { kind: 'invalidated', reason: `Invalidated: ${decision.reason}`, fingerprint: fp, decision };
     }
     return { kind: 'ok', fingerprint: fp, decision };
@@ -1081,13 +1055,14 @@ export class Gate {
           { signal, operationId: op.id },
         );
         const result = capToolResult(raw, this.deps.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES);
-        const to = result.isError ? 'failed' : 'succeeded';
-        outcome = this.transition(op, to, result.isError ? 'The tool reported an error' : 'The tool call succeeded', { result });
+        const to = outcomeOf({ ok: true, isError: result.isError });
+        outcome = this.transition(op, to, to === 'failed' ? 'The tool reported an error' : 'The tool call succeeded', { result });
       } catch (error) {
         const message = capErrorMessage(signal.aborted ? reasonOf(signal.reason) : error instanceof Error ? error.message : String(error));
+        const to = outcomeOf({ ok: false, error, aborted: signal.aborted });
         outcome = isCallNotSent(error)
           ? this.transition(op, 'failed', `Not sent: ${message}`, { error: { code: 'NOT_SENT', message } })
-          : isCallFailed(error) && !signal.aborted
+          : to === 'failed'
             ? this.transition(op, 'failed', `The server answered with an error: ${message}`, { error: { code: 'TOOL_CALL_FAILED', message } })
             : this.transition(op, 'outcome_unknown', `${signal.aborted ? 'Cancelled while running' : 'The call failed after it was sent'}: the server may have acted (${message})`, {
               error: { code: signal.aborted ? 'CANCELLED' : 'OUTCOME_UNKNOWN', message },
@@ -1231,10 +1206,6 @@ function settle(op: Operation): void {
   if (waiters === null) return;
   op.waiters = null;
   for (const w of waiters) w();
-}
-
-function accountKey(serverId: string, conversationId: string | null): string {
-  return `${serverId}\u0000${conversationId ?? ''}`;
 }
 
 /**

@@ -92,34 +92,8 @@ export interface ToolCallResult {
 }
 
 /**
- * Thrown (or rejected) by an executor when it knows for certain the request never reached the
- * server (not connected, transport refused before sending). The gate records `failed`.
- * Any other rejection is treated as "may have reached the server": `outcome_unknown`.
- */
-export class CallNotSentError extends Error {
-  readonly notSent = true as const;
-  constructor(message: string) {
-    super(message);
-    this.name = 'CallNotSentError';
-  }
-}
-
-/**
- * True if the server answered the call with a definite JSON-RPC error (the executor marks such
- * errors `callFailed: true`, e.g. the MCP layer's ToolCallFailedError). The gate records `failed`:
- * the server said no; it did not go silent.
- */
-export function isCallFailed(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { callFailed?: unknown }).callFailed === true;
-}
-
-/** True if `error` says the call certainly never reached the server. */
-export function isCallNotSent(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { notSent?: unknown }).notSent === true;
-}
-
-/**
- * Performs `tools/call` on a connected server. Only the gate calls this.
+ * Performs `tools/call` on a connected server. How each way of ending becomes an operation state
+ * (and the errors that mark them) is `call-outcome.ts` beside this file. Only the gate calls this.
  *
  * `args` is the gate's stored, frozen copy: send it as is. `signal` aborts when a permission is
  * revoked mid-call; the executor should send `notifications/cancelled` (the SDK does this when the

@@ -25,7 +25,7 @@ import {
   type ToolsChange,
 } from './connection';
 import { LogRing, type LogLine } from './log-ring';
-import { CallNotSentError } from './outcome';
+import { CallNotSentError } from '../gate/call-outcome';
 import { serverKindOf, serverLocationOf } from '../preview/trusted-preview';
 import { displayStrings, displayText } from './sanitize';
 
@@ -366,7 +366,7 @@ export class ConnectionManager implements ToolRegistry, ToolExecutor {
   /**
    * The gate's executor: sends `tools/call` on the (server, account) connection.
    *
-   * Rejections carry the outcome (see outcome.ts): CallNotSentError (`notSent`) → failed,
+   * Rejections carry the outcome (see gate/call-outcome.ts): CallNotSentError (`notSent`) → failed,
    * ToolCallFailedError (`callFailed`) → failed, anything else → outcome_unknown. Progress is
    * emitted as a `progress` event tagged with the operation id; it is requested from the server
    * only for calls that start while a `progress` listener is subscribed.

@@ -42,7 +42,7 @@ import { SignInNeeded } from './oauth/network-scope';
 import { guardedFetchOf } from './oauth/provider';
 import type { ConnectFailure } from '../../../shared/domain/connect-failure';
 import { classifyConnectFailure, ConnectTimeoutError, MissingSecretError } from './connect-failure';
-import { CallNotSentError, ToolCallFailedError, ToolCallOutcomeUnknownError } from './outcome';
+import { CallNotSentError, ToolCallFailedError, ToolCallOutcomeUnknownError } from '../gate/call-outcome';
 import { LOGGED, ProcessTransport } from './process-transport';
 import { displayText } from './sanitize';
 import { LinearJsonSchemaValidator } from '../validation/schemas';
@@ -765,7 +765,7 @@ export class Connection {
   }
 
   /**
-   * Sends `tools/call` and waits for the answer (see outcome.ts for how endings map to states).
+   * Sends `tools/call` and waits for the answer (see gate/call-outcome.ts for how endings map to states).
    *
    * `args` is sent exactly as given. `timeoutMs` bounds the wait (default: the server's, then the
    * manager's); `signal` aborting sends `notifications/cancelled`; progress is forwarded.
@@ -807,7 +807,7 @@ export class Connection {
     );
   }
 
-  /** How a rejected tools/call ends (see outcome.ts): the error to throw for it. */
+  /** How a rejected tools/call ends (see gate/call-outcome.ts): the error to throw for it. */
   private callError(error: unknown, client: Client, sent: boolean, signal: AbortSignal | undefined, closesBefore: number, timeout: number): Error {
     if (client === this.client && this.transport && !(this.transport instanceof ProcessTransport) && !(error instanceof McpError)) {
       // An HTTP request failed below MCP: find out whether the server is still there.

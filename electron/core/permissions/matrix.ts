@@ -13,7 +13,7 @@ import type { PermissionMode } from '../../../shared/domain/operations';
 import { parseMode, type OrgRule, type PolicyState, type UserRule } from '../../../shared/domain/policy';
 import type { Account, ServerDefinition } from '../../../shared/domain/servers';
 import type { ToolDescriptor, ToolRegistry } from '../gate/ports';
-import { decide } from '../policy/engine';
+import { decide, effectiveMode } from '../policy/engine';
 import type { PathSemantics } from '../policy/paths';
 import { sanitizeForDisplay } from '../mcp/sanitize';
 import { endpointHash } from '../settings/identity';
@@ -107,7 +107,7 @@ function groupExplanation(
 
 const RANK: Record<PermissionMode, number> = { disabled: 0, ask: 1, allow: 2 };
 /** How permissive a raw mode is; a mode Warden does not know is read as Disabled. */
-const rank = (raw: unknown) => RANK[modeOf(raw) ?? 'disabled'];
+const rank = (raw: unknown) => RANK[effectiveMode(raw)];
 
 function scopeKey(kind: 'global' | 'server' | 'tool', serverId: string | null, accountId: string | null, toolName: string | null): string {
   return `${kind}\u0000${serverId ?? ''}\u0000${accountId ?? '*'}\u0000${toolName ?? ''}`;
@@ -224,7 +224,7 @@ export function buildMatrix(src: MatrixSources, conversationId: string | null, s
           accountLabel: account.label,
           serverDescription: t.description !== undefined ? sanitizeForDisplay(t.description) : null,
           serverAnnotations: t.annotations ? { ...t.annotations } : null,
-          mode: toolRule ? (modeOf(toolRule.mode) ?? 'disabled') : null,
+          mode: toolRule ? effectiveMode(toolRule.mode) : null,
           ruleId: toolRule?.id ?? null,
           effective: d.decision,
           explanation: d.reason,

@@ -38,6 +38,7 @@ type Channel =
   | 'permissions:resolve-change'
   | 'permissions:choose-folder'
   | 'accounts:set-active'
+  | 'accounts:switch'
   | 'accounts:removal-impact';
 
 /** Handlers for the channels this module owns. */
@@ -56,8 +57,6 @@ export interface PermissionsModuleOptions {
   clock: Clock;
   /** Folder for the listings of each server (null/absent: memory only). */
   listingsDir?: string | null;
-  /** Safe mode (ledger tamper found): every tool held at ask. */
-  isSafeMode: () => boolean;
   paths: PathSemantics;
   /** A conversation's title, for conversation overrides. */
   conversationTitle?: (conversationId: string) => string | undefined;
@@ -84,11 +83,8 @@ export function createPermissionsModule(options: PermissionsModuleOptions): Perm
   const ready = listings.load().catch((error: unknown) => console.error('listings: loading failed', error));
   for (const p of listings.problems) console.error(`listings: ${p}`);
 
-  // As the gate decides: the Settings default for tools with no mode applied.
-  const current = (): PolicyState => {
-    const state = gateModule.effectivePolicy();
-    return options.isSafeMode() ? { ...state, safeMode: true } : state;
-  };
+  // As the gate decides: the Settings default, the active accounts and safe mode applied.
+  const current = (): PolicyState => gateModule.effectivePolicy();
   const labelsOf = (serverId: string, accountId: string | null) => {
     const def = servers.getServer(serverId);
     const account = accountId ? servers.accountsOf(serverId).find((a) => a.id === accountId) : undefined;
@@ -124,6 +120,12 @@ export function createPermissionsModule(options: PermissionsModuleOptions): Perm
   });
   const offServers = servers.onChange((change) => {
     if (change.serverId === null) return;
+    // At once, before anything else is decided: a removed account is no longer the active one, so
+    // the server's other accounts are usable again.
+    if (change.reason === 'removed' || change.reason === 'account-removed') {
+      const live = new Set(servers.accountsOf(change.serverId).map((a) => a.id));
+      policy.forgetActiveAccounts(change.serverId, (accountId) => live.has(accountId));
+    }
     if (change.reason === 'removed') void forgetServer(change.serverId);
     else if (change.reason === 'account-removed') void forgetMissingAccounts(change.serverId);
   });
@@ -358,15 +360,29 @@ export function createPermissionsModule(options: PermissionsModuleOptions): Perm
     const account = servers.accountsOf(serverId).find((a) => a.id === accountId);
     if (!def) throw new WardenError('NOT_FOUND', `serverId: no server "${serverId}"`);
     if (!account) throw new WardenError('NOT_FOUND', `accountId: ${def.name} has no account "${accountId}"`);
-    const previous = gate.activeAccount(serverId, null) ?? null;
     const waiting = gate.pending().filter((o) => o.identity.serverId === serverId && o.identity.accountId !== accountId);
-    await gate.switchAccount({ serverId, accountId, conversationId: null, accountLabel: account.label });
+    const { from: previous } = await gateModule.switchAccount({ serverId, accountId, conversationId: null, accountLabel: account.label });
     const cancelled = waiting.filter((o) => gate.getLive(o.operationId)?.state !== 'awaiting_approval');
     const byAccount = new Map<string, number>();
     for (const o of cancelled) byAccount.set(o.labels.account, (byAccount.get(o.labels.account) ?? 0) + 1);
     const consequences = [...byAccount].map(([label, n]) => `${n} pending approval${n === 1 ? '' : 's'} for ${label} ${n === 1 ? 'was' : 'were'} cancelled`);
     const message = `${account.label} is now the active account of ${def.name}: its tools are the ones offered. ${consequences.length ? `${consequences.join('; ')}.` : 'Nothing was waiting for approval on the other accounts.'}`;
     return { serverId, accountId, previousAccountId: previous, cancelled: cancelled.length, message };
+  }
+
+  /** The active account of a server in one conversation (the `accounts:switch` channel). */
+  async function switchInConversation(conversationId: string, serverId: string, accountId: string) {
+    const def = servers.getServer(serverId);
+    if (!def) throw new WardenError('NOT_FOUND', `serverId: no server "${serverId}"`);
+    const account = servers.accountsOf(serverId).find((a) => a.id === accountId);
+    if (!account) {
+      const elsewhere = servers.definitions().find((d) => servers.accountsOf(d.id).some((a) => a.id === accountId));
+      if (elsewhere) throw new WardenError('VALIDATION_FAILED', `accountId: account "${accountId}" belongs to server "${elsewhere.id}", not "${serverId}"`);
+      throw new WardenError('NOT_FOUND', `accountId: no account "${accountId}"`);
+    }
+    const { from } = await gateModule.switchAccount({ serverId, accountId, conversationId, accountLabel: account.label });
+    events.emit('accounts:switched', { conversationId, serverId, accountId, previousAccountId: from });
+    return { conversationId, serverId, accountId, previousAccountId: from };
   }
 
   async function removalImpact(accountId: string) {
@@ -414,6 +430,7 @@ export function createPermissionsModule(options: PermissionsModuleOptions): Perm
       return { path: await options.chooseFolder({ title: title ?? 'Choose a folder for this rule' }) };
     },
     'accounts:set-active': ({ serverId, accountId }) => setActive(serverId, accountId),
+    'accounts:switch': ({ conversationId, serverId, accountId }) => switchInConversation(conversationId, serverId, accountId),
     'accounts:removal-impact': ({ accountId }) => removalImpact(accountId),
   };
 

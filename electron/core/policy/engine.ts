@@ -1,5 +1,7 @@
 /**
  * The policy engine: a pure, deterministic `decide(request, policyState, context)`.
+ * (Longer than most files on purpose: `decide` and the rule compiler whose indexes it reads are
+ * one unit; split apart, the compiled form would become an interface of its own.)
  *
  * No I/O, no clock, no randomness. Rules are compiled once per PolicyState object (memoized by
  * identity in a WeakMap — the state is immutable, so this changes no result) into indexes keyed
@@ -113,6 +115,23 @@ const cache = new WeakMap<readonly unknown[], WeakMap<readonly unknown[], WeakMa
 const EMPTY_RULES: readonly unknown[] = Object.freeze([]);
 
 /**
+ * The active account of a server in a conversation: the one chosen there, else the one chosen
+ * everywhere, else none (every account of the server may be used).
+ */
+export function activeAccountOf(state: PolicyState, serverId: string, conversationId: string | null): string | undefined {
+  const chosen = state.activeAccounts;
+  if (chosen === undefined || chosen.length === 0) return undefined;
+  const here = conversationId === null ? undefined : chosen.find((a) => a.serverId === serverId && a.conversationId === conversationId);
+  return (here ?? chosen.find((a) => a.serverId === serverId && a.conversationId === null))?.accountId;
+}
+
+/** The server's active account when the request is for another one (undefined: the request's account may be used). */
+export function inactiveAccount(state: PolicyState, request: Pick<PolicyRequest, 'serverId' | 'accountId' | 'conversationId'>): string | undefined {
+  const active = activeAccountOf(state, request.serverId, request.conversationId);
+  return active !== undefined && active !== request.accountId ? active : undefined;
+}
+
+/**
  * Decides whether one tool call may happen: allow, ask or deny, with a human reason.
  *
  * Why pure: the same inputs always give the same answer, so every rule here is unit- and
@@ -122,6 +141,11 @@ const EMPTY_RULES: readonly unknown[] = Object.freeze([]);
 export function decide(request: PolicyRequest, policyState: PolicyState, context: PolicyContext): PolicyDecision {
   const policy = compile(policyState);
   const configErrors: string[] = [];
+
+  // Only the server's active account may be used (a grant never carries over to another).
+  if (inactiveAccount(policyState, request) !== undefined) {
+    return result('deny', `Not the active account: ${serverWords(request, context)} is using ${context.labels?.activeAccount ?? 'another account'} here, not ${accountWords(request, context)}`, 'availability', null, 'none', configErrors);
+  }
 
   if (!context.tool) {
     return result('deny', `Not available: ${serverWords(request, context)} does not currently list ${request.toolName}`, 'availability', null, 'none', configErrors);
@@ -470,6 +494,15 @@ function compileOrg(rule: OrgRule): CompiledOrg {
     mode: mode ?? 'forbid',
     configError: mode ? null : `organization rule ${rule.id}: unknown mode ${describeMode(rule.mode)} (expected forbid, ask or allow); treated as forbid`,
   };
+}
+
+/**
+ * The mode a raw user or conversation rule mode decides with: allow, ask or disabled as written;
+ * anything else counts as disabled (fail closed; `decide` also reports it as a configuration
+ * error). The one place this reading is made: the matrix and the confirmations ask here.
+ */
+export function effectiveMode(raw: unknown): PermissionMode {
+  return parseMode(raw) ?? 'disabled';
 }
 
 function compileMode(id: string, raw: unknown): { mode: PermissionMode; configError: string | null; invalidMode: string | null } {

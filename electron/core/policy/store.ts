@@ -144,10 +144,30 @@ export class PolicyStore {
     for (const l of this.listeners) await l({ ruleId: 'organization', scope: { kind: 'organization', serverId: null, accountId: null, toolName: null, conversationId: null }, old: null, new: null });
   }
 
-  /** Turns safe mode (every tool at ask) on or off. */
-  async setSafeMode(on: boolean): Promise<void> {
-    this.state = freezeState({ ...this.state, safeMode: on });
-    for (const l of this.listeners) await l({ ruleId: 'safe-mode', scope: { kind: 'global', serverId: null, accountId: null, toolName: null, conversationId: null }, old: null, new: null });
+  /**
+   * Makes `accountId` the active account of a server (in one conversation, or everywhere else when
+   * `conversationId` is null) and journals the switch. Rule listeners are not told: the caller
+   * decides pending calls again, saying why (a switch is not a rule change).
+   */
+  async switchAccount(input: { serverId: string; conversationId: string | null; accountId: string; source: 'user' | 'system' }): Promise<{ from: string | null }> {
+    const chosen = this.state.activeAccounts ?? [];
+    const from = chosen.find((a) => a.serverId === input.serverId && a.conversationId === input.conversationId)?.accountId ?? null;
+    const rest = chosen.filter((a) => !(a.serverId === input.serverId && a.conversationId === input.conversationId));
+    this.state = freezeState({ ...this.state, activeAccounts: [...rest, { serverId: input.serverId, conversationId: input.conversationId, accountId: input.accountId }] });
+    await this.options.journal.append([
+      journalEntry('account.switched', { serverId: input.serverId, conversationId: input.conversationId, from, to: input.accountId, source: input.source, at: this.options.clock.now() }),
+    ]);
+    return { from };
+  }
+
+  /**
+   * Forgets the active-account choices of a server whose account is not in `keep` (a removed
+   * account, or every account of a removed server), so its other accounts are usable again.
+   */
+  forgetActiveAccounts(serverId: string, keep: (accountId: string) => boolean): void {
+    const chosen = this.state.activeAccounts ?? [];
+    const left = chosen.filter((a) => a.serverId !== serverId || keep(a.accountId));
+    if (left.length !== chosen.length) this.state = freezeState({ ...this.state, activeAccounts: left });
   }
 
   /** Subscribes to changes (after they are journaled and persisted). */

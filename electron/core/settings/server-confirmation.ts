@@ -149,85 +149,95 @@ export function describeSignInEnd(old: ServerDefinition, next: ServerDraft): str
   return `\n\nSaving signs every account out of this server: ${why}, so Warden revokes and deletes its OAuth sign-in (tokens and client registration, and a stored client secret) for every account. You will need to sign in again.`;
 }
 
+/** The channels whose change a person confirms (the others pass through unchanged). */
+type ConfirmedChannel = 'servers:add' | 'servers:edit' | 'servers:import' | 'secrets:set' | 'accounts:add';
+
 /**
- * Wraps the channels that decide what a local program runs with, or where a remote server is
- * reached, so nothing changes unless the confirmer says yes: servers:add / servers:edit /
- * servers:import, a new value for an env secret of a local server (secrets:set), and a new account
- * that brings env secret values (accounts:add). A refusal is a DENIED error and changes nothing.
+ * The confirmer of a host that has no native dialog (tests, a headless core): it refuses every
+ * change with a plain error, so a core built without a dialog never saves a server unconfirmed.
  */
-export function requireServerConfirmation(handlers: Handlers, deps: ServerConfirmationDeps, confirm: ServerChangeConfirmer): void {
+export const refusingServerConfirmer: ServerChangeConfirmer = async () => {
+  throw new WardenError('UNSUPPORTED', 'This host cannot show the confirmation dialog that adding or changing a server needs; nothing was saved. Add or change servers from the Warden app');
+};
+
+/**
+ * The server handlers with the channels that decide what a local program runs with, or where a
+ * remote server is reached, confirmed first, so nothing changes unless the confirmer says yes:
+ * servers:add / servers:edit / servers:import, a new value for an env secret of a local server
+ * (secrets:set), and a new account that brings env secret values (accounts:add). A refusal is a
+ * DENIED error and changes nothing. Returns a new map; `handlers` is left as it was.
+ */
+export function confirmServerChanges<H extends Pick<Handlers, ConfirmedChannel>>(handlers: H, deps: ServerConfirmationDeps, confirm: ServerChangeConfirmer): H {
   const { servers, importer } = deps;
   const ask = async (summary: ServerChangeSummary, refused = 'The server was not confirmed in the dialog; nothing was saved') => {
     if (!(await confirm(summary))) throw new WardenError('DENIED', refused);
   };
   const newSecrets = (secrets: ReadonlyArray<{ name: string }> | undefined) => new Set((secrets ?? []).map((s) => s.name));
-  const add = handlers['servers:add'];
-  handlers['servers:add'] = async (request) => {
-    await ask({ action: 'add', title: `Add the server "${visible(request.definition.name)}"?`, detail: describeDraft(request.definition, { newSecrets: newSecrets(request.secrets) }) });
-    return add(request);
+  const confirmed: Pick<Handlers, ConfirmedChannel> = {
+    'servers:add': async (request) => {
+      await ask({ action: 'add', title: `Add the server "${visible(request.definition.name)}"?`, detail: describeDraft(request.definition, { newSecrets: newSecrets(request.secrets) }) });
+      return handlers['servers:add'](request);
+    },
+    'servers:edit': async (request) => {
+      const before = servers.getServer(request.serverId);
+      const signInEnd = before ? describeSignInEnd(before, request.definition) : '';
+      await ask({ action: 'edit', title: `Save changes to the server "${visible(request.definition.name)}"?`, detail: describeDraft(request.definition, { newSecrets: newSecrets(request.secrets) }) + signInEnd });
+      return handlers['servers:edit'](request);
+    },
+    // Built from the final definitions after the per-value decisions. A value the renderer asked to
+    // keep in plain settings stays plain only if the person chose exactly that in the dialog.
+    'servers:import': async (request) => {
+      const plan = importer.plan(request);
+      const plainValues = plan.values.filter((v) => v.action === 'plain').map((v) => `${visible(v.name)} of "${visible(v.server)}"`);
+      const n = plan.items.length;
+      const answer = await confirm({ action: 'import', title: `Import ${n} server${n === 1 ? '' : 's'}?`, detail: describeImport(plan), ...(plainValues.length ? { plainValues } : {}) });
+      if (!answer) throw new WardenError('DENIED', 'The import was not confirmed in the dialog; nothing was saved');
+      if (answer === 'keep-plain' && plainValues.length > 0) return handlers['servers:import'](request);
+      return handlers['servers:import']({ ...request, decisions: request.decisions.map((d) => (d.action === 'plain' ? { ...d, action: 'keychain' as const } : d)) });
+    },
+    // An env value is part of what a local program runs with: swapping it is confirmed like an edit.
+    // Unknown servers, accounts and names are left to the handler, which refuses them with no dialog.
+    'secrets:set': async (request) => {
+      const def = servers.getServer(request.serverId);
+      const account = def && servers.accountsOf(def.id).find((a) => a.id === request.accountId);
+      const [envName] = envNames([request.name]);
+      if (def?.transport === 'stdio' && account && envName !== undefined && settableSecretNames(def).includes(request.name)) {
+        await ask(
+          {
+            action: 'secret',
+            title: `Set a new value for ${visible(envName)} of "${visible(def.name)}" (${visible(account.label)})?`,
+            detail: [
+              ...runsLine(def),
+              `Account: ${visible(account.label)}`,
+              '',
+              `This gives its environment variable ${visible(envName)} a new value, kept in the OS keychain and not shown here. The program runs with it the next time it starts for this account.`,
+            ].join('\n'),
+          },
+          'The new value was not confirmed in the dialog; nothing was changed',
+        );
+      }
+      return handlers['secrets:set'](request);
+    },
+    'accounts:add': async (request) => {
+      const def = servers.getServer(request.serverId);
+      const names = envNames((request.secrets ?? []).map((s) => s.name));
+      if (def?.transport === 'stdio' && names.length > 0) {
+        await ask(
+          {
+            action: 'account',
+            title: `Add the account "${visible(request.label)}" to "${visible(def.name)}"?`,
+            detail: [
+              ...runsLine(def),
+              '',
+              `For the account "${visible(request.label)}" it runs with new values (kept in the OS keychain, not shown here) for these environment variables:`,
+              ...names.map((n) => `  ${visible(n)}`),
+            ].join('\n'),
+          },
+          'The account was not confirmed in the dialog; nothing was added',
+        );
+      }
+      return handlers['accounts:add'](request);
+    },
   };
-  const edit = handlers['servers:edit'];
-  handlers['servers:edit'] = async (request) => {
-    const before = servers.getServer(request.serverId);
-    const signInEnd = before ? describeSignInEnd(before, request.definition) : '';
-    await ask({ action: 'edit', title: `Save changes to the server "${visible(request.definition.name)}"?`, detail: describeDraft(request.definition, { newSecrets: newSecrets(request.secrets) }) + signInEnd });
-    return edit(request);
-  };
-  // Built from the final definitions after the per-value decisions. A value the renderer asked to
-  // keep in plain settings stays plain only if the person chose exactly that in the dialog.
-  const importChosen = handlers['servers:import'];
-  handlers['servers:import'] = async (request) => {
-    const plan = importer.plan(request);
-    const plainValues = plan.values.filter((v) => v.action === 'plain').map((v) => `${visible(v.name)} of "${visible(v.server)}"`);
-    const n = plan.items.length;
-    const answer = await confirm({ action: 'import', title: `Import ${n} server${n === 1 ? '' : 's'}?`, detail: describeImport(plan), ...(plainValues.length ? { plainValues } : {}) });
-    if (!answer) throw new WardenError('DENIED', 'The import was not confirmed in the dialog; nothing was saved');
-    if (answer === 'keep-plain' && plainValues.length > 0) return importChosen(request);
-    return importChosen({ ...request, decisions: request.decisions.map((d) => (d.action === 'plain' ? { ...d, action: 'keychain' as const } : d)) });
-  };
-  // An env value is part of what a local program runs with: swapping it is confirmed like an edit.
-  // Unknown servers, accounts and names are left to the handler, which refuses them with no dialog.
-  const setSecret = handlers['secrets:set'];
-  handlers['secrets:set'] = async (request) => {
-    const def = servers.getServer(request.serverId);
-    const account = def && servers.accountsOf(def.id).find((a) => a.id === request.accountId);
-    const [envName] = envNames([request.name]);
-    if (def?.transport === 'stdio' && account && envName !== undefined && settableSecretNames(def).includes(request.name)) {
-      await ask(
-        {
-          action: 'secret',
-          title: `Set a new value for ${visible(envName)} of "${visible(def.name)}" (${visible(account.label)})?`,
-          detail: [
-            ...runsLine(def),
-            `Account: ${visible(account.label)}`,
-            '',
-            `This gives its environment variable ${visible(envName)} a new value, kept in the OS keychain and not shown here. The program runs with it the next time it starts for this account.`,
-          ].join('\n'),
-        },
-        'The new value was not confirmed in the dialog; nothing was changed',
-      );
-    }
-    return setSecret(request);
-  };
-  const addAccount = handlers['accounts:add'];
-  handlers['accounts:add'] = async (request) => {
-    const def = servers.getServer(request.serverId);
-    const names = envNames((request.secrets ?? []).map((s) => s.name));
-    if (def?.transport === 'stdio' && names.length > 0) {
-      await ask(
-        {
-          action: 'account',
-          title: `Add the account "${visible(request.label)}" to "${visible(def.name)}"?`,
-          detail: [
-            ...runsLine(def),
-            '',
-            `For the account "${visible(request.label)}" it runs with new values (kept in the OS keychain, not shown here) for these environment variables:`,
-            ...names.map((n) => `  ${visible(n)}`),
-          ].join('\n'),
-        },
-        'The account was not confirmed in the dialog; nothing was added',
-      );
-    }
-    return addAccount(request);
-  };
+  return { ...handlers, ...confirmed };
 }

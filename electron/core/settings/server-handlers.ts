@@ -18,13 +18,13 @@ type ServersChannel =
   | 'accounts:add'
   | 'accounts:rename'
   | 'accounts:remove'
-  | 'accounts:switch'
   | 'secrets:set'
   | 'secrets:clear';
 
 /**
  * Handlers for the server/account/secret/import channels, and forwarding of their changes to
- * the `servers:changed` / `accounts:switched` events. Returns the handlers and an unsubscribe.
+ * the `servers:changed` event. Returns the handlers and an unsubscribe. (Which account of a
+ * server is active is policy: `accounts:switch` lives with the permissions.)
  */
 export function createServerHandlers(
   servers: ServerService,
@@ -32,14 +32,6 @@ export function createServerHandlers(
   events: CoreEvents,
 ): { handlers: Pick<Handlers, ServersChannel>; dispose: () => void } {
   const offChange = servers.onChange((c) => events.emit('servers:changed', { serverId: c.serverId, reason: c.reason }));
-  const offSwitch = servers.onAccountSwitched((s) =>
-    events.emit('accounts:switched', {
-      conversationId: s.conversationId ?? '',
-      serverId: s.serverId,
-      accountId: s.to,
-      previousAccountId: s.from,
-    }),
-  );
   const handlers: Pick<Handlers, ServersChannel> = {
     'servers:list': () => servers.listServers(),
     'servers:add': (r) => servers.addServer(r),
@@ -51,7 +43,6 @@ export function createServerHandlers(
     'accounts:add': (r) => servers.addAccount(r),
     'accounts:rename': (r) => servers.renameAccount(r.accountId, r.label),
     'accounts:remove': (r) => servers.removeAccount(r.accountId),
-    'accounts:switch': (r) => servers.switchAccount(r),
     'secrets:set': (r) => servers.setSecret(r),
     'secrets:clear': (r) => servers.clearSecret(r),
   };
@@ -59,7 +50,6 @@ export function createServerHandlers(
     handlers,
     dispose: () => {
       offChange();
-      offSwitch();
     },
   };
 }

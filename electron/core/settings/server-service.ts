@@ -1,13 +1,14 @@
 /**
  * Server and account management: the behaviour behind the servers:*, accounts:*
- * and secrets:* channels.
+ * and secrets:* channels. (One class on purpose: every change touches settings and the keychain
+ * together, and keeping their write-then-roll-back order in one place is what keeps it whole.)
  *
  * Two stores, one rule — nothing half-written. Settings (servers, accounts) go through the
  * SettingsRepository; secret values go only to the keychain. Every change is validated in full
  * before either store is touched, keychain writes happen first and are rolled back if anything
  * later fails, so a failed keychain write leaves the settings exactly as they were.
  */
-import type { AccountSwitched, ServerEndpointChanged } from '../../../shared/domain/journal-events';
+import type { ServerEndpointChanged } from '../../../shared/domain/journal-events';
 import {
   ServerDefinition,
   displayCommandLine,
@@ -59,10 +60,7 @@ export class ServerService {
   private readonly secrets: ListableSecretStore;
   private readonly clock: Clock;
   private readonly newId: (name: string) => string;
-  /** conversationId → serverId → active accountId. In memory: a conversation's choice, not a setting. */
-  private readonly active = new Map<string, Map<string, string>>();
   private readonly changeListeners = new Set<Listener<ServerChange>>();
-  private readonly switchListeners = new Set<Listener<AccountSwitched>>();
   private readonly endpointListeners = new Set<Listener<ServerEndpointChanged>>();
   private readonly oauthDiscardListeners = new Set<(server: ServerDefinition, accountIds: readonly string[]) => Promise<void>>();
 
@@ -79,15 +77,6 @@ export class ServerService {
   onChange(listener: Listener<ServerChange>): () => void {
     this.changeListeners.add(listener);
     return () => this.changeListeners.delete(listener);
-  }
-
-  /**
-   * Subscribes to account switches. The integrator connects the gate here so pending approvals
-   * for the previous account of that (conversation, server) are invalidated.
-   */
-  onAccountSwitched(listener: Listener<AccountSwitched>): () => void {
-    this.switchListeners.add(listener);
-    return () => this.switchListeners.delete(listener);
   }
 
   /** Subscribes to endpoint changes (what a server runs/contacts changed): grants pinned to the old hash fall back to ask. */
@@ -224,7 +213,6 @@ export class ServerService {
       d.servers = d.servers.filter((s) => s.id !== serverId);
       d.accounts = d.accounts.filter((a) => a.serverId !== serverId);
     });
-    for (const m of this.active.values()) m.delete(serverId);
     this.emit({ serverId, reason: 'removed' });
     return { serverId, deletedSecrets: keys.length };
   }
@@ -265,53 +253,8 @@ export class ServerService {
     this.settings.update((d) => {
       d.accounts = d.accounts.filter((a) => a.id !== accountId);
     });
-    for (const m of this.active.values()) if (m.get(account.serverId) === accountId) m.delete(account.serverId);
     this.emit({ serverId: account.serverId, reason: 'account-removed' });
     return { accountId, deletedSecrets: keys.length };
-  }
-
-  /** The active account of a server in a conversation: the one switched to, else the server's first. */
-  activeAccount(conversationId: string, serverId: string): string {
-    const chosen = this.active.get(conversationId)?.get(serverId);
-    if (chosen) return chosen;
-    const first = this.accountsOf(serverId)[0];
-    if (!first) throw new WardenError('NOT_FOUND', `serverId: no server "${serverId}"`);
-    return first.id;
-  }
-
-  /**
-   * Switches the active account of a server in one conversation.
-   *
-   * Announced to listeners even when nothing else changes, so the gate can journal the switch and
-   * invalidate pending approvals that were made for the previous account.
-   */
-  async switchAccount(input: { conversationId: string; serverId: string; accountId: string }): Promise<{
-    conversationId: string;
-    serverId: string;
-    accountId: string;
-    previousAccountId: string | null;
-  }> {
-    this.requireServer(input.serverId);
-    const account = this.requireAccount(input.accountId);
-    if (account.serverId !== input.serverId) {
-      throw new WardenError('VALIDATION_FAILED', `accountId: account "${input.accountId}" belongs to server "${account.serverId}", not "${input.serverId}"`);
-    }
-    const previous = this.activeAccount(input.conversationId, input.serverId);
-    let perConversation = this.active.get(input.conversationId);
-    if (!perConversation) this.active.set(input.conversationId, (perConversation = new Map()));
-    perConversation.set(input.serverId, input.accountId);
-    const event: AccountSwitched = {
-      serverId: input.serverId,
-      conversationId: input.conversationId,
-      from: previous,
-      to: input.accountId,
-      source: 'user',
-      at: this.clock.now(),
-    };
-    // Journaled by the gate, which the core connects here (it records `account.switched` and
-    // invalidates what was pending for the other account); journaling it here too would double it.
-    for (const l of this.switchListeners) l(event);
-    return { conversationId: input.conversationId, serverId: input.serverId, accountId: input.accountId, previousAccountId: previous };
   }
 
   // ---- secrets -----------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import { WardenError } from '../../../shared/result';
 import type { Clock, FileDialogs, Journal } from '../ports';
 import { KeytarSecretStore, type ListableSecretStore } from '../secrets/keytar-secret-store';
 import { memorySettingsStore } from './memory-settings-store';
+import { confirmServerChanges, refusingServerConfirmer, type ServerChangeConfirmer } from './server-confirmation';
 import { createServerHandlers } from './server-handlers';
 import { ServerService } from './server-service';
 import { SettingsRepository } from './settings-repository';
@@ -27,6 +28,12 @@ export interface ServersModuleOptions {
   onSecretValue?: (value: string) => void;
   /** Main's native file choosers (import reads only a file chosen there). Default: refuses, so a headless core opens no file. */
   fileDialogs?: FileDialogs;
+  /**
+   * Main's native confirmation before a server definition is saved (add, edit, import), a local
+   * server's env secret gets a new value, or an account bringing env secrets is added. Default:
+   * refuses with a plain error, so a core without dialogs never saves a server unconfirmed.
+   */
+  confirmChange?: ServerChangeConfirmer;
 }
 
 /** File choosers for hosts that have none: refuse with a clear error, so no file is ever read. */
@@ -39,7 +46,7 @@ export const refusingFileDialogs: FileDialogs = {
   },
 };
 
-/** Builds the settings repository, server service, importer and their contract handlers. */
+/** Builds the settings repository, server service, importer and their contract handlers (changes confirmed first). */
 export function createServersModule(options: ServersModuleOptions & { clock: Clock; journal: Journal; events: CoreEvents }) {
   const settings = SettingsRepository.open(options.settingsStore ?? memorySettingsStore());
   const secrets = options.secrets ?? new KeytarSecretStore({ onSecretValue: options.onSecretValue });
@@ -53,6 +60,8 @@ export function createServersModule(options: ServersModuleOptions & { clock: Clo
     location: options.importLocation ?? { platform: process.platform, env: process.env, home: homedir() },
     fileDialogs: options.fileDialogs ?? refusingFileDialogs,
   });
-  const { handlers, dispose } = createServerHandlers(service, importer, options.events);
+  const plain = createServerHandlers(service, importer, options.events);
+  const handlers = confirmServerChanges(plain.handlers, { servers: service, importer }, options.confirmChange ?? refusingServerConfirmer);
+  const dispose = plain.dispose;
   return { settings, secrets, service, importer, handlers, dispose };
 }

@@ -10,6 +10,7 @@ import type { ApprovalPreview, BatchChoice } from '../../../electron/core/ports'
 import type { ListableSecretStore } from '../../../electron/core/secrets/keytar-secret-store';
 import type { Conversation } from '../../../shared/contract/chat';
 import type { ChannelName } from '../../../shared/ipc';
+import { confirmEveryServerChange } from '../../host/standin-server-confirmer';
 
 /** A keychain over a Map (the real keychain is tested elsewhere; chat never touches secrets). */
 export class MapKeychain implements ListableSecretStore {
@@ -60,6 +61,7 @@ export async function startChatCore(deps: Partial<CoreDeps> = {}): Promise<ChatC
   const dialogs = new DialogStandIn();
   const demos: DemoState[] = [];
   const core = createCore({
+    confirmServerChange: confirmEveryServerChange,
     version: 'test',
     offerDemoServer: true,
     servers: { secrets: new MapKeychain() },

@@ -14,6 +14,7 @@ import { LedgerService } from '../../../electron/core/ledger/service';
 import type { ApprovalPreview } from '../../../electron/core/ports';
 import { tempDir } from '../../unit/ledger/helpers';
 import { ROOT, TSX_LOADER, waitUntil } from '../mcp/helpers';
+import { confirmEveryServerChange } from '../../host/standin-server-confirmer';
 
 let core: WardenCore | undefined;
 const cleanups: Array<() => void> = [];
@@ -43,7 +44,7 @@ async function tamperedLedger(): Promise<LedgerService> {
 
 function start(service: LedgerService, answer: { value: 'approve' | 'deny' }) {
   const shown: ApprovalPreview[] = [];
-  core = createCore({ version: 'test', ledger: service, gate: { prompter: { prompt: async (p) => (shown.push(p), answer.value) } }, connections: { reconnect: { maxAttempts: 0 } } });
+  core = createCore({ confirmServerChange: confirmEveryServerChange, version: 'test', ledger: service, gate: { prompter: { prompt: async (p) => (shown.push(p), answer.value) } }, connections: { reconnect: { maxAttempts: 0 } } });
   return shown;
 }
 
@@ -76,6 +77,9 @@ describe('safe mode in the assembled core', () => {
     expect(held.state).toBe('awaiting_approval');
     expect(held.decision?.layer).toBe('safe-mode');
     expect(received()).toEqual([]);
+    // The matrix a person reads decides with the same state: Always Allow shows as asking.
+    const matrix = await ok<{ rows: Array<{ toolName: string; effective: string }> }>('permissions:matrix', { conversationId: null });
+    expect(matrix.rows.find((r) => r.toolName === 'close_issue')?.effective).toBe('ask');
 
     await ok('ledger:acknowledge-safe-mode', { reason: 'compared with the preserved copy' });
     const ran = await ok<{ operationId: string; state: string }>('tools:run', { serverId, accountId, toolName: 'close_issue', arguments: { n: 2 } });
@@ -117,7 +121,7 @@ describe('leaving safe mode is a loosening and needs the native confirmation', (
 
   it('a core without a native dialog (headless) stays in safe mode', async () => {
     const service = await tamperedLedger();
-    core = createCore({ version: 'test', ledger: service, connections: { reconnect: { maxAttempts: 0 } } });
+    core = createCore({ confirmServerChange: confirmEveryServerChange, version: 'test', ledger: service, connections: { reconnect: { maxAttempts: 0 } } });
     await core.recovered;
     expect(await run('ledger:acknowledge-safe-mode', { reason: 'r' })).toMatchObject({ ok: false, error: { code: 'DENIED' } });
     expect(service.ledger.safeMode).toBe(true);

@@ -7,10 +7,11 @@ import { describe, expect, it } from 'vitest';
 import { createCore } from '../../../electron/core/app-core';
 import { dispatch } from '../../../electron/core/dispatch';
 import type { CoreStatus } from '../../../shared/contract/core';
+import { confirmEveryServerChange } from '../../host/standin-server-confirmer';
 
 describe('core status events', () => {
   it('adding a server pushes a status with the new server count, once per change', async () => {
-    const core = createCore({ version: 'test', servers: {}, gate: { prompter: { prompt: async () => 'deny' } } });
+    const core = createCore({ confirmServerChange: confirmEveryServerChange, version: 'test', servers: {}, gate: { prompter: { prompt: async () => 'deny' } } });
     const seen: CoreStatus[] = [];
     core.events.subscribe((event, payload) => {
       if (event === 'core:status-changed') seen.push(payload as CoreStatus);

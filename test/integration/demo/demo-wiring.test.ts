@@ -13,6 +13,7 @@ import { dispatch } from '../../../electron/core/dispatch';
 import { KeytarSecretStore } from '../../../electron/core/secrets/keytar-secret-store';
 import { openConfSettingsStore } from '../../../electron/core/settings/conf-settings-store';
 import type { ChannelName } from '../../../shared/ipc';
+import { confirmEveryServerChange } from '../../host/standin-server-confirmer';
 
 let core: WardenCore | undefined;
 let dir: string | undefined;
@@ -29,6 +30,7 @@ const secrets = new KeytarSecretStore({ service: `warden-demo-wiring-${randomUUI
 /** A core on a real settings file in `dataDir`; the native dialog stand-in answers `answer`. */
 function start(dataDir: string, answer: 'approve' | 'deny' = 'approve'): WardenCore {
   return createCore({
+    confirmServerChange: confirmEveryServerChange,
     version: 'test',
     offerDemoServer: true,
     servers: { settingsStore: openConfSettingsStore(dataDir), secrets },
@@ -114,7 +116,7 @@ describe('built-in demo server in the core', () => {
 
     const other = mkdtempSync(path.join(tmpdir(), 'warden-demo-wiring-'));
     try {
-      const seed = createCore({ version: 'test', servers: { settingsStore: openConfSettingsStore(other), secrets } });
+      const seed = createCore({ confirmServerChange: confirmEveryServerChange, version: 'test', servers: { settingsStore: openConfSettingsStore(other), secrets } });
       await call(seed, 'servers:add', { definition: { name: `Mine ${randomUUID().slice(0, 4)}`, transport: 'stdio', command: 'true' } });
       await seed.close();
       core = start(other);

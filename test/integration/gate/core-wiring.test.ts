@@ -30,7 +30,8 @@ describe('gate wired into the core', () => {
     // The default prompter (no dialog wired) denies: fail closed.
     expect(await dispatch(core.handlers, 'approvals:review', { operationId: op.operationId })).toMatchObject({ ok: true, value: { pressed: 'deny', outcome: 'rejected' } });
     const again = await core.gate.gate.submit({ source: 'model', conversationId: 'c1', serverId: 'gh', accountId: 'work', toolName: 'close_issue', arguments: { text: 'y' } });
-    core.events.emit('accounts:switched', { conversationId: 'c1', serverId: 'gh', accountId: 'personal', previousAccountId: 'work' });
+    // What the accounts:switch channel does once it has checked the account (servers here live only in the registry).
+    await core.gate.switchAccount({ conversationId: 'c1', serverId: 'gh', accountId: 'personal', accountLabel: 'personal' });
     const start = Date.now();
     while ((await core.gate.gate.get(again.operationId))?.state === 'awaiting_approval' && Date.now() - start < 10_000) await new Promise((r) => setTimeout(r, 5));
     expect((await core.gate.gate.get(again.operationId))?.state).toBe('invalidated');

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { CallNotSentError } from '../../../electron/core/gate/ports';
+import { CallNotSentError } from '../../../electron/core/gate/call-outcome';
 import { gateFixture, gateOver, type GateFixture, until, gateCall } from './harness';
 import { recordedIn } from './harness';
 
@@ -141,14 +141,15 @@ describe('gate: decisions reach (or never reach) the real server', () => {
     fx = await gateFixture();
     fx.allow('read_file', 'gh', 'work');
     const pending = await fx.gate.submit(call());
-    await fx.gate.switchAccount({ serverId: 'gh', accountId: 'personal', conversationId: 'conv1' });
+    // What the permission store does on a switch: the active account is part of the policy state.
+    fx.policy.set({ activeAccounts: [{ serverId: 'gh', conversationId: 'conv1', accountId: 'personal' }] });
+    await fx.gate.revalidate('you switched to personal');
     expect((await fx.gate.get(pending.operationId))?.state).toBe('invalidated');
     await expect(fx.gate.approve(pending.operationId)).rejects.toMatchObject({ code: 'CONFLICT' });
     // The Work grant does not carry over to Personal, and Work is no longer usable in this chat.
     expect((await fx.gate.submit(call({ toolName: 'read_file', accountId: 'personal' }))).state).toBe('awaiting_approval');
     expect((await fx.gate.request(call({ toolName: 'read_file', accountId: 'work' }))).state).toBe('denied');
     expect(fx.mcp.count()).toBe(0);
-    expect(fx.journal.read().some((r) => r.type === 'account.switched' && r.payload.to === 'personal')).toBe(true);
   });
 
   it('endpoint change drops Always Allow to ask', async () => {

@@ -124,7 +124,7 @@ describe('gate hot path', () => {
     fx.policy.set({ safeMode: false });
     expect((await fx.gate.request(call())).state).toBe('succeeded');
     // Another account became active: the work account's calls are no longer allowed.
-    await fx.gate.switchAccount({ serverId: 'gh', accountId: 'personal' });
+    fx.policy.set({ activeAccounts: [{ serverId: 'gh', conversationId: null, accountId: 'personal' }] });
     expect((await fx.gate.request(call())).state).toBe('denied');
     expect(fx.mcp.count()).toBe(4);
   });

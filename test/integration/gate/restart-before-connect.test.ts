@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RegistryChange, ToolRegistry } from '../../../electron/core/gate/ports';
-import { ToolCallFailedError } from '../../../electron/core/mcp/outcome';
+import { ToolCallFailedError } from '../../../electron/core/gate/call-outcome';
 import { gateFixture, gateOver, type GateFixture, gateCall } from './harness';
 import { recordedIn } from './harness';
 

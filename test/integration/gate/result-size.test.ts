@@ -19,6 +19,7 @@ import type { ServerView } from '../../../shared/domain/servers';
 import { floodText } from '../../fixtures/servers/flood';
 import { recordsOf, tempDir } from '../../unit/ledger/helpers';
 import { stdioFixture } from '../mcp/helpers';
+import { confirmEveryServerChange } from '../../host/standin-server-confirmer';
 
 const KIB = 1024;
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -42,7 +43,7 @@ async function start(): Promise<Started> {
   const t = tempDir();
   cleanups.push(t.cleanup);
   const service = await LedgerService.open({ dir: t.dir });
-  const core = createCore({ version: 'test', ledger: service, gate: { prompter: { prompt: async () => 'approve' } }, connections: { reconnect: { maxAttempts: 0 } } });
+  const core = createCore({ confirmServerChange: confirmEveryServerChange, version: 'test', ledger: service, gate: { prompter: { prompt: async () => 'approve' } }, connections: { reconnect: { maxAttempts: 0 } } });
   cleanups.push(() => core.close());
   await core.recovered;
   const sent: Started['sent'] = [];

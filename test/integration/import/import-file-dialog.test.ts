@@ -13,6 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createCore, type WardenCore } from '../../../electron/core/app-core';
 import { dispatch } from '../../../electron/core/dispatch';
 import type { FileDialogs, OpenFileRequest } from '../../../electron/core/ports';
+import { confirmEveryServerChange } from '../../host/standin-server-confirmer';
 
 let core: WardenCore | undefined;
 const dirs: string[] = [];
@@ -46,7 +47,7 @@ function chooser(answer: string | null): FileDialogs & { requests: OpenFileReque
 
 const home = '/home/someone';
 function start(fileDialogs?: FileDialogs) {
-  core = createCore({ version: 'test', servers: { importLocation: { platform: 'linux', env: {}, home } }, ...(fileDialogs ? { fileDialogs } : {}) });
+  core = createCore({ confirmServerChange: confirmEveryServerChange, version: 'test', servers: { importLocation: { platform: 'linux', env: {}, home } }, ...(fileDialogs ? { fileDialogs } : {}) });
 }
 const run = (channel: string, request: unknown) => dispatch(core!.handlers, channel, request, () => {});
 

@@ -25,6 +25,7 @@ import type { ConnectFailure } from '../../../shared/domain/connect-failure';
 import type { ServerDraft, ServerView } from '../../../shared/domain/servers';
 import type { ChannelName } from '../../../shared/ipc';
 import { MapSecretStore, ROOT, stdioFixture, waitUntil } from './helpers';
+import { confirmEveryServerChange } from '../../host/standin-server-confirmer';
 
 let core: WardenCore | undefined;
 let dir: string;
@@ -51,6 +52,7 @@ async function call<T>(channel: ChannelName, request: unknown): Promise<T> {
 /** Adds `definition` to a fresh core and connects it through the contract; returns the connection's state. */
 async function connect(definition: ServerDraft, connectTimeoutMs = 20_000): Promise<ConnectionView['status']> {
   core = createCore({
+    confirmServerChange: confirmEveryServerChange,
     version: 'test',
     journal: new MemoryJournal(systemClock),
     servers: { secrets: Object.assign(new MapSecretStore(), { keys: async () => [] }) },

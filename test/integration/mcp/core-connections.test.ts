@@ -11,6 +11,7 @@ import { systemClock } from '../../../electron/core/ports';
 import type { ChannelName } from '../../../shared/ipc';
 import type { ServerView } from '../../../shared/domain/servers';
 import { isAlive, stdioFixture, waitUntil } from './helpers';
+import { confirmEveryServerChange } from '../../host/standin-server-confirmer';
 
 let core: WardenCore | undefined;
 afterEach(async () => {
@@ -22,7 +23,7 @@ afterEach(async () => {
 function startCore() {
   const sent: Array<{ event: string; payload: unknown }> = [];
   const journal = new MemoryJournal(systemClock);
-  core = createCore({ version: 'test', journal, gate: { prompter: { prompt: async () => 'approve' } }, connections: { reconnect: { maxAttempts: 0 } } });
+  core = createCore({ confirmServerChange: confirmEveryServerChange, version: 'test', journal, gate: { prompter: { prompt: async () => 'approve' } }, connections: { reconnect: { maxAttempts: 0 } } });
   core.events.subscribe((event, payload) => sent.push({ event, payload }));
   const responses: unknown[] = [];
   const call = async <T,>(channel: ChannelName, request: unknown): Promise<T> => {

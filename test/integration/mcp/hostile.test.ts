@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ConnectionStatus, ToolsChange } from '../../../electron/core/mcp/connection';
-import { outcomeOf, ToolCallOutcomeUnknownError } from '../../../electron/core/mcp/outcome';
+import { outcomeOf, ToolCallOutcomeUnknownError } from '../../../electron/core/gate/call-outcome';
 import { CallAbort } from '../../../electron/core/call-abort';
 import { instructionFlags, sanitizeForDisplay } from '../../../electron/core/mcp/sanitize';
 import type { RegistryChange } from '../../../electron/core/gate/ports';

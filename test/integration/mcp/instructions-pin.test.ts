@@ -12,6 +12,7 @@ import { systemClock } from '../../../electron/core/ports';
 import type { ChannelName } from '../../../shared/ipc';
 import type { ServerView } from '../../../shared/domain/servers';
 import { stdioFixture } from './helpers';
+import { confirmEveryServerChange } from '../../host/standin-server-confirmer';
 
 let core: WardenCore | undefined;
 afterEach(async () => {
@@ -33,7 +34,7 @@ function draft(instructions: string) {
 describe('server instructions are pinned', () => {
   it('new instructions after Always Allow are journaled per tool and drop the grant back to ask', async () => {
     const journal = new MemoryJournal(systemClock);
-    core = createCore({ version: 'test', journal, gate: { prompter: { prompt: async () => 'approve' } }, connections: { reconnect: { maxAttempts: 0 } } });
+    core = createCore({ confirmServerChange: confirmEveryServerChange, version: 'test', journal, gate: { prompter: { prompt: async () => 'approve' } }, connections: { reconnect: { maxAttempts: 0 } } });
     const added = await call<ServerView>('servers:add', { definition: draft('Weather helper.') });
     const serverId = added.definition.id;
     const accountId = added.accounts[0]!.id;

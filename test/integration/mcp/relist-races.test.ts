@@ -19,6 +19,7 @@ import { systemClock } from '../../../electron/core/ports';
 import type { ChannelName } from '../../../shared/ipc';
 import type { ServerView } from '../../../shared/domain/servers';
 import { startHttpFixture, stdioFixture, waitUntil, type StartedHttpServer } from './helpers';
+import { confirmEveryServerChange } from '../../host/standin-server-confirmer';
 
 let core: WardenCore | undefined;
 let http: StartedHttpServer | undefined;
@@ -59,6 +60,7 @@ async function setup(transport: Transport, connections: ConnectionLayerOptions =
   const control: Setup['control'] = (c) => writeFileSync(controlFile, JSON.stringify(c));
   control({});
   core = createCore({
+    confirmServerChange: confirmEveryServerChange,
     ...extra,
     version: 'test',
     journal: new MemoryJournal(extra.clock ?? systemClock),

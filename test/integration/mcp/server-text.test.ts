@@ -19,6 +19,7 @@ import type { OperationSummary } from '../../../shared/contract/operations';
 import type { ChannelName } from '../../../shared/ipc';
 import type { ServerView } from '../../../shared/domain/servers';
 import { stdioFixture } from './helpers';
+import { confirmEveryServerChange } from '../../host/standin-server-confirmer';
 
 /** Escapes, C0/C1 controls (tab and newline aside), bidi controls, zero-width and other invisible characters. */
 const HOSTILE = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff]/;
@@ -40,6 +41,7 @@ async function start() {
   const prompts: ApprovalPreview[] = [];
   const questions: FormElicitation[] = [];
   core = createCore({
+    confirmServerChange: confirmEveryServerChange,
     version: 'test',
     journal: new MemoryJournal(systemClock),
     gate: { prompter: { prompt: async (p) => (prompts.push(p), 'approve') } },

@@ -13,6 +13,7 @@ import type { ChannelName, ResponseOf } from '../../../shared/ipc';
 import type { AccountView, ServerView } from '../../../shared/domain/servers';
 import { stdioFixture } from '../mcp/helpers';
 import { MapKeychain } from '../chat/helpers';
+import { confirmEveryServerChange } from '../../host/standin-server-confirmer';
 
 let core: WardenCore | undefined;
 afterEach(async () => {
@@ -40,7 +41,7 @@ async function until(check: () => Promise<boolean>, what: string): Promise<void>
 async function weather() {
   shown.length = 0;
   answer = 'approve';
-  core = createCore({ version: 'test', servers: { secrets: new MapKeychain() }, gate: { prompter: { prompt: async (p) => (shown.push(p), answer) } }, connections: { reconnect: { maxAttempts: 0 } } });
+  core = createCore({ confirmServerChange: confirmEveryServerChange, version: 'test', servers: { secrets: new MapKeychain() }, gate: { prompter: { prompt: async (p) => (shown.push(p), answer) } }, connections: { reconnect: { maxAttempts: 0 } } });
   const def = stdioFixture('ignored', 'rug-pull');
   const added = (await call('servers:add', { definition: { name: 'Weather', transport: 'stdio', command: def.command, args: def.args, env: [] }, accountLabel: 'Work' })) as ServerView;
   const serverId = added.definition.id;

@@ -17,6 +17,7 @@ import { memorySettingsStore } from '../../../electron/core/settings/memory-sett
 import type { SettingsStore } from '../../../electron/core/settings/settings-store';
 import { stdioFixture } from '../mcp/helpers';
 import { MapKeychain } from '../chat/helpers';
+import { confirmEveryServerChange } from '../../host/standin-server-confirmer';
 
 let core: WardenCore | undefined;
 const dirs: string[] = [];
@@ -31,6 +32,7 @@ const answer = 'approve' as const;
 
 function start(listingsDir?: string, settings?: { secrets: MapKeychain; settingsStore: SettingsStore }) {
   return createCore({
+    confirmServerChange: confirmEveryServerChange,
     version: 'test',
     servers: { secrets: settings?.secrets ?? new MapKeychain(), ...(settings ? { settingsStore: settings.settingsStore } : {}) },
     gate: { prompter: { prompt: async (p) => (shown.push(p), answer) } },

@@ -14,6 +14,7 @@ import { KeytarSecretStore } from '../../../electron/core/secrets/keytar-secret-
 import type { ServerView } from '../../../shared/domain/servers';
 import type { ChannelName } from '../../../shared/ipc';
 import { stdioFixture, waitUntil } from '../mcp/helpers';
+import { confirmEveryServerChange } from '../../host/standin-server-confirmer';
 
 let core: WardenCore | undefined;
 const store = new KeytarSecretStore({ service: `Warden-switch-test-${process.pid}-${randomBytes(3).toString('hex')}` });
@@ -33,7 +34,7 @@ describe('account switch in the assembled core', () => {
   it('switching the active account invalidates a call pending approval for the other account, and nothing is sent', async () => {
     const journal = new MemoryJournal(systemClock);
     // The prompter is never reached in this test; it denies, so nothing could be approved by accident.
-    core = createCore({ version: 'test', journal, servers: { secrets: store }, gate: { prompter: { prompt: async () => 'deny' } }, connections: { reconnect: { maxAttempts: 0 } } });
+    core = createCore({ confirmServerChange: confirmEveryServerChange, version: 'test', journal, servers: { secrets: store }, gate: { prompter: { prompt: async () => 'deny' } }, connections: { reconnect: { maxAttempts: 0 } } });
     const def = stdioFixture('ignored', 'paginated');
     const added = await call<ServerView>('servers:add', {
       definition: { name: 'Echo', transport: 'stdio', command: def.command, args: def.args },
@@ -48,8 +49,9 @@ describe('account switch in the assembled core', () => {
     const op = await core.gate.gate.submit({ source: 'model', conversationId: 'c1', serverId, accountId: work, toolName: 'echo', arguments: { message: 'hi' } });
     expect(op.state).toBe('awaiting_approval');
 
-    const switched = await call<{ previousAccountId: string }>('accounts:switch', { conversationId: 'c1', serverId, accountId: personal });
-    expect(switched.previousAccountId).toBe(work);
+    const switched = await call<{ previousAccountId: string | null }>('accounts:switch', { conversationId: 'c1', serverId, accountId: personal });
+    // No account had been chosen in c1: every account of the server could be used until now.
+    expect(switched.previousAccountId).toBeNull();
     const after = await waitUntil(async () => {
       const s = (await core!.gate.gate.get(op.operationId))!;
       return s.state === 'awaiting_approval' ? undefined : s;
@@ -59,5 +61,44 @@ describe('account switch in the assembled core', () => {
     const switches = journal.read().filter((r) => r.type === 'account.switched');
     expect(switches).toHaveLength(1);
     expect(switches[0]!.payload).toMatchObject({ serverId, conversationId: 'c1', to: personal });
+  });
+
+  it('removing the active account lets the server\'s other account be used again, in the gate and in the offered tools', async () => {
+    const journal = new MemoryJournal(systemClock);
+    core = createCore({ confirmServerChange: confirmEveryServerChange, version: 'test', journal, servers: { secrets: store }, gate: { prompter: { prompt: async () => 'deny' } }, connections: { reconnect: { maxAttempts: 0 } } });
+    const def = stdioFixture('ignored', 'paginated');
+    const added = await call<ServerView>('servers:add', { definition: { name: 'Echo', transport: 'stdio', command: def.command, args: def.args }, accountLabel: 'Work' });
+    const serverId = added.definition.id;
+    const work = added.accounts[0]!.id;
+    const personal = (await call<{ id: string }>('accounts:add', { serverId, label: 'Personal' })).id;
+    await call('connections:connect', { serverId, accountId: work });
+    await call('accounts:switch', { conversationId: 'c1', serverId, accountId: personal });
+    const refused = await core.gate.gate.submit({ source: 'model', conversationId: 'c1', serverId, accountId: work, toolName: 'echo', arguments: { message: 'hi' } });
+    expect(refused).toMatchObject({ state: 'denied' });
+    expect(refused.decision?.reason).toMatch(/^Not the active account: Echo is using Personal here, not Work/);
+
+    await call('accounts:remove', { accountId: personal });
+    const asked = await core.gate.gate.submit({ source: 'model', conversationId: 'c1', serverId, accountId: work, toolName: 'echo', arguments: { message: 'hi' } });
+    expect(asked.state).toBe('awaiting_approval');
+    const offered = await call<{ tools: Array<{ accountId: string; toolName: string }> }>('tools:offered', { conversationId: 'c1' });
+    expect(offered.tools.some((t) => t.accountId === work && t.toolName === 'echo')).toBe(true);
+  });
+
+  it('an accounts:switched event is news for the window, not a command: emitting one changes nothing', async () => {
+    const journal = new MemoryJournal(systemClock);
+    core = createCore({ confirmServerChange: confirmEveryServerChange, version: 'test', journal, servers: { secrets: store }, gate: { prompter: { prompt: async () => 'deny' } }, connections: { reconnect: { maxAttempts: 0 } } });
+    const def = stdioFixture('ignored', 'paginated');
+    const added = await call<ServerView>('servers:add', { definition: { name: 'Echo', transport: 'stdio', command: def.command, args: def.args }, accountLabel: 'Work' });
+    const serverId = added.definition.id;
+    const work = added.accounts[0]!.id;
+    const personal = (await call<{ id: string }>('accounts:add', { serverId, label: 'Personal' })).id;
+    await call('connections:connect', { serverId, accountId: work });
+    const op = await core.gate.gate.submit({ source: 'model', conversationId: 'c1', serverId, accountId: work, toolName: 'echo', arguments: { message: 'hi' } });
+    expect(op.state).toBe('awaiting_approval');
+    core.events.emit('accounts:switched', { conversationId: 'c1', serverId, accountId: personal, previousAccountId: work });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(core.gate.gate.getLive(op.operationId)?.state).toBe('awaiting_approval');
+    expect(core.gate.gate.activeAccount(serverId, 'c1')).toBeUndefined();
+    expect(journal.read().filter((r) => r.type === 'account.switched')).toEqual([]);
   });
 });

@@ -14,6 +14,7 @@ import { openConfSettingsStore } from '../../../electron/core/settings/conf-sett
 import type { ChannelName } from '../../../shared/ipc';
 import type { Result } from '../../../shared/result';
 import { filesContaining } from './scan';
+import { confirmEveryServerChange } from '../../host/standin-server-confirmer';
 
 const store = new KeytarSecretStore({ service: `Warden-contract-test-${process.pid}-${randomBytes(3).toString('hex')}` });
 let dir: string;
@@ -34,7 +35,7 @@ async function ok<T = Record<string, unknown>>(channel: ChannelName, request: un
 beforeAll(() => {
   if (!process.env.DBUS_SESSION_BUS_ADDRESS) throw new Error('No D-Bus session: run with scripts/with-keyring.sh (real OS keychain)');
   dir = mkdtempSync(join(tmpdir(), 'warden-contract-'));
-  core = createCore({ version: 'test', servers: { settingsStore: openConfSettingsStore(dir), secrets: store } });
+  core = createCore({ confirmServerChange: confirmEveryServerChange, version: 'test', servers: { settingsStore: openConfSettingsStore(dir), secrets: store } });
   core.events.subscribe((event, payload) => seenByRenderer.push({ event, payload }));
 });
 afterAll(async () => {
@@ -96,7 +97,7 @@ describe('servers contract', () => {
       expect(everything).not.toContain(v);
       expect(filesContaining(dir, v)).toEqual([]);
     }
-    expect(seenByRenderer).toContainEqual({ event: 'accounts:switched', payload: { conversationId: 'c1', serverId, accountId: personal.id, previousAccountId: added.accounts[0]!.id } });
+    expect(seenByRenderer).toContainEqual({ event: 'accounts:switched', payload: { conversationId: 'c1', serverId, accountId: personal.id, previousAccountId: null } });
     expect(readFileSync(join(dir, 'settings.json'), 'utf8')).toContain('GITHUB_TOKEN');
   });
 
@@ -122,7 +123,7 @@ describe('servers contract', () => {
     const brokenDir = mkdtempSync(join(tmpdir(), 'warden-contract-broken-'));
     const content = JSON.stringify({ schemaVersion: 1, servers: [{ id: 'x-1', name: 'X', transport: 'stdio', command: 'x', args: 'not-a-list', env: [] }], accounts: [], preferences: {} });
     writeFileSync(join(brokenDir, 'settings.json'), content);
-    const broken = createCore({ version: 'test', servers: { settingsStore: openConfSettingsStore(brokenDir), secrets: store } });
+    const broken = createCore({ confirmServerChange: confirmEveryServerChange, version: 'test', servers: { settingsStore: openConfSettingsStore(brokenDir), secrets: store } });
     try {
       const list = await dispatch(broken.handlers, 'servers:list', {});
       expect(list.ok && (list.value as { settingsProblem: string }).settingsProblem).toMatch(/settings\.json is invalid: servers\.0\.args/);

@@ -3,7 +3,7 @@
  * docs/ are read for the claims a newcomer acts on, and each is checked against the repository:
  *
  * - every repository path (in a code span, a code block or a link) exists;
- * - every source file named alone (`chat-service.ts`, `mcp/outcome.ts`) is one in the tree;
+ * - every source file named alone (`chat-service.ts`, `gate/call-outcome.ts`) is one in the tree;
  * - every `npm run <script>` is a script of package.json;
  * - every contract channel or event (`tools:run`) is one of shared/ipc.ts;
  * - every name of code (`createCore`, `Gate.approve`, `decide()`) is defined in the sources;
@@ -156,7 +156,7 @@ describe('the documentation describes the repository as it is', () => {
       'The `tools:run` and `tools:approve` channels.',
       '`createCore`, `Gate.approve`, `Gate.replay`, `decide()`.',
       'See [design](../shared/DESIGN.md) and [the guide](CONTRIBUTING.md).',
-      '`gate.ts`, `mcp/outcome.ts`, `mcp/replay.ts`.',
+      '`gate.ts`, `gate/call-outcome.ts`, `mcp/replay.ts`.',
       '```\nelectron/core/      the core\nelectron/nowhere/   gone\n```',
     ].join('\n');
     const found = spansOf(bad)

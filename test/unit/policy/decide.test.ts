@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync, mkdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { decide, hostPaths, isPathUnder, normalizeForPolicy, normalizePolicyPath, resolvePathLikeKernel } from '../../../electron/core/policy';
+import { decide, effectiveMode, hostPaths, isPathUnder, normalizeForPolicy, normalizePolicyPath, resolvePathLikeKernel } from '../../../electron/core/policy';
 import type { PolicyContext, PolicyRequest, PolicyState, UserRule } from '../../../shared/domain/policy';
 
 const tool = { contractHash: 'c1', endpointHash: 'e1' };
@@ -31,7 +31,10 @@ describe('policy engine: modes and defaults', () => {
       expect(d.decision, `mode ${JSON.stringify(bad)}`).toBe('deny');
       expect(d.configErrors.join()).toMatch(/unknown mode/);
       expect(d.reason).toMatch(/invalid mode/);
+      // The reading the matrix and the loosening checks use is the engine's own.
+      expect(effectiveMode(bad)).toBe('disabled');
     }
+    expect(['allow', 'ask', 'disabled'].map(effectiveMode)).toEqual(['allow', 'ask', 'disabled']);
     const org = decide(req(), state({ organization: [{ id: 'o1', serverId: null, accountId: null, toolName: null, mode: 'Allow' }], user: [toolRule('r1', 'allow')] }), ctx);
     expect(org.decision).toBe('deny');
     expect(org.layer).toBe('organization');

@@ -16,6 +16,7 @@ import { LedgerService } from '../../../electron/core/ledger/service';
 import { KeytarSecretStore } from '../../../electron/core/secrets/keytar-secret-store';
 import { createWardenApi } from '../../../shared/ipc';
 import { createAppStore, type AppStore } from '../../../renderer/src/store';
+import { confirmEveryServerChange } from '../../host/standin-server-confirmer';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const tsxLoader = path.join(root, 'node_modules/tsx/dist/loader.mjs');
@@ -48,6 +49,7 @@ describe('recovery slice over the real core on the durable ledger', () => {
     dir = mkdtempSync(path.join(tmpdir(), 'warden-recovery-store-'));
     service = await LedgerService.open({ dir });
     core = createCore({
+      confirmServerChange: confirmEveryServerChange,
       version: 'test',
       ledger: service,
       servers: { secrets: new KeytarSecretStore({ service: `warden-recovery-test-${randomUUID()}` }) },

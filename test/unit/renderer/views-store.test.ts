@@ -22,6 +22,7 @@ import { displayCommandLine } from '../../../shared/domain/servers';
 import { createAppStore, type AppStore } from '../../../renderer/src/store';
 import { connectionKey } from '../../../renderer/src/store/servers-slice';
 import { parseArgs } from '../../../renderer/src/views/view-helpers';
+import { confirmEveryServerChange } from '../../host/standin-server-confirmer';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const tsxLoader = path.join(root, 'node_modules/tsx/dist/loader.mjs');
@@ -62,6 +63,7 @@ beforeEach(() => {
   dialogAnswer = 'deny';
   secrets = new KeytarSecretStore({ service: `warden-views-test-${randomUUID()}` });
   core = createCore({
+    confirmServerChange: confirmEveryServerChange,
     version: '0.0.0-views',
     platform: 'unit-os',
     servers: { secrets },

@@ -1,10 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { CallNotSentError, outcomeOf, ToolCallFailedError, ToolCallOutcomeUnknownError } from '../../../electron/core/mcp/outcome';
-import { isCallNotSent } from '../../../electron/core/gate/ports';
+import { CallNotSentError, outcomeOf, ToolCallFailedError, ToolCallOutcomeUnknownError } from '../../../electron/core/gate/call-outcome';
+import { isCallNotSent } from '../../../electron/core/gate/call-outcome';
 
 describe('call outcome mapping', () => {
   it('an answer is succeeded; not-sent and server-rejected are failed; everything else is outcome_unknown', () => {
     expect(outcomeOf({ ok: true })).toBe('succeeded');
+    expect(outcomeOf({ ok: true, isError: true })).toBe('failed');
+    // A stopped call's server may have acted, whatever it answered afterwards.
+    expect(outcomeOf({ ok: false, error: new ToolCallFailedError('Invalid params', -32602), aborted: true })).toBe('outcome_unknown');
+    expect(outcomeOf({ ok: false, error: new CallNotSentError('not connected'), aborted: true })).toBe('failed');
     expect(outcomeOf({ ok: false, error: new CallNotSentError('not connected') })).toBe('failed');
     expect(outcomeOf({ ok: false, error: new ToolCallFailedError('Invalid params', -32602) })).toBe('failed');
     for (const reason of ['timeout', 'connection_closed', 'cancelled', 'transport_error'] as const) {

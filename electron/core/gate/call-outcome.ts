@@ -1,5 +1,7 @@
 /**
- * How the end of a `tools/call` maps onto the operation states (shared/domain/operations.ts).
+ * How the end of a `tools/call` maps onto the operation states (shared/domain/operations.ts): the
+ * one mapping, part of the ToolExecutor port's contract. The connection layer marks its errors
+ * with it and the gate records the state it gives.
  *
  * The question is always "could the server have acted?". Once the request has been handed to
  * the transport, the server may have received it and done the work even if no answer comes back,
@@ -7,18 +9,31 @@
  *
  * | what happened                                              | outcome           |
  * |------------------------------------------------------------|-------------------|
- * | server answered with a CallToolResult                      | succeeded (with `isError` as the tool's own result) |
+ * | server answered with a CallToolResult                      | succeeded         |
+ * | server answered with a CallToolResult marked `isError`     | failed (the tool's own answer, kept as the result) |
  * | server answered with a JSON-RPC error (e.g. -32602)         | failed            |
  * | server answered, but the result is malformed / violates the tool's outputSchema | failed |
  * | request never left (not connected, transport refused it)   | failed (not sent) |
  * | process exited / connection closed while waiting           | outcome_unknown   |
  * | per-call timeout fired after the request was sent          | outcome_unknown   |
- * | caller aborted (user stop, permission revoked) after sending | outcome_unknown (`notifications/cancelled` was sent) |
+ * | caller aborted (user stop, permission revoked) after sending, whatever came back | outcome_unknown (`notifications/cancelled` was sent) |
  */
-import { CallNotSentError } from '../gate/ports';
 
 /** Why a call ended without an answer. */
 export type UnknownReason = 'connection_closed' | 'timeout' | 'cancelled' | 'transport_error';
+
+/**
+ * Thrown (or rejected) by an executor when it knows for certain the request never reached the
+ * server (not connected, transport refused before sending). The gate records `failed`.
+ * Any other rejection is treated as "may have reached the server": `outcome_unknown`.
+ */
+export class CallNotSentError extends Error {
+  readonly notSent = true as const;
+  constructor(message: string) {
+    super(message);
+    this.name = 'CallNotSentError';
+  }
+}
 
 /**
  * The server answered a `tools/call` with a JSON-RPC error (or an answer the client could not
@@ -51,25 +66,31 @@ export class ToolCallOutcomeUnknownError extends Error {
   }
 }
 
-export { CallNotSentError };
-
-/** True if `error` says the server answered and the call failed (→ `failed`). */
+/** True if `error` says the server answered and the call failed (marked `callFailed: true`). */
 export function isCallFailed(error: unknown): boolean {
   return typeof error === 'object' && error !== null && (error as { callFailed?: unknown }).callFailed === true;
+}
+
+/** True if `error` says the call certainly never reached the server (marked `notSent: true`). */
+export function isCallNotSent(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { notSent?: unknown }).notSent === true;
 }
 
 /** The operation state a finished (or abandoned) call leads to. */
 export type CallOutcomeState = 'succeeded' | 'failed' | 'outcome_unknown';
 
+/** How `ToolExecutor.call` ended: its result, or its rejection and whether the call had been aborted by then. */
+export type CallEnding = { ok: true; isError?: boolean } | { ok: false; error: unknown; aborted?: boolean };
+
 /**
- * The operation state for the way `ToolExecutor.call` ended: resolved → succeeded; rejected with
- * a not-sent or call-failed marker → failed; any other rejection → outcome_unknown.
- *
- * Why: one place says how executor endings become states, for the gate and for tests.
+ * The operation state for the way `ToolExecutor.call` ended (the table above): resolved →
+ * succeeded (failed when the tool marked its answer `isError`); rejected as not sent → failed;
+ * rejected with the server's error → failed unless the call had been aborted (a stopped call's
+ * server may have acted); any other rejection → outcome_unknown.
  */
-export function outcomeOf(settled: { ok: true } | { ok: false; error: unknown }): CallOutcomeState {
-  if (settled.ok) return 'succeeded';
-  const e = settled.error as { notSent?: unknown; callFailed?: unknown } | null;
-  if (e && typeof e === 'object' && (e.notSent === true || e.callFailed === true)) return 'failed';
+export function outcomeOf(ending: CallEnding): CallOutcomeState {
+  if (ending.ok) return ending.isError === true ? 'failed' : 'succeeded';
+  if (isCallNotSent(ending.error)) return 'failed';
+  if (isCallFailed(ending.error) && ending.aborted !== true) return 'failed';
   return 'outcome_unknown';
 }
