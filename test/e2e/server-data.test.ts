@@ -11,6 +11,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCore, type WardenCore } from '../../electron/core/app-core';
+import { confirmEveryServerChange } from '../host/standin-server-confirmer';
 import { dispatch } from '../../electron/core/dispatch';
 import { MemoryJournal } from '../../electron/core/memory-journal';
 import { systemClock } from '../../electron/core/ports';
@@ -63,7 +64,7 @@ let conversationId: string;
 describe('resources and prompts as a person sees them', () => {
   beforeAll(async () => {
     const rendererDir = await ensureRendererBuilt(root);
-    core = createCore({
+    core = createCore({ confirmServerChange: confirmEveryServerChange,
       version: '0.1.0-e2e-server-data',
       journal: new MemoryJournal(systemClock),
       gate: { prompter: { prompt: async () => 'approve' } },

@@ -10,6 +10,7 @@ import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createCore, type WardenCore } from '../../../electron/core/app-core';
+import { confirmEveryServerChange } from '../../host/standin-server-confirmer';
 import { dispatch } from '../../../electron/core/dispatch';
 import { MemoryJournal } from '../../../electron/core/memory-journal';
 import { systemClock } from '../../../electron/core/ports';
@@ -30,7 +31,7 @@ afterEach(async () => {
 async function start() {
   const journal = new MemoryJournal(systemClock);
   const model = new ScriptedModel(() => ({ text: 'I read it as data.' }));
-  const core: WardenCore = createCore({
+  const core: WardenCore = createCore({ confirmServerChange: confirmEveryServerChange,
     version: 'test',
     journal,
     gate: { prompter: { prompt: async () => 'approve' } },
@@ -182,7 +183,7 @@ describe('reads on the durable ledger', () => {
     const t = tempDir();
     cleanups.push(t.cleanup);
     const service = await LedgerService.open({ dir: t.dir });
-    const core = createCore({ version: 'test', ledger: service, gate: { prompter: { prompt: async () => 'approve' } }, connections: { reconnect: { maxAttempts: 0 } } });
+    const core = createCore({ confirmServerChange: confirmEveryServerChange, version: 'test', ledger: service, gate: { prompter: { prompt: async () => 'approve' } }, connections: { reconnect: { maxAttempts: 0 } } });
     cleanups.push(() => core.close());
     await core.recovered;
     const call = async <C extends ChannelName>(channel: C, request: unknown): Promise<ResponseOf<C>> => {

@@ -9,6 +9,7 @@ import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createCore, type WardenCore } from '../../../electron/core/app-core';
+import { confirmEveryServerChange } from '../../host/standin-server-confirmer';
 import { dispatch } from '../../../electron/core/dispatch';
 import { MemoryJournal } from '../../../electron/core/memory-journal';
 import { systemClock } from '../../../electron/core/ports';
@@ -66,7 +67,7 @@ interface Started {
 
 async function start(transport: 'stdio' | 'http'): Promise<Started> {
   const journal = new MemoryJournal(systemClock);
-  const core = createCore({ version: 'test', journal, gate: { prompter: { prompt: async () => 'approve' } }, connections: { reconnect: { maxAttempts: 0 } } });
+  const core = createCore({ confirmServerChange: confirmEveryServerChange, version: 'test', journal, gate: { prompter: { prompt: async () => 'approve' } }, connections: { reconnect: { maxAttempts: 0 } } });
   cleanups.push(() => core.close());
   const events: Started['events'] = [];
   core.events.subscribe((event, payload) => void events.push({ event, payload }));
