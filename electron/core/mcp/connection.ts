@@ -21,6 +21,7 @@ import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/tran
 import {
   CallToolResultSchema,
   ErrorCode as RpcErrorCode,
+  ListToolsResultSchema,
   McpError,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -46,6 +47,7 @@ import { CallNotSentError, ToolCallFailedError, ToolCallOutcomeUnknownError } fr
 import { LOGGED, ProcessTransport } from './process-transport';
 import { displayText } from './sanitize';
 import { LinearJsonSchemaValidator } from '../validation/schemas';
+import { OutputSchemas } from './output-schema';
 
 /** Most of a server's text kept for each use (names, descriptions, instructions, messages), in UTF-8 bytes. */
 const TEXT_LIMITS = { name: 256, description: 8 * 1024, instructions: 16 * 1024, message: 8 * 1024, note: 1024 } as const;
@@ -220,6 +222,8 @@ export class Connection {
   private readonly progressHandlers = new Map<number, ProgressListener>();
   /** Our own progress tokens (the SDK's `onprogress` option copies the request params per call). */
   private nextProgressToken = 1;
+  /** Checks structured results against the outputSchema of the listing a call was decided on. */
+  private readonly outputSchemas = new OutputSchemas();
   readonly endpointHash: string;
 
   constructor(private readonly deps: ConnectionDeps) {
@@ -432,7 +436,7 @@ export class Connection {
   /** A fresh SDK client over `transport`, with our send/close hooks installed. */
   private async attach(transport: Transport, generation: number): Promise<Client> {
     const elicitation = this.deps.elicitation;
-    // The server's outputSchemas check its own results: their patterns run on the linear-time engine.
+    // Schemas the SDK compiles itself (none for tool results: see output-schema.ts) run on the linear-time engine too.
     const client = new Client(this.deps.clientInfo, { capabilities: elicitation ? ELICITATION_CAPABILITIES : {}, jsonSchemaValidator: new LinearJsonSchemaValidator() });
     if (elicitation) {
       // Labelled with Warden's id and label for the server, never its self-declared name; an
@@ -539,7 +543,9 @@ export class Connection {
     const seenCursors = new Set<string>();
     let cursor: string | undefined;
     do {
-      const page = await client.listTools(cursor === undefined ? undefined : { cursor }, { timeout: this.deps.connectTimeoutMs });
+      // A plain request, not `client.listTools`: the SDK would remember output schemas from the
+      // last page only; Warden checks results itself against the listing it pinned (output-schema.ts).
+      const page = await client.request({ method: 'tools/list', params: cursor === undefined ? undefined : { cursor } }, ListToolsResultSchema, { timeout: this.deps.connectTimeoutMs });
       listed.push(...page.tools);
       cursor = page.nextCursor;
       if (cursor !== undefined) {
@@ -770,12 +776,20 @@ export class Connection {
       params = { name: toolName, arguments: args as Record<string, unknown>, [CALL_STATE]: state };
     }
     const closesBefore = this.closeCount;
+    // The contract the call was decided on: its outputSchema is what the answer must keep.
+    const contract = this.toolsByName.get(toolName);
     const timeout = options.timeoutMs ?? this.deps.definition.timeoutMs ?? this.deps.defaultCallTimeoutMs;
     // One timer per call: the SDK's own `timeout` (it sends notifications/cancelled when it
     // fires). One `then` instead of an async wrapper: this layer adds a single promise per call.
     return client.callTool(params, CallToolResultSchema, { signal, timeout }).then(
       (result) => {
         if (token !== 0) this.progressHandlers.delete(token);
+        // The server answered but broke its own declared output: its error, never a success.
+        const problem = this.outputSchemas.problem(contract, result as ToolCallResult);
+        if (problem !== null) {
+          this.deps.log.note(problem);
+          throw new ToolCallFailedError(problem);
+        }
         return result as ToolCallResult;
       },
       (error: unknown) => {
