@@ -23,6 +23,7 @@ import { appEvents, themeChannels, themeEvents } from './contract/app';
 import { chatChannels, chatEvents } from './contract/chat';
 import { accountsTrustChannels } from './contract/accounts';
 import { settingsChannels, settingsEvents } from './contract/settings';
+import { elicitationChannels, elicitationEvents } from './contract/elicitation';
 
 /** Every request/response channel. */
 export const channels = {
@@ -40,6 +41,7 @@ export const channels = {
   ...chatChannels,
   ...accountsTrustChannels,
   ...settingsChannels,
+  ...elicitationChannels,
 } as const satisfies Record<string, ChannelSpec>;
 
 /** Every main→renderer event. */
@@ -55,6 +57,7 @@ export const events = {
   ...themeEvents,
   ...chatEvents,
   ...settingsEvents,
+  ...elicitationEvents,
 } as const satisfies Record<string, EventSpec>;
 
 export type Channels = typeof channels;

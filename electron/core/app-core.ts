@@ -9,6 +9,7 @@ import { systemClock, type BrowserOpener, type Clock, type FileDialogs, type Jou
 import { OAuthService, createAuthHandlers, type OriginConfirmer, type ResolveHost } from './mcp/oauth';
 import { requireServerConfirmation, type ServerChangeConfirmer } from './settings/server-confirmation';
 import { cancellingElicitor, type Elicitor } from './elicitation/elicitation';
+import { elicitationHandlers, FormQuestions } from './elicitation/form-questions';
 import { MemoryJournal } from './memory-journal';
 import { WardenError } from '../../shared/result';
 import { activityHandlers } from './ledger/activity-handlers';
@@ -79,8 +80,12 @@ export interface CoreDeps {
    * never opens or writes a file.
    */
   fileDialogs?: FileDialogs;
-  /** Asks the person a server's elicitation question. Default: every question is cancelled. */
-  elicitor?: Elicitor;
+  /**
+   * Asks the person a server's URL-mode elicitation (main: a native dialog). Default: every such
+   * request is cancelled. Form questions are shown in the app (elicitation/form-questions.ts)
+   * unless this brings its own `form` (tests).
+   */
+  elicitor?: Pick<Elicitor, 'url'> & Partial<Elicitor>;
   /** MCP connection layer tuning: timeouts, backoff, the OAuth provider hook (default: the gate's registry/executor). */
   connections?: ConnectionLayerOptions;
   /** Add the built-in offline demo server on a first run with no servers (the app: true; tests: off). */
@@ -197,6 +202,16 @@ export function createCore(deps: CoreDeps): WardenCore {
       else void manager.disconnect(s.serverId, s.accountId).catch(() => undefined);
     },
   });
+  const names = {
+    server: (serverId: string) => serversModule.service.getServer(serverId)?.name,
+    account: (serverId: string, accountId: string) => serversModule.service.accountsOf(serverId).find((a) => a.id === accountId)?.label,
+  };
+  const formQuestions = new FormQuestions({ events, clock, names });
+  const elicitor: Elicitor = {
+    url: (request, signal) => (deps.elicitor ?? cancellingElicitor).url(request, signal),
+    form: deps.elicitor?.form ? deps.elicitor.form.bind(deps.elicitor) : (request, signal) => formQuestions.ask(request, signal),
+    refused: deps.elicitor?.refused ? deps.elicitor.refused.bind(deps.elicitor) : (notice) => formQuestions.refused(notice),
+  };
   const connections = createConnectionLayer({
     service: serversModule.service,
     secrets: serversModule.secrets,
@@ -206,7 +221,7 @@ export function createCore(deps: CoreDeps): WardenCore {
     clock,
     options: {
       authProviderFor: (d, a) => oauth.providerFor(d, a),
-      elicitation: { elicitor: deps.elicitor ?? cancellingElicitor, browser },
+      elicitation: { elicitor, browser },
       builtinTransport: openBuiltinTransport,
       relistAfterMs: () => serversModule.settings.get().preferences.relistAfterMs ?? DEFAULT_RELIST_AFTER_MS,
       ...deps.connections,
@@ -230,10 +245,7 @@ export function createCore(deps: CoreDeps): WardenCore {
     events,
     // The ledger's safe mode (tampering found) holds every tool at ask until acknowledged.
     isSafeMode: deps.gate?.isSafeMode ?? (() => deps.ledger?.ledger.safeMode ?? false),
-    names: {
-      server: (serverId) => serversModule.service.getServer(serverId)?.name,
-      account: (serverId, accountId) => serversModule.service.accountsOf(serverId).find((a) => a.id === accountId)?.label,
-    },
+    names,
   });
   // An account switch invalidates pending approvals and in-flight calls for the other account.
   events.subscribe((event, payload) => {
@@ -320,6 +332,7 @@ export function createCore(deps: CoreDeps): WardenCore {
 
   const handlers: Handlers = {
     'core:status': () => status(),
+    ...elicitationHandlers(formQuestions),
     'core:ping': ({ nonce }) => ({ nonce, receivedAt: new Date(clock.now()).toISOString() }),
     ...activityHandlers({
       service: deps.ledger ?? null,

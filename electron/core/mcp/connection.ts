@@ -441,7 +441,7 @@ export class Connection {
     if (elicitation) {
       // Labelled with Warden's id and label for the server, never its self-declared name; an
       // answer is only an answer, never a tool approval (the gate is not reachable from here).
-      registerElicitation(client, { serverId: this.deps.definition.id, serverLabel: elicitation.serverLabel, elicitor: elicitation.elicitor, browser: elicitation.browser });
+      registerElicitation(client, { serverId: this.deps.definition.id, serverLabel: elicitation.serverLabel, accountId: this.deps.accountId, elicitor: elicitation.elicitor, browser: elicitation.browser });
     }
     if (generation !== this.generation) {
       // A disconnect or a newer connect happened while this one was being prepared.
