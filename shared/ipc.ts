@@ -24,6 +24,7 @@ import { chatChannels, chatEvents } from './contract/chat';
 import { accountsTrustChannels } from './contract/accounts';
 import { settingsChannels, settingsEvents } from './contract/settings';
 import { elicitationChannels, elicitationEvents } from './contract/elicitation';
+import { rootsChannels } from './contract/roots';
 
 /** Every request/response channel. */
 export const channels = {
@@ -42,6 +43,7 @@ export const channels = {
   ...accountsTrustChannels,
   ...settingsChannels,
   ...elicitationChannels,
+  ...rootsChannels,
 } as const satisfies Record<string, ChannelSpec>;
 
 /** Every main→renderer event. */

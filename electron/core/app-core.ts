@@ -10,6 +10,7 @@ import { OAuthService, createAuthHandlers, type OriginConfirmer, type ResolveHos
 import { requireServerConfirmation, type ServerChangeConfirmer } from './settings/server-confirmation';
 import { cancellingElicitor, type Elicitor } from './elicitation/elicitation';
 import { elicitationHandlers, FormQuestions } from './elicitation/form-questions';
+import { RootsService, rootsHandlers } from './mcp/roots';
 import { MemoryJournal } from './memory-journal';
 import { WardenError } from '../../shared/result';
 import { activityHandlers } from './ledger/activity-handlers';
@@ -101,6 +102,8 @@ export interface CoreDeps {
    * from it; a changed tool is shown before and after). Default: memory only.
    */
   listingsDir?: string;
+  /** Folder where the roots people give servers are kept (one file per server). Default: memory only. */
+  rootsDir?: string;
   /** The folder Warden keeps its files in (main: the user-data folder), shown in Settings. */
   dataFolder?: string;
   /** Verifies a ledger folder for `ledger:verify` (default: in a worker thread, off the main thread). */
@@ -212,6 +215,15 @@ export function createCore(deps: CoreDeps): WardenCore {
     form: deps.elicitor?.form ? deps.elicitor.form.bind(deps.elicitor) : (request, signal) => formQuestions.ask(request, signal),
     refused: deps.elicitor?.refused ? deps.elicitor.refused.bind(deps.elicitor) : (notice) => formQuestions.refused(notice),
   };
+  const roots = new RootsService({
+    dir: deps.rootsDir ?? null,
+    ...(deps.fileDialogs?.chooseFolder ? { chooseFolder: (o: { title: string; defaultPath?: string }) => deps.fileDialogs!.chooseFolder!(o) } : {}),
+    onChanged: (serverId, accountId) => late.connections?.manager.rootsChanged(serverId, accountId),
+    serverName: names.server,
+  });
+  serversModule.service.onChange((change) => {
+    if (change.serverId !== null && change.reason === 'removed') void roots.forgetServer(change.serverId);
+  });
   const connections = createConnectionLayer({
     service: serversModule.service,
     secrets: serversModule.secrets,
@@ -222,6 +234,7 @@ export function createCore(deps: CoreDeps): WardenCore {
     options: {
       authProviderFor: (d, a) => oauth.providerFor(d, a),
       elicitation: { elicitor, browser },
+      roots: (serverId, accountId) => roots.forServer(serverId, accountId),
       builtinTransport: openBuiltinTransport,
       relistAfterMs: () => serversModule.settings.get().preferences.relistAfterMs ?? DEFAULT_RELIST_AFTER_MS,
       ...deps.connections,
@@ -333,6 +346,7 @@ export function createCore(deps: CoreDeps): WardenCore {
   const handlers: Handlers = {
     'core:status': () => status(),
     ...elicitationHandlers(formQuestions),
+    ...rootsHandlers(roots, (serverId, accountId) => serversModule.service.accountsOf(serverId).some((a) => a.id === accountId)),
     'core:ping': ({ nonce }) => ({ nonce, receivedAt: new Date(clock.now()).toISOString() }),
     ...activityHandlers({
       service: deps.ledger ?? null,
@@ -431,6 +445,7 @@ export function createCore(deps: CoreDeps): WardenCore {
       await chat.close();
       offSafeMode?.();
       await permissions.close();
+      await roots.flush();
       gateModule.close();
       modelsModule.dispose();
       autostart.close();

@@ -48,6 +48,7 @@ import { LOGGED, ProcessTransport } from './process-transport';
 import { displayText } from './sanitize';
 import { LinearJsonSchemaValidator } from '../validation/schemas';
 import { OutputSchemas } from './output-schema';
+import { registerRoots, ROOTS_CAPABILITIES } from './roots-handler';
 
 /** Most of a server's text kept for each use (names, descriptions, instructions, messages), in UTF-8 bytes. */
 const TEXT_LIMITS = { name: 256, description: 8 * 1024, instructions: 16 * 1024, message: 8 * 1024, note: 1024 } as const;
@@ -166,6 +167,8 @@ export interface ConnectionDeps {
   authFetch?: FetchLike;
   /** Answers a server's elicitation requests; absent = the client does not offer elicitation. */
   elicitation?: { elicitor: Elicitor; browser: BrowserOpener; serverLabel: string };
+  /** The folders given to this (server, account) as roots; absent = the client does not offer roots. */
+  roots?: () => Array<{ uri: string; name: string }>;
   defaultCallTimeoutMs: number;
   connectTimeoutMs: number;
   reconnect: ReconnectPolicy;
@@ -288,6 +291,12 @@ export class Connection {
     const clock = this.deps.clock ?? systemClock;
     if (clock.now() - this.listedAt < this.deps.relistAfterMs()) return undefined;
     return this.requestRelist(this.generation, 'recheck');
+  }
+
+  /** Sends `notifications/roots/list_changed` (when connected; a server that connects later asks anyway). */
+  rootsChanged(): void {
+    if (this.statusValue.state !== 'connected' || !this.client || !this.deps.roots) return;
+    this.client.sendRootsListChanged().catch((error: unknown) => this.deps.log.note(`could not tell the server its roots changed: ${errorText(error)}`));
   }
 
   /** The tools the server currently lists (empty unless connected). */
@@ -437,7 +446,9 @@ export class Connection {
   private async attach(transport: Transport, generation: number): Promise<Client> {
     const elicitation = this.deps.elicitation;
     // Schemas the SDK compiles itself (none for tool results: see output-schema.ts) run on the linear-time engine too.
-    const client = new Client(this.deps.clientInfo, { capabilities: elicitation ? ELICITATION_CAPABILITIES : {}, jsonSchemaValidator: new LinearJsonSchemaValidator() });
+    const capabilities = { ...(elicitation ? ELICITATION_CAPABILITIES : {}), ...(this.deps.roots ? ROOTS_CAPABILITIES : {}) };
+    const client = new Client(this.deps.clientInfo, { capabilities, jsonSchemaValidator: new LinearJsonSchemaValidator() });
+    if (this.deps.roots) registerRoots(client, this.deps.roots);
     if (elicitation) {
       // Labelled with Warden's id and label for the server, never its self-declared name; an
       // answer is only an answer, never a tool approval (the gate is not reachable from here).
