@@ -24,6 +24,8 @@ import { chatChannels, chatEvents } from './contract/chat';
 import { accountsTrustChannels } from './contract/accounts';
 import { settingsChannels, settingsEvents } from './contract/settings';
 import { serverDataChannels, serverDataEvents } from './contract/server-data';
+import { elicitationChannels, elicitationEvents } from './contract/elicitation';
+import { rootsChannels } from './contract/roots';
 
 /** Every request/response channel. */
 export const channels = {
@@ -42,6 +44,8 @@ export const channels = {
   ...accountsTrustChannels,
   ...settingsChannels,
   ...serverDataChannels,
+  ...elicitationChannels,
+  ...rootsChannels,
 } as const satisfies Record<string, ChannelSpec>;
 
 /** Every main→renderer event. */
@@ -58,6 +62,7 @@ export const events = {
   ...chatEvents,
   ...settingsEvents,
   ...serverDataEvents,
+  ...elicitationEvents,
 } as const satisfies Record<string, EventSpec>;
 
 export type Channels = typeof channels;

@@ -9,6 +9,8 @@ import { systemClock, type BrowserOpener, type Clock, type FileDialogs, type Jou
 import { OAuthService, createAuthHandlers, type OriginConfirmer, type ResolveHost } from './mcp/oauth';
 import type { ServerChangeConfirmer } from './settings/server-confirmation';
 import { cancellingElicitor, type Elicitor } from './elicitation/elicitation';
+import { elicitationHandlers, FormQuestions } from './elicitation/form-questions';
+import { RootsService, rootsHandlers } from './mcp/roots';
 import { MemoryJournal } from './memory-journal';
 import { WardenError } from '../../shared/result';
 import { activityCallHandlers } from './ledger/activity-calls';
@@ -84,8 +86,12 @@ export interface CoreDeps {
    * never opens or writes a file.
    */
   fileDialogs?: FileDialogs;
-  /** Asks the person a server's elicitation question. Default: every question is cancelled. */
-  elicitor?: Elicitor;
+  /**
+   * Asks the person a server's URL-mode elicitation (main: a native dialog). Default: every such
+   * request is cancelled. Form questions are shown in the app (elicitation/form-questions.ts)
+   * unless this brings its own `form` (tests).
+   */
+  elicitor?: Pick<Elicitor, 'url'> & Partial<Elicitor>;
   /** MCP connection layer tuning: timeouts, backoff, the OAuth provider hook (default: the gate's registry/executor). */
   connections?: ConnectionLayerOptions;
   /** Add the built-in offline demo server on a first run with no servers (the app: true; tests: off). */
@@ -101,6 +107,8 @@ export interface CoreDeps {
    * from it; a changed tool is shown before and after). Default: memory only.
    */
   listingsDir?: string;
+  /** Folder where the roots people give servers are kept (one file per server). Default: memory only. */
+  rootsDir?: string;
   /** The folder Warden keeps its files in (main: the user-data folder), shown in Settings. */
   dataFolder?: string;
   /** Verifies a ledger folder for `ledger:verify` with its key and anchor (default: in a worker thread, off the main thread). */
@@ -209,6 +217,30 @@ export function createCore(deps: CoreDeps): WardenCore {
       for (const listener of signInListeners) listener(s);
     },
   });
+  const names = {
+    server: (serverId: string) => serversModule.service.getServer(serverId)?.name,
+    account: (serverId: string, accountId: string) => serversModule.service.accountsOf(serverId).find((a) => a.id === accountId)?.label,
+  };
+  const formQuestions = new FormQuestions({ events, clock, names });
+  const elicitor: Elicitor = {
+    url: (request, signal) => (deps.elicitor ?? cancellingElicitor).url(request, signal),
+    form: deps.elicitor?.form ? deps.elicitor.form.bind(deps.elicitor) : (request, signal) => formQuestions.ask(request, signal),
+    refused: deps.elicitor?.refused ? deps.elicitor.refused.bind(deps.elicitor) : (notice) => formQuestions.refused(notice),
+  };
+  // Roots are read by the connections built below; a change reaches them through this listener
+  // (added once both exist), as sign-in changes do.
+  const rootsListeners = new Set<(serverId: string, accountId: string) => void>();
+  const roots = new RootsService({
+    dir: deps.rootsDir ?? null,
+    ...(deps.fileDialogs?.chooseFolder ? { chooseFolder: (o: { title: string; defaultPath?: string }) => deps.fileDialogs!.chooseFolder!(o) } : {}),
+    onChanged: (serverId, accountId) => {
+      for (const listener of rootsListeners) listener(serverId, accountId);
+    },
+    serverName: names.server,
+  });
+  serversModule.service.onChange((change) => {
+    if (change.serverId !== null && change.reason === 'removed') void roots.forgetServer(change.serverId);
+  });
   const connections = createConnectionLayer({
     service: serversModule.service,
     secrets: serversModule.secrets,
@@ -218,12 +250,14 @@ export function createCore(deps: CoreDeps): WardenCore {
     clock,
     options: {
       authProviderFor: (d, a) => oauth.providerFor(d, a),
-      elicitation: { elicitor: deps.elicitor ?? cancellingElicitor, browser },
+      elicitation: { elicitor, browser },
+      roots: (serverId, accountId) => roots.forServer(serverId, accountId),
       builtinTransport: openBuiltinTransport,
       relistAfterMs: () => serversModule.settings.get().preferences.relistAfterMs ?? DEFAULT_RELIST_AFTER_MS,
       ...deps.connections,
     },
   });
+  rootsListeners.add((serverId, accountId) => connections.manager.rootsChanged(serverId, accountId));
   signInListeners.add((s) => {
     if (s.signedIn) void connections.manager.connect(s.serverId, s.accountId).catch(() => undefined);
     else void connections.manager.disconnect(s.serverId, s.accountId).catch(() => undefined);
@@ -246,10 +280,7 @@ export function createCore(deps: CoreDeps): WardenCore {
     // The ledger's safe mode (tampering found) holds every tool at ask until acknowledged: the one
     // place it joins the policy state the gate, the matrix and the chat decide with.
     isSafeMode: safeMode,
-    names: {
-      server: (serverId) => serversModule.service.getServer(serverId)?.name,
-      account: (serverId, accountId) => serversModule.service.accountsOf(serverId).find((a) => a.id === accountId)?.label,
-    },
+    names,
   });
 
   // Settles what the last exit interrupted; the host awaits `recovered` (kept from being an
@@ -382,6 +413,8 @@ export function createCore(deps: CoreDeps): WardenCore {
   const contractHandlers: Handlers = {
     'core:status': () => status(),
     'core:ping': ({ nonce }) => ({ nonce, receivedAt: new Date(clock.now()).toISOString() }),
+    ...elicitationHandlers(formQuestions),
+    ...rootsHandlers(roots, (serverId, accountId) => serversModule.service.accountsOf(serverId).some((a) => a.id === accountId)),
     ...activity,
     'ledger:acknowledge-safe-mode': async (request) => {
       const result = await acknowledgeSafeMode(request);
@@ -440,6 +473,7 @@ export function createCore(deps: CoreDeps): WardenCore {
       await chat.close();
       offSafeMode?.();
       await permissions.close();
+      await roots.flush();
       gateModule.close();
       serverData.close();
       modelsModule.dispose();

@@ -85,6 +85,7 @@ export async function openDurableState(): Promise<Partial<Parameters<typeof crea
     chat: { dataDir: join(userData, 'conversations') },
     // What each account listed (a disconnected account's tools, before/after of a changed tool).
     listingsDir: join(userData, 'listings'),
+    rootsDir: join(userData, 'roots'),
     servers: { settingsStore: openElectronSettingsStore(), onSecretValue },
     // Model providers in their own file (`models.json`); their keys only in the keychain.
     models: { settingsStore: openElectronSettingsStore('models') },

@@ -4,12 +4,12 @@
  * URL mode: a message box names the asking server (Warden's label, not the server's own name) and
  * the exact domain the page is on; Cancel is the default and the cancel button, so only an
  * explicit "Open" consents, and the core then opens the page through the audited https-only
- * opener. Form mode: Warden has no native form yet, so it says so and answers `decline` — the
- * server learns the person was not asked, never a made-up answer. Either answer is only an answer:
- * it never approves a tool call (approvals have their own dialog and the gate).
+ * opener. Form mode is not here: forms are shown in the app, generated from the requested schema
+ * (electron/core/elicitation/form-questions.ts). Either answer is only an answer: it never
+ * approves a tool call (approvals have their own dialog and the gate).
  */
 import { dialog, type BrowserWindow, type MessageBoxOptions } from 'electron';
-import type { Elicitor, FormElicitation, UrlElicitation } from '../core/elicitation/elicitation';
+import type { Elicitor, UrlElicitation } from '../core/elicitation/elicitation';
 
 /** Buttons of the URL consent dialog: Cancel first (default, Escape). */
 export const URL_CONSENT_BUTTONS = ['Cancel', 'Open in browser'] as const;
@@ -29,22 +29,8 @@ export function urlConsentOptions(request: UrlElicitation): MessageBoxOptions {
   };
 }
 
-/** The notice shown for a form-mode request Warden cannot display yet. */
-export function formNoticeOptions(request: FormElicitation): MessageBoxOptions {
-  return {
-    type: 'info',
-    title: 'Warden: a server asked a question',
-    message: `${request.serverLabel} asked you to fill in a form, which this version of Warden cannot show.`,
-    detail: [`The server was told you declined.`, '', `The server says (its own words, not Warden's):`, request.message].join('\n'),
-    buttons: ['OK'],
-    defaultId: 0,
-    cancelId: 0,
-    noLink: true,
-  };
-}
-
-/** An Elicitor that asks in native dialogs over Warden's window. */
-export function createDialogElicitor(getWindow: () => BrowserWindow | null): Elicitor {
+/** The URL half of an Elicitor, asking in native dialogs over Warden's window (forms are asked in the app). */
+export function createDialogElicitor(getWindow: () => BrowserWindow | null): Pick<Elicitor, 'url'> {
   const show = (options: MessageBoxOptions) => {
     const window = getWindow();
     return window && !window.isDestroyed() ? dialog.showMessageBox(window, options) : dialog.showMessageBox(options);
@@ -57,10 +43,6 @@ export function createDialogElicitor(getWindow: () => BrowserWindow | null): Eli
       } catch {
         return 'cancel';
       }
-    },
-    async form(request) {
-      await show(formNoticeOptions(request)).catch(() => undefined);
-      return { action: 'decline' };
     },
   };
 }

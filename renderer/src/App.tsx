@@ -10,6 +10,7 @@ import { useAppStore } from './store';
 import { isSidebarCollapsed } from './store/layout-slice';
 import { CurrentView } from './views/views';
 import { RecoveryBanner } from './views/recovery-view';
+import { ServerQuestions } from './views/server-questions';
 
 /** The sidebar: brand, collapse toggle, navigation and the one thing this window cannot do. */
 function Sidebar() {
@@ -79,6 +80,7 @@ export function App() {
         <CoreErrorBanner />
         <NavigationNotice />
         <RecoveryBanner />
+        <ServerQuestions />
         <CurrentView />
       </main>
       <StatusPanel />

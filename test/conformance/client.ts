@@ -6,14 +6,15 @@
  * What it drives:
  * - `initialize`, `tools_call`, `sse-retry`: Warden's connection layer (ConnectionManager →
  *   Connection → SDK Client over Streamable HTTP), each tool call decided by the policy first;
- * - the auth scenarios and elicitation: the SDK `Client` over Streamable HTTP directly, with
+ * - `elicitation-sep1034-client-defaults`: the same, with Warden's elicitation handler and a
+ *   person stand-in that accepts the form as offered (the handler applies the defaults, SEP-1034);
+ * - the auth scenarios: the SDK `Client` over Streamable HTTP directly, with
  * - Warden's OAuth pieces: `WardenOAuthProvider` (S256/issuer/endpoint checks, issuer-keyed
  *   storage in a SecretStore), the loopback redirect receiver with its random `state`, the
  *   https-or-loopback fetch guard, and a BrowserOpener that follows the authorization server's
  *   redirect the way a person's browser would (the conformance server auto-approves);
  * - Warden's policy engine (`decide`) with a test policy that allows exactly this scenario's
  *   tools: a tool is called only when the policy answers `allow`;
- * - an Elicitor stand-in that accepts form elicitations and lets defaults apply (SEP-1034).
  *
  * Sign-in is interactive in Warden (a connection that needs authorization reports "auth
  * required" and the person signs in); here the "person" signs in automatically whenever a request
@@ -51,10 +52,10 @@ const ALLOWED_TOOLS: Record<string, string[]> = {
 const AUTH_TOOLS = ['test-tool'];
 /**
  * Scenarios driven through Warden's own connection layer (ConnectionManager → Connection → SDK
- * Client). The others need what that layer deliberately does not do by itself: completing a
- * sign-in inside a session (auth/*) and answering elicitations (no Elicitor is wired into it yet).
+ * Client, with Warden's elicitation handler). The others need what that layer deliberately does
+ * not do by itself: completing a sign-in inside a session (auth/*).
  */
-const CONNECTION_LAYER_SCENARIOS = ['initialize', 'tools_call', 'sse-retry'];
+const CONNECTION_LAYER_SCENARIOS = ['initialize', 'tools_call', 'sse-retry', 'elicitation-sep1034-client-defaults'];
 
 const log = (...parts: unknown[]): void => {
   process.stderr.write(`[warden-conformance] ${parts.map((p) => (typeof p === 'string' ? p : JSON.stringify(p))).join(' ')}\n`);
@@ -247,6 +248,17 @@ async function runThroughConnectionLayer(serverUrl: string, allowed: readonly st
     secrets: new MemorySecretStore(),
     clientInfo: { name: 'warden-conformance', version: '0.1.0' },
     reconnect: { maxAttempts: 0 },
+    // The person stand-in accepts a form as offered: Warden's handler fills in the schema's defaults.
+    elicitation: {
+      elicitor: {
+        form: async (question) => {
+          log('elicitation from server', question.message);
+          return { action: 'accept', content: {} };
+        },
+        url: async () => 'cancel',
+      },
+      browser: { open: async () => undefined },
+    },
   });
   try {
     const status = await manager.connect(SERVER_ID, ACCOUNT_ID);

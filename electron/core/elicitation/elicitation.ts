@@ -13,6 +13,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { BrowserOpener } from '../ports';
 import { createLinearAjv } from '../validation/schemas';
 import { displayText } from '../mcp/sanitize';
+import { secretFieldOf } from './secret-fields';
 
 /** Most of a server's question shown to the person (UTF-8 bytes), and of each field's label or help text. */
 const MESSAGE_BYTES = 4 * 1024;
@@ -29,6 +30,8 @@ export interface RequestedSchema {
 export interface FormElicitation {
   serverId: string;
   serverLabel: string;
+  /** The account the asking connection runs as (absent where the host has no accounts). */
+  accountId?: string;
   /** Untrusted: written by the server. Show it labelled as the server's words. */
   message: string;
   schema: RequestedSchema;
@@ -61,6 +64,20 @@ export interface Elicitor {
   form(request: FormElicitation, signal: AbortSignal): Promise<FormAnswer>;
   /** Resolves 'accept' only if the person explicitly consented to open `url`. */
   url(request: UrlElicitation, signal: AbortSignal): Promise<ElicitAction>;
+  /** Told when a form was refused before the person saw it (it asked for a secret), to warn them. */
+  refused?(notice: RefusedForm): void;
+}
+
+/** A form refused unseen because a field asks for a secret. */
+export interface RefusedForm {
+  serverId: string;
+  serverLabel: string;
+  accountId?: string;
+  /** Untrusted: the server's message, sanitized. */
+  message: string;
+  /** The field's name (the server's, sanitized) and why it counts as asking for a secret. */
+  field: string;
+  why: string;
 }
 
 /**
@@ -87,6 +104,7 @@ export interface ElicitationEvent {
 export interface ElicitationHandlerOptions {
   serverId: string;
   serverLabel: string;
+  accountId?: string;
   elicitor: Elicitor;
   browser: BrowserOpener;
   /** How many times a person may fix an answer that does not match the schema before it counts as cancel. */
@@ -145,13 +163,26 @@ export function createElicitationHandler(options: ElicitationHandlerOptions) {
     }
     // What the person is shown: the server's words sanitized; the schema validated against is the server's own.
     const message = displayText(params.message, MESSAGE_BYTES);
+    const account = options.accountId !== undefined ? { accountId: options.accountId } : {};
+    // Servers must not ask for secrets in a form: such a form never reaches the person, who is warned instead.
+    const secret = secretFieldOf(schema.properties ?? {});
+    if (secret) {
+      const field = displayText(secret.field, FIELD_TEXT_BYTES);
+      emit({ mode: 'form', outcome: 'refused', detail: `field ${field}: ${secret.why}` });
+      try {
+        options.elicitor.refused?.({ serverId: options.serverId, serverLabel: options.serverLabel, ...account, message, field, why: secret.why });
+      } catch {
+        // A failing warning never turns a refusal into a question.
+      }
+      throw new McpError(ErrorCode.InvalidParams, `Warden refused the form: field "${field}": ${secret.why}; servers must not ask for passwords, tokens or keys in a form`);
+    }
     const shownSchema = shownFormSchema(schema);
     let problem: string | undefined;
     for (let attempt = 0; attempt < maxAttempts; attempt++) {
       let answer: FormAnswer;
       try {
         answer = await options.elicitor.form(
-          { serverId: options.serverId, serverLabel: options.serverLabel, message, schema: shownSchema, ...(problem ? { problem } : {}) },
+          { serverId: options.serverId, serverLabel: options.serverLabel, ...account, message, schema: shownSchema, ...(problem ? { problem } : {}) },
           extra.signal,
         );
       } catch {

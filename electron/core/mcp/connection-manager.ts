@@ -47,6 +47,8 @@ export interface ConnectionManagerOptions {
   authFetch?: FetchLike;
   /** Answers servers' elicitation requests (absent = elicitation not offered to servers). */
   elicitation?: { elicitor: Elicitor; browser: BrowserOpener };
+  /** The folders given to (server, account) as roots (absent = roots not offered to servers). */
+  roots?: (serverId: string, accountId: string) => Array<{ uri: string; name: string }>;
   /** Per-call timeout when neither the call nor the server sets one (default 60 s). */
   defaultCallTimeoutMs?: number;
   /** Bound on connecting + first discovery (default 30 s). */
@@ -200,6 +202,7 @@ export class ConnectionManager implements ToolRegistry, ToolExecutor {
         ...this.options.elicitation,
         serverLabel: definition.name,
       },
+      ...(this.options.roots ? { roots: () => this.options.roots!(serverId, accountId) } : {}),
       defaultCallTimeoutMs: this.options.defaultCallTimeoutMs ?? 60_000,
       connectTimeoutMs: this.options.connectTimeoutMs ?? 30_000,
       relistTimeoutMs: this.options.relistTimeoutMs ?? DEFAULT_RELIST_TIMEOUT_MS,
@@ -255,6 +258,11 @@ export class ConnectionManager implements ToolRegistry, ToolExecutor {
   /** The connection object of one (server, account), if one was ever opened. */
   connection(serverId: string, accountId: string): Connection | undefined {
     return this.connections.get(keyOf(serverId, accountId));
+  }
+
+  /** Tells a connected (server, account) that its roots changed (`notifications/roots/list_changed`). */
+  rootsChanged(serverId: string, accountId: string): void {
+    this.connection(serverId, accountId)?.rootsChanged();
   }
 
   /** Status snapshots of every known connection (optionally of one server). */

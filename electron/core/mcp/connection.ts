@@ -21,6 +21,7 @@ import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/tran
 import {
   CallToolResultSchema,
   ErrorCode as RpcErrorCode,
+  ListToolsResultSchema,
   McpError,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -46,6 +47,8 @@ import { CallNotSentError, ToolCallFailedError, ToolCallOutcomeUnknownError } fr
 import { LOGGED, ProcessTransport } from './process-transport';
 import { displayText } from './sanitize';
 import { LinearJsonSchemaValidator } from '../validation/schemas';
+import { OutputSchemas } from './output-schema';
+import { registerRoots, ROOTS_CAPABILITIES } from './roots-handler';
 
 /** Most of a server's text kept for each use (names, descriptions, instructions, messages), in UTF-8 bytes. */
 const TEXT_LIMITS = { name: 256, description: 8 * 1024, instructions: 16 * 1024, message: 8 * 1024, note: 1024 } as const;
@@ -164,6 +167,8 @@ export interface ConnectionDeps {
   authFetch?: FetchLike;
   /** Answers a server's elicitation requests; absent = the client does not offer elicitation. */
   elicitation?: { elicitor: Elicitor; browser: BrowserOpener; serverLabel: string };
+  /** The folders given to this (server, account) as roots; absent = the client does not offer roots. */
+  roots?: () => Array<{ uri: string; name: string }>;
   defaultCallTimeoutMs: number;
   connectTimeoutMs: number;
   reconnect: ReconnectPolicy;
@@ -230,6 +235,8 @@ export class Connection {
   private readonly progressHandlers = new Map<number, ProgressListener>();
   /** Our own progress tokens (the SDK's `onprogress` option copies the request params per call). */
   private nextProgressToken = 1;
+  /** Checks structured results against the outputSchema of the listing a call was decided on. */
+  private readonly outputSchemas = new OutputSchemas();
   readonly endpointHash: string;
 
   constructor(private readonly deps: ConnectionDeps) {
@@ -302,6 +309,12 @@ export class Connection {
    */
   get liveClient(): Client | undefined {
     return this.statusValue.state === 'connected' ? this.client : undefined;
+  }
+
+  /** Sends `notifications/roots/list_changed` (when connected; a server that connects later asks anyway). */
+  rootsChanged(): void {
+    if (this.statusValue.state !== 'connected' || !this.client || !this.deps.roots) return;
+    this.client.sendRootsListChanged().catch((error: unknown) => this.deps.log.note(`could not tell the server its roots changed: ${errorText(error)}`));
   }
 
   /** The tools the server currently lists (empty unless connected). */
@@ -450,12 +463,14 @@ export class Connection {
   /** A fresh SDK client over `transport`, with our send/close hooks installed. */
   private async attach(transport: Transport, generation: number): Promise<Client> {
     const elicitation = this.deps.elicitation;
-    // The server's outputSchemas check its own results: their patterns run on the linear-time engine.
-    const client = new Client(this.deps.clientInfo, { capabilities: elicitation ? ELICITATION_CAPABILITIES : {}, jsonSchemaValidator: new LinearJsonSchemaValidator() });
+    // Schemas the SDK compiles itself (none for tool results: see output-schema.ts) run on the linear-time engine too.
+    const capabilities = { ...(elicitation ? ELICITATION_CAPABILITIES : {}), ...(this.deps.roots ? ROOTS_CAPABILITIES : {}) };
+    const client = new Client(this.deps.clientInfo, { capabilities, jsonSchemaValidator: new LinearJsonSchemaValidator() });
+    if (this.deps.roots) registerRoots(client, this.deps.roots);
     if (elicitation) {
       // Labelled with Warden's id and label for the server, never its self-declared name; an
       // answer is only an answer, never a tool approval (the gate is not reachable from here).
-      registerElicitation(client, { serverId: this.deps.definition.id, serverLabel: elicitation.serverLabel, elicitor: elicitation.elicitor, browser: elicitation.browser });
+      registerElicitation(client, { serverId: this.deps.definition.id, serverLabel: elicitation.serverLabel, accountId: this.deps.accountId, elicitor: elicitation.elicitor, browser: elicitation.browser });
     }
     if (generation !== this.generation) {
       // A disconnect or a newer connect happened while this one was being prepared.
@@ -561,7 +576,9 @@ export class Connection {
     const seenCursors = new Set<string>();
     let cursor: string | undefined;
     do {
-      const page = await client.listTools(cursor === undefined ? undefined : { cursor }, { timeout: this.deps.connectTimeoutMs });
+      // A plain request, not `client.listTools`: the SDK would remember output schemas from the
+      // last page only; Warden checks results itself against the listing it pinned (output-schema.ts).
+      const page = await client.request({ method: 'tools/list', params: cursor === undefined ? undefined : { cursor } }, ListToolsResultSchema, { timeout: this.deps.connectTimeoutMs });
       listed.push(...page.tools);
       cursor = page.nextCursor;
       if (cursor !== undefined) {
@@ -792,12 +809,20 @@ export class Connection {
       params = { name: toolName, arguments: args as Record<string, unknown>, [CALL_STATE]: state };
     }
     const closesBefore = this.closeCount;
+    // The contract the call was decided on: its outputSchema is what the answer must keep.
+    const contract = this.toolsByName.get(toolName);
     const timeout = options.timeoutMs ?? this.deps.definition.timeoutMs ?? this.deps.defaultCallTimeoutMs;
     // One timer per call: the SDK's own `timeout` (it sends notifications/cancelled when it
     // fires). One `then` instead of an async wrapper: this layer adds a single promise per call.
     return client.callTool(params, CallToolResultSchema, { signal, timeout }).then(
       (result) => {
         if (token !== 0) this.progressHandlers.delete(token);
+        // The server answered but broke its own declared output: its error, never a success.
+        const problem = this.outputSchemas.problem(contract, result as ToolCallResult);
+        if (problem !== null) {
+          this.deps.log.note(problem);
+          throw new ToolCallFailedError(problem);
+        }
         return result as ToolCallResult;
       },
       (error: unknown) => {

@@ -29,7 +29,7 @@ async function settle<T>(p: Promise<T>): Promise<{ ok: true; value: T } | { ok: 
 }
 
 describe('rug pull', () => {
-  it('a changed description, then schema, then annotations each change the pinned contract hash and are reported with the field', async () => {
+  it('a changed description, then input schema, then annotations, then output schema each change the pinned contract hash and are reported with the field', async () => {
     const { manager } = track(makeManager([stdioFixture('weather', 'rug-pull')]));
     const changes: ToolsChange[] = [];
     const registry: RegistryChange[] = [];
@@ -44,6 +44,7 @@ describe('rug pull', () => {
       [1, 'description'],
       [2, 'inputSchema'],
       [3, 'annotations'],
+      [4, 'outputSchema'],
     ] as const) {
       await manager.call({ serverId: 'weather', accountId: 'default', toolName: 'next_stage' }, {}, { signal: signal(), operationId: `stage-${stage}` });
       const change = await waitUntil(() => changes[stage], 15_000, `change ${stage}`);
@@ -56,7 +57,8 @@ describe('rug pull', () => {
       hashes.push(now.contractHash);
     }
     expect(manager.getTool('weather', 'default', 'get_weather')!.annotations).toMatchObject({ destructiveHint: true });
-    expect(registry.filter((r) => r.kind === 'tools-changed')).toHaveLength(4);
+    expect(manager.getTool('weather', 'default', 'get_weather')!.outputSchema).toMatchObject({ properties: { secret: { type: 'string' } } });
+    expect(registry.filter((r) => r.kind === 'tools-changed')).toHaveLength(5);
   });
 
   it('changed server instructions are reported against the hashes pinned before start', async () => {

@@ -47,13 +47,7 @@ describe('native elicitation dialogs', () => {
     expect(await elicitor.url(urlRequest, ac.signal)).toBe('cancel');
   });
 
-  it('a form request is declined, never answered with made-up content', async () => {
-    const elicitor = createDialogElicitor(() => null);
-    const answer = await elicitor.form(
-      { serverId: 'srv-1', serverLabel: 'Work tracker', message: 'Your name?', schema: { type: 'object', properties: { name: { type: 'string' } } } },
-      new AbortController().signal,
-    );
-    expect(answer).toEqual({ action: 'decline' });
-    expect(electronMock.dialog.showMessageBox).toHaveBeenCalledTimes(1);
+  it('offers no form answer: forms are asked in the app, never declined or made up in main', () => {
+    expect(Object.keys(createDialogElicitor(() => null))).toEqual(['url']);
   });
 });
