@@ -20,12 +20,20 @@ type ObjectDraft = Extract<Draft, { kind: 'object' }>;
 export function ServerQuestions() {
   const [state, setState] = useState<{ questions: ElicitationQuestion[]; refused: RefusedFormView[] }>({ questions: [], refused: [] });
   const refresh = useCallback(() => {
-    unwrap(getWardenApi().elicitation.list({}))
+    Promise.resolve()
+      .then(() => unwrap(getWardenApi().elicitation.list({})))
       .then(setState)
       .catch(() => undefined);
   }, []);
   useEffect(() => {
-    const off = getWardenApi().elicitation.onChanged(refresh);
+    // Without the contract bridge there is nothing to ask: the core-error banner says why, and
+    // the rest of the window must still draw.
+    let off: () => void;
+    try {
+      off = getWardenApi().elicitation.onChanged(refresh);
+    } catch {
+      return undefined;
+    }
     refresh();
     return off;
   }, [refresh]);

@@ -81,8 +81,15 @@ setInterval(() => {}, 1000);`;
       return (used.user + used.system) / 1000;
     };
     await cpuFor(1); // warm-up
-    const small = await cpuFor(2);
-    const large = await cpuFor(14);
+    // The least of a few readings: CPU time other work on a busy machine adds (garbage collection of
+    // another test's leftovers) only ever adds, and a quadratic cost shows in every reading.
+    const least = async (mb: number, times: number) => {
+      let best = Infinity;
+      for (let i = 0; i < times; i++) best = Math.min(best, await cpuFor(mb));
+      return best;
+    };
+    const small = await least(2, 3);
+    const large = await least(14, 2);
     // Linear: about 7 times; the quadratic reading was over 20.
     expect(large / small, `2 MB: ${small.toFixed(0)} ms, 14 MB: ${large.toFixed(0)} ms of CPU`).toBeLessThan(12);
   });
