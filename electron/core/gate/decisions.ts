@@ -4,17 +4,28 @@
  * fingerprint from what the server lists now. The engine decides; this only gathers its inputs
  * (path normalization, labels, the active account) and keeps the decisions that cannot change.
  */
+import type { RequestOrigin, ToolIdentity } from '../../../shared/domain/journal-events';
 import type { PolicyDecision, PolicyState } from '../../../shared/domain/policy';
+import { canonicalCopy } from '../canonical/canonical-json';
 import { fingerprint as computeFingerprint } from '../canonical/hashes';
 import { decide, inactiveAccount, readsArguments } from '../policy/engine';
 import { normalizeForPolicy, pathRulesFor } from '../policy/normalize';
 import type { PathFs, PathSemantics } from '../policy/paths';
-import type { Operation, OperationNames } from './operation';
+import type { ArgumentValidator } from './arguments';
+import { newOperation, type Operation, type OperationNames } from './operation';
 import type { ToolDescriptor, ToolRegistry } from './ports';
 
 /** The current policy, read at every decision point. */
 export interface PolicySource {
   current(): PolicyState;
+}
+
+/** What a simulated call would come to. */
+export interface Simulation {
+  outcome: 'allow' | 'ask' | 'deny' | 'invalid';
+  reason: string;
+  summary: string;
+  decision: PolicyDecision | null;
 }
 
 /** What a re-check found: the approval no longer matches the tool, or the decision it makes now. */
@@ -172,5 +183,36 @@ export class GateDecisions {
       return { kind: 'invalidated', reason: `Invalidated: ${decision.reason}`, fingerprint: fp, decision };
     }
     return { kind: 'ok', fingerprint: fp, decision };
+  }
+
+  /**
+   * What the gate would do with a call, without making one: the same validation, path
+   * normalization and policy decision as a real request (see `Gate.simulate`).
+   */
+  simulate(
+    req: { serverId: string; accountId: string; toolName: string; conversationId: string | null; arguments: unknown },
+    options: { state?: PolicyState; tool?: ToolDescriptor },
+    validator: ArgumentValidator,
+    now: number,
+  ): Simulation {
+    const tool = options.tool ?? this.registry.getTool(req.serverId, req.accountId, req.toolName);
+    const identity: ToolIdentity = { serverId: req.serverId, accountId: req.accountId, toolName: req.toolName, endpointHash: tool?.endpointHash ?? '', contractHash: tool?.contractHash ?? '' };
+    const origin: RequestOrigin = { source: 'user', conversationId: req.conversationId, round: null, batchId: null };
+    if (req.arguments === null || typeof req.arguments !== 'object' || Array.isArray(req.arguments)) {
+      return { outcome: 'invalid', reason: 'Invalid arguments: arguments: must be an object', summary: '', decision: null };
+    }
+    let made: { canonical: string; copy: Readonly<Record<string, unknown>> };
+    try {
+      made = canonicalCopy(req.arguments as Record<string, unknown>);
+    } catch (error) {
+      return { outcome: 'invalid', reason: `Invalid arguments: ${error instanceof Error ? error.message : String(error)}`, summary: '', decision: null };
+    }
+    const op = newOperation(this.names, 'simulation', origin, identity, made.copy, made.canonical, now, tool);
+    if (tool) {
+      const invalid = validator.validate(tool, made.copy);
+      if (invalid) return { outcome: 'invalid', reason: `Invalid arguments: ${invalid}`, summary: op.labels.summary, decision: null };
+    }
+    const decision = this.decideUnfrozen(op, tool, options.state ?? this.policy.current());
+    return { outcome: decision.decision, reason: decision.reason, summary: op.labels.summary, decision };
   }
 }

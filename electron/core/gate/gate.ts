@@ -14,20 +14,18 @@
  * observe a half-made decision.
  */
 import { randomUUID } from 'node:crypto';
-import type { CallSource, OperationState } from '../../../shared/domain/operations';
+import type { OperationState } from '../../../shared/domain/operations';
 import { TERMINAL_STATES } from '../../../shared/domain/operations';
 import { journalEntry, type OpProposed, type RequestOrigin, type ToolIdentity } from '../../../shared/domain/journal-events';
 import type { PolicyDecision, PolicyState } from '../../../shared/domain/policy';
 import { WardenError } from '../../../shared/result';
-import { canonicalCopy } from '../canonical/canonical-json';
 import { activeAccountOf } from '../policy/engine';
-import { hostPaths, type PathFs, type PathSemantics } from '../policy/paths';
+import { hostPaths } from '../policy/paths';
 import { CallAbort } from '../call-abort';
-import { systemClock, type ApprovalPreview, type Clock, type Journal, type JournalEntry, type OperationHistory } from '../ports';
+import { systemClock, type ApprovalPreview, type Clock, type JournalEntry } from '../ports';
 import { approvalPreview } from './approval-preview';
 import { ArgumentValidator, prepareArguments } from './arguments';
-import { isCallNotSent, outcomeOf } from './call-outcome';
-import { GateDecisions, type PolicySource } from './decisions';
+import { GateDecisions, type Simulation } from './decisions';
 import {
   moveTo,
   newOperation,
@@ -37,82 +35,22 @@ import {
   snapshot,
   whenSettled,
   type Operation,
-  type OperationNames,
   type OperationSnapshot,
   type RestoredOperation,
   type TransitionExtra,
 } from './operation';
-import type { RegistryChange, ToolDescriptor, ToolExecutor, ToolRegistry } from './ports';
-import { capErrorMessage, capToolResult, DEFAULT_MAX_RESULT_BYTES } from './result-cap';
+import type { RegistryChange, ToolDescriptor } from './ports';
+import { DEFAULT_MAX_RESULT_BYTES } from './result-cap';
+import { sendCall } from './execute';
+import { ApprovalExpiry } from './expiry';
+import { DEFAULT_APPROVAL_TTL_MS, DEFAULT_LISTING_WAIT_MS, type GateDeps, type GateRequest } from './gate-deps';
 import { JournalOrder } from './retention';
 
 // The gate's types and limits are imported from here by its callers; they live beside the code that owns them.
 export { MAX_ARGUMENTS_BYTES } from './arguments';
 export type { PolicySource } from './decisions';
 export type { OperationNames, OperationSnapshot, RestoredOperation } from './operation';
-
-/** Default time a pending approval waits before it expires. */
-export const DEFAULT_APPROVAL_TTL_MS = 10 * 60 * 1000;
-/** Longest a call (or an approval) waits for a re-list the server announced before it is decided. */
-export const DEFAULT_LISTING_WAIT_MS = 5_000;
-
-/** What the gate needs. Everything is injected so tests use real MCP servers and a fake clock. */
-export interface GateDeps {
-  journal: Journal;
-  /**
-   * Where finished operations are read back: the gate holds live ones only, and an id it does not
-   * hold is looked up here before it can mean a new call.
-   */
-  history: OperationHistory;
-  executor: ToolExecutor;
-  registry: ToolRegistry;
-  policy: PolicySource;
-  clock?: Clock;
-  /** How long a new approval waits; a function is read at each new approval (a setting can change it). */
-  approvalTtlMs?: number | (() => number);
-  /** Path semantics and file system for the normalization step (default: the host's, with symlink resolution). */
-  paths?: { semantics: PathSemantics; fs: PathFs | null };
-  newId?: () => string;
-  /** Schedules expiry sweeps; defaults to real timers (unref'd). Tests with a fake clock call `sweepExpired()`. */
-  scheduleExpiry?: boolean;
-  /**
-   * Longest a call or approval waits for a pending re-list of its server (default 5 s). Past it,
-   * the call is decided with the listing marked unverified, so Always Allow asks.
-   */
-  listingWaitMs?: number;
-  /**
-   * Largest result the gate keeps (UTF-8 bytes of its JSON; default 256 KiB). A larger one is cut
-   * before it enters the operation record or the journal (see result-cap.ts).
-   */
-  maxResultBytes?: number;
-  /**
-   * Names of configured servers and accounts, for an operation whose tool is not listed now (a
-   * finished one read back from history, a disconnected server): people read names, not ids.
-   */
-  names?: OperationNames;
-}
-
-/** One tool call as it enters the gate. */
-export interface GateRequest {
-  source: CallSource;
-  conversationId?: string | null;
-  round?: number | null;
-  batchId?: string | null;
-  /** The model provider's id for this tool call (chat calls only). */
-  callId?: string | null;
-  serverId: string;
-  accountId: string;
-  toolName: string;
-  arguments: unknown;
-  /** Caller-chosen id (idempotency key). A second request with it returns the recorded operation. */
-  operationId?: string;
-  /**
-   * Set by a caller that must refuse this call without running it (the chat loop: a tool that was
-   * not offered to the model, a cap reached). The gate records it as `denied` with this reason,
-   * so the refusal is in the ledger like every other decision, and never sends it.
-   */
-  refusedBecause?: string;
-}
+export { DEFAULT_APPROVAL_TTL_MS, DEFAULT_LISTING_WAIT_MS, type GateDeps, type GateRequest } from './gate-deps';
 
 /**
  * What admitting a request (or an approval) did: the operation, the journal append its records
@@ -149,7 +87,7 @@ export class Gate {
   private readonly clock: Clock;
   private readonly ttl: () => number;
   private readonly decisions: GateDecisions;
-  private readonly timers = new Map<string, ReturnType<typeof setTimeout>>();
+  private readonly expiry: ApprovalExpiry;
   private readonly unsubscribeRegistry: (() => void) | undefined;
 
   /** The journal, in decision order; finished operations retire from `live` once recorded. */
@@ -161,6 +99,7 @@ export class Gate {
     this.ttl = typeof ttl === 'function' ? ttl : () => ttl;
     this.decisions = new GateDecisions(deps.policy, deps.registry, deps.paths ?? hostPaths(), deps.names);
     this.journal = new JournalOrder(deps.journal);
+    this.expiry = new ApprovalExpiry(this.clock, deps.scheduleExpiry !== false, () => this.sweepExpired());
     this.unsubscribeRegistry = deps.registry.subscribe?.((change) => this.onRegistryChange(change));
   }
 
@@ -267,7 +206,7 @@ export class Gate {
       op.expiresAt = now + this.ttl();
       proposed.expiresAt = op.expiresAt;
       entries.push(this.transition(op, 'awaiting_approval', decision.reason, { decision, actor: 'policy', expiresAt: op.expiresAt }));
-      this.scheduleExpiry(op);
+      this.expiry.schedule(op);
       return this.recorded(op, entries);
     }
     // Always Allow: approved + executing go to the journal in ONE durable append.
@@ -499,7 +438,7 @@ export class Gate {
       this.live.set(op.id, op);
       // A recovered approval without a recorded deadline gets a fresh one, never an endless wait.
       if (op.expiresAt === null) op.expiresAt = this.clock.now() + this.ttl();
-      this.scheduleExpiry(op);
+      this.expiry.schedule(op);
       op.waitingForServer = this.deps.registry.listTools({ serverId: op.identity.serverId, accountId: op.identity.accountId }).length === 0;
     }
     await this.sweepExpired();
@@ -586,26 +525,8 @@ export class Gate {
   simulate(
     req: { serverId: string; accountId: string; toolName: string; conversationId: string | null; arguments: unknown },
     options: { state?: PolicyState; tool?: ToolDescriptor } = {},
-  ): { outcome: 'allow' | 'ask' | 'deny' | 'invalid'; reason: string; summary: string; decision: PolicyDecision | null } {
-    const tool = options.tool ?? this.deps.registry.getTool(req.serverId, req.accountId, req.toolName);
-    const identity: ToolIdentity = { serverId: req.serverId, accountId: req.accountId, toolName: req.toolName, endpointHash: tool?.endpointHash ?? '', contractHash: tool?.contractHash ?? '' };
-    const origin: RequestOrigin = { source: 'user', conversationId: req.conversationId, round: null, batchId: null };
-    if (req.arguments === null || typeof req.arguments !== 'object' || Array.isArray(req.arguments)) {
-      return { outcome: 'invalid', reason: 'Invalid arguments: arguments: must be an object', summary: '', decision: null };
-    }
-    let made: { canonical: string; copy: Readonly<Record<string, unknown>> };
-    try {
-      made = canonicalCopy(req.arguments as Record<string, unknown>);
-    } catch (error) {
-      return { outcome: 'invalid', reason: `Invalid arguments: ${error instanceof Error ? error.message : String(error)}`, summary: '', decision: null };
-    }
-    const op = newOperation(this.deps.names, 'simulation', origin, identity, made.copy, made.canonical, this.clock.now(), tool);
-    if (tool) {
-      const invalid = this.validator.validate(tool, made.copy);
-      if (invalid) return { outcome: 'invalid', reason: `Invalid arguments: ${invalid}`, summary: op.labels.summary, decision: null };
-    }
-    const decision = this.decisions.decideUnfrozen(op, tool, options.state ?? this.deps.policy.current());
-    return { outcome: decision.decision, reason: decision.reason, summary: op.labels.summary, decision };
+  ): Simulation {
+    return this.decisions.simulate(req, options, this.validator, this.clock.now());
   }
 
   /** The active account of a server for a conversation (or the global one), if one was chosen. */
@@ -621,8 +542,7 @@ export class Gate {
 
   /** Stops timers and the registry subscription. In-flight calls are left to their executor. */
   close(): void {
-    for (const t of this.timers.values()) clearTimeout(t);
-    this.timers.clear();
+    this.expiry.close();
     this.unsubscribeRegistry?.();
   }
 
@@ -676,46 +596,15 @@ export class Gate {
     await this.journal.append([...a.entries, failed]).catch(() => undefined);
   }
 
-  private async runCall(op: Operation): Promise<void> {
-    const signal = op.abort!.signal;
-    let outcome: JournalEntry;
-    if (signal.aborted) {
-      const why = reasonOf(signal.reason);
-      outcome = this.transition(op, 'failed', `Not sent: ${why}`, { error: { code: 'CANCELLED', message: why } });
-    } else {
-      try {
-        const raw = await this.deps.executor.call(
-          { serverId: op.identity.serverId, accountId: op.identity.accountId, toolName: op.identity.toolName },
-          op.args,
-          { signal, operationId: op.id },
-        );
-        const result = capToolResult(raw, this.deps.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES);
-        const to = outcomeOf({ ok: true, isError: result.isError });
-        outcome = this.transition(op, to, to === 'failed' ? 'The tool reported an error' : 'The tool call succeeded', { result });
-      } catch (error) {
-        const message = capErrorMessage(signal.aborted ? reasonOf(signal.reason) : error instanceof Error ? error.message : String(error));
-        const to = outcomeOf({ ok: false, error, aborted: signal.aborted });
-        outcome = isCallNotSent(error)
-          ? this.transition(op, 'failed', `Not sent: ${message}`, { error: { code: 'NOT_SENT', message } })
-          : to === 'failed'
-            ? this.transition(op, 'failed', `The server answered with an error: ${message}`, { error: { code: 'TOOL_CALL_FAILED', message } })
-            : this.transition(op, 'outcome_unknown', `${signal.aborted ? 'Cancelled while running' : 'The call failed after it was sent'}: the server may have acted (${message})`, {
-              error: { code: signal.aborted ? 'CANCELLED' : 'OUTCOME_UNKNOWN', message },
-            });
-      }
-    }
-    op.abort = null;
-    // The outcome is decided; only its record is left. A journal that fails now leaves `executing`
-    // as the last durable record, which recovery turns into outcome_unknown (never a resend).
-    this.journal.append([outcome]).catch((error: unknown) => {
-      console.error(`gate: the outcome of operation ${op.id} (${op.state}) could not be journaled`, error);
-    });
+  /** Sends the call (its `executing` is durable by now) and records how it ended. */
+  private runCall(op: Operation): Promise<void> {
+    return sendCall(op, this.deps.executor, this.deps.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES, (to, reason, extra) => this.transition(op, to, reason, extra), this.journal);
   }
 
   /** Applies a transition in memory (synchronously) and returns its journal entry. */
   private transition(op: Operation, to: OperationState, reason: string, extra: TransitionExtra = NO_EXTRA): JournalEntry {
     const entry = moveTo(op, to, reason, extra, this.clock.now());
-    if (this.timers.size !== 0 && to !== 'awaiting_approval') this.clearExpiry(op);
+    if (this.expiry.armed && to !== 'awaiting_approval') this.expiry.clear(op);
     if (TERMINAL_STATES.has(to)) {
       settle(op);
       this.journal.retire(this.live, op);
@@ -727,29 +616,6 @@ export class Gate {
       });
     }
     return entry;
-  }
-
-  private scheduleExpiry(op: Operation): void {
-    if (this.deps.scheduleExpiry === false || op.expiresAt === null) return;
-    const delay = Math.max(0, op.expiresAt - this.clock.now());
-    const timer = setTimeout(() => {
-      this.timers.delete(op.id);
-      void this.sweepExpired().then(() => {
-        // Timers can fire a millisecond before the wall clock reaches the deadline (and long
-        // delays are capped): an approval still pending is re-armed, never left waiting forever.
-        if (op.state === 'awaiting_approval') this.scheduleExpiry(op);
-      }, (error: unknown) => console.error(`gate: expiring operation ${op.id} failed`, error));
-    }, Math.min(delay, 2 ** 31 - 1));
-    timer.unref?.();
-    this.timers.set(op.id, timer);
-  }
-
-  private clearExpiry(op: Operation): void {
-    const t = this.timers.get(op.id);
-    if (t) {
-      clearTimeout(t);
-      this.timers.delete(op.id);
-    }
   }
 
   private onRegistryChange(change: RegistryChange): void {
@@ -764,7 +630,3 @@ export class Gate {
 const noop = (): void => undefined;
 const NO_EXTRA: TransitionExtra = Object.freeze({});
 const NO_ENTRIES: readonly JournalEntry[] = Object.freeze([]);
-
-function reasonOf(reason: unknown): string {
-  return reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : 'aborted';
-}
