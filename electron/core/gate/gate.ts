@@ -44,7 +44,7 @@ import { DEFAULT_MAX_RESULT_BYTES } from './result-cap';
 import { sendCall } from './execute';
 import { ApprovalExpiry } from './expiry';
 import { DEFAULT_APPROVAL_TTL_MS, DEFAULT_LISTING_WAIT_MS, type GateDeps, type GateRequest } from './gate-deps';
-import { JournalOrder } from './retention';
+import { HeldOperations, JournalOrder } from './retention';
 
 // The gate's types and limits are imported from here by its callers; they live beside the code that owns them.
 export { MAX_ARGUMENTS_BYTES } from './arguments';
@@ -71,17 +71,8 @@ type Listener = (op: OperationSnapshot) => void;
  * The gate. One instance per core; all tool calls go through `request`/`submit`.
  */
 export class Gate {
-  /**
-   * Operations not yet in a terminal state, by id: the only ones the gate holds. Policy changes,
-   * expiry and revocation touch these; a finished one is dropped the moment it finishes and is
-   * read back from the history when asked for (memory does not grow with history).
-   */
-  private readonly live = new Map<string, Operation>();
-  /**
-   * Caller-chosen ids being looked up in the history before admission: anything else asking for
-   * such an id (a duplicate request, `settled`, `approve`) waits for the admission first.
-   */
-  private readonly admitting = new Map<string, Promise<unknown>>();
+  /** The operations the gate holds, and the history lookups of ids it does not. */
+  private readonly held: HeldOperations;
   private readonly listeners = new Set<Listener>();
   private readonly validator = new ArgumentValidator();
   private readonly clock: Clock;
@@ -99,6 +90,7 @@ export class Gate {
     this.ttl = typeof ttl === 'function' ? ttl : () => ttl;
     this.decisions = new GateDecisions(deps.policy, deps.registry, deps.paths ?? hostPaths(), deps.names);
     this.journal = new JournalOrder(deps.journal);
+    this.held = new HeldOperations(deps.history, deps.names);
     this.expiry = new ApprovalExpiry(this.clock, deps.scheduleExpiry !== false, () => this.sweepExpired());
     this.unsubscribeRegistry = deps.registry.subscribe?.((change) => this.onRegistryChange(change));
   }
@@ -114,7 +106,7 @@ export class Gate {
   async request(req: GateRequest): Promise<OperationSnapshot> {
     const listing = this.listed(req.serverId, req.accountId);
     if (listing !== undefined) await listing;
-    const a = req.operationId === undefined || this.live.has(req.operationId) ? this.admit(req) : await this.admitKnown(req);
+    const a = req.operationId === undefined || this.held.live.has(req.operationId) ? this.admit(req) : await this.admitKnown(req);
     await this.proceed(a, true);
     if (!TERMINAL_STATES.has(a.op.state)) await whenSettled(a.op);
     return snapshot(a.op);
@@ -128,7 +120,7 @@ export class Gate {
   async submit(req: GateRequest): Promise<OperationSnapshot> {
     const listing = this.listed(req.serverId, req.accountId);
     if (listing !== undefined) await listing;
-    const a = req.operationId === undefined || this.live.has(req.operationId) ? this.admit(req) : await this.admitKnown(req);
+    const a = req.operationId === undefined || this.held.live.has(req.operationId) ? this.admit(req) : await this.admitKnown(req);
     await this.proceed(a, false);
     return snapshot(a.op);
   }
@@ -140,7 +132,7 @@ export class Gate {
    */
   private admit(req: GateRequest): Admission {
     const id = req.operationId ?? this.deps.newId?.() ?? randomUUID();
-    const existing = this.live.get(id);
+    const existing = this.held.live.get(id);
     if (existing) return { op: existing, written: null, send: false, entries: NO_ENTRIES }; // idempotency: never a second call for one id
 
     const now = this.clock.now();
@@ -165,7 +157,7 @@ export class Gate {
     const { args, canonicalArguments, copyError } = prepareArguments(req.arguments);
 
     const op: Operation = newOperation(this.deps.names, id, origin, identity, args, canonicalArguments, now, tool);
-    this.live.set(id, op);
+    this.held.live.set(id, op);
     const proposed: OpProposed = {
       operationId: id,
       origin,
@@ -215,39 +207,10 @@ export class Gate {
     return this.prepareSend(op, entries, { fingerprint: op.fingerprint, decision });
   }
 
-  /**
-   * A request naming an id the gate does not hold: the history is asked first, so an id that
-   * already ran (however long ago) answers with its recorded outcome and is never sent again.
-   */
-  private admitKnown(req: GateRequest): Promise<Admission> {
-    const id = req.operationId!;
-    // One lookup at a time per id, registered before anything awaits: a duplicate request,
-    // `settled` or `approve` for this id waits for the admission instead of racing it.
-    const before = this.admitting.get(id);
-    const run = (before ? before.then(noop, noop) : Promise.resolve()).then(async (): Promise<Admission> => {
-      if (this.live.has(id)) return this.admit(req);
-      const recorded = await this.deps.history.find(id);
-      // Admitted by a concurrent request while the history was asked: that one is the operation.
-      const live = this.live.get(id);
-      if (live) return { op: live, written: null, send: false, entries: NO_ENTRIES };
-      if (!recorded) return this.admit(req);
-      if (!TERMINAL_STATES.has(recorded.state)) {
-        throw new WardenError('CONFLICT', `Operation ${id} was recorded as ${recorded.state} but is not held by the gate (it was interrupted and is being recovered); try again`);
-      }
-      return { op: settledRebuild(this.deps.names, recorded), written: null, send: false, entries: NO_ENTRIES };
-    });
-    this.admitting.set(id, run);
-    const forget = (): void => {
-      if (this.admitting.get(id) === run) this.admitting.delete(id);
-    };
-    run.then(forget, forget);
-    return run;
-  }
 
-  /** Resolves once an admission of `id` that is looking up the history (if any) has happened. */
-  private async admitted(id: string): Promise<void> {
-    const pending = this.admitting.get(id);
-    if (pending) await pending.then(noop, noop);
+  /** See `HeldOperations.admitKnown`. */
+  private admitKnown(req: GateRequest): Promise<Admission> {
+    return this.held.admitKnown(req.operationId!, () => this.admit(req), (op) => ({ op, written: null, send: false, entries: NO_ENTRIES }));
   }
 
   /**
@@ -319,7 +282,7 @@ export class Gate {
    * CONFLICT and sends nothing.
    */
   async approve(operationId: string): Promise<OperationSnapshot> {
-    const op = await this.mustGet(operationId, 'approved');
+    const op = await this.held.mustGet(operationId, 'approved');
     // Approved against what the server lists now: a re-list it announced is waited for first.
     const listing = op.state === 'awaiting_approval' ? this.listed(op.identity.serverId, op.identity.accountId) : undefined;
     if (listing !== undefined) {
@@ -360,7 +323,7 @@ export class Gate {
 
   /** Rejects a pending operation; nothing is sent. Why: the person (or a renderer) said no. */
   async reject(operationId: string, reason = 'Rejected by you'): Promise<OperationSnapshot> {
-    const op = await this.mustGet(operationId, 'rejected');
+    const op = await this.held.mustGet(operationId, 'rejected');
     if (op.state !== 'awaiting_approval') throw new WardenError('CONFLICT', `Operation ${operationId} cannot be rejected: it is ${op.state}`);
     await this.journal.append([this.transition(op, 'rejected', reason, { actor: 'user' })]);
     return snapshot(op);
@@ -371,7 +334,7 @@ export class Gate {
    * one has its call aborted (it ends `outcome_unknown`, since the server may have acted).
    */
   async cancel(operationId: string, reason = 'Cancelled by you'): Promise<OperationSnapshot> {
-    const op = await this.mustGet(operationId, 'cancelled');
+    const op = await this.held.mustGet(operationId, 'cancelled');
     if (op.state === 'awaiting_approval' || op.state === 'approved') {
       await this.journal.append([this.transition(op, 'cancelled', reason, { actor: 'user' })]);
     } else if (op.state === 'executing') {
@@ -391,7 +354,7 @@ export class Gate {
    */
   async revalidate(cause: string, options: { registryChange?: boolean } = {}): Promise<void> {
     const entries: JournalEntry[] = [];
-    for (const op of [...this.live.values()]) {
+    for (const op of [...this.held.live.values()]) {
       if (op.state === 'awaiting_approval') {
         if (op.waitingForServer) {
           const unlisted = this.deps.registry.listTools({ serverId: op.identity.serverId, accountId: op.identity.accountId }).length === 0;
@@ -416,7 +379,7 @@ export class Gate {
   async sweepExpired(): Promise<void> {
     const now = this.clock.now();
     const entries: JournalEntry[] = [];
-    for (const op of [...this.live.values()]) {
+    for (const op of [...this.held.live.values()]) {
       if (op.state === 'awaiting_approval' && op.expiresAt !== null && now >= op.expiresAt) {
         entries.push(this.transition(op, 'expired', 'The approval request expired', { actor: 'gate' }));
       }
@@ -433,9 +396,9 @@ export class Gate {
    */
   async restore(operations: readonly RestoredOperation[]): Promise<void> {
     for (const r of operations) {
-      if (r.state !== 'awaiting_approval' || this.live.has(r.proposed.operationId)) continue;
+      if (r.state !== 'awaiting_approval' || this.held.live.has(r.proposed.operationId)) continue;
       const op = rebuild(this.deps.names, r);
-      this.live.set(op.id, op);
+      this.held.live.set(op.id, op);
       // A recovered approval without a recorded deadline gets a fresh one, never an endless wait.
       if (op.expiresAt === null) op.expiresAt = this.clock.now() + this.ttl();
       this.expiry.schedule(op);
@@ -452,8 +415,8 @@ export class Gate {
    * that nothing can move again), or undefined.
    */
   async get(operationId: string): Promise<OperationSnapshot | undefined> {
-    await this.admitted(operationId);
-    const op = this.live.get(operationId);
+    await this.held.admitted(operationId);
+    const op = this.held.live.get(operationId);
     if (op) return snapshot(op);
     const recorded = await this.deps.history.find(operationId);
     return recorded ? snapshot(settledRebuild(this.deps.names, recorded)) : undefined;
@@ -461,20 +424,20 @@ export class Gate {
 
   /** The live operation with this id, as a copy, or undefined (finished ones: `get`). */
   getLive(operationId: string): OperationSnapshot | undefined {
-    const op = this.live.get(operationId);
+    const op = this.held.live.get(operationId);
     return op ? snapshot(op) : undefined;
   }
 
   /** A copy of a recorded operation, shaped as the gate shows operations (the live one if held). */
   describe(recorded: RestoredOperation): OperationSnapshot {
-    const op = this.live.get(recorded.proposed.operationId);
+    const op = this.held.live.get(recorded.proposed.operationId);
     return snapshot(op ?? settledRebuild(this.deps.names, recorded));
   }
 
   /** Copies of the live operations, newest first, optionally filtered. */
   list(filter: { state?: OperationState; conversationId?: string } = {}): OperationSnapshot[] {
     const out: OperationSnapshot[] = [];
-    for (const op of this.live.values()) {
+    for (const op of this.held.live.values()) {
       // A finished operation stays until its records are in the journal (see `retire`): not live.
       if (TERMINAL_STATES.has(op.state)) continue;
       if (filter.state && op.state !== filter.state) continue;
@@ -491,8 +454,8 @@ export class Gate {
 
   /** Resolves with the operation once it reaches a terminal state (a copy). */
   async settled(operationId: string): Promise<OperationSnapshot> {
-    await this.admitted(operationId);
-    const op = this.live.get(operationId);
+    await this.held.admitted(operationId);
+    const op = this.held.live.get(operationId);
     if (op) {
       await whenSettled(op);
       return snapshot(op);
@@ -507,7 +470,7 @@ export class Gate {
    * identity and the validated, stored arguments, never by the model or the server.
    */
   preview(operationId: string): ApprovalPreview {
-    const op = this.live.get(operationId);
+    const op = this.held.live.get(operationId);
     if (!op) throw new WardenError('CONFLICT', `Operation ${operationId} is not awaiting approval (no pending operation has this id)`);
     if (op.state !== 'awaiting_approval') throw new WardenError('CONFLICT', `Operation ${operationId} is not awaiting approval (it is ${op.state})`);
     return approvalPreview(op, this.deps.registry.getTool(op.identity.serverId, op.identity.accountId, op.identity.toolName));
@@ -549,25 +512,6 @@ export class Gate {
   // ---- internals ---------------------------------------------------------------------------
 
   /**
-   * The live operation with this id. A finished one is refused (CONFLICT), never rebuilt:
-   * approve, reject and cancel must only ever act on the one in-memory object per id, so nothing
-   * can move a finished operation again.
-   */
-  private async mustGet(operationId: string, action: 'approved' | 'rejected' | 'cancelled'): Promise<Operation> {
-    const live = this.live.get(operationId);
-    if (live) return live;
-    await this.admitted(operationId);
-    const admitted = this.live.get(operationId);
-    if (admitted) return admitted;
-    const recorded = await this.deps.history.find(operationId);
-    // Taken up by a concurrent request while the history was asked.
-    const now = this.live.get(operationId);
-    if (now) return now;
-    if (recorded) throw new WardenError('CONFLICT', `Operation ${operationId} cannot be ${action}: it already finished (${recorded.state}); see the activity log`);
-    throw new WardenError('NOT_FOUND', `No operation with id ${JSON.stringify(operationId)}`);
-  }
-
-  /**
    * Pre-execute check, then `executing` appended durably together with `entries` (the call leaves
    * only after that append resolves: see `proceed`). If the check stops the call, its records are
    * appended and nothing is to be sent.
@@ -607,7 +551,7 @@ export class Gate {
     if (this.expiry.armed && to !== 'awaiting_approval') this.expiry.clear(op);
     if (TERMINAL_STATES.has(to)) {
       settle(op);
-      this.journal.retire(this.live, op);
+      this.journal.retire(this.held.live, op);
     }
     if (this.listeners.size) {
       const snap = snapshot(op);
@@ -627,6 +571,5 @@ export class Gate {
   }
 }
 
-const noop = (): void => undefined;
 const NO_EXTRA: TransitionExtra = Object.freeze({});
 const NO_ENTRIES: readonly JournalEntry[] = Object.freeze([]);
