@@ -1,6 +1,12 @@
 /**
  * The gate: the single entry point for every tool call, from any source.
  *
+ * Longer than 450 lines because the flow is one class on purpose: every decision and state change
+ * must run in one synchronous step over its private state, and splitting it would scatter that step.
+ * What it is built from lives beside it: the operation record (operation.ts), argument preparation
+ * (arguments.ts), policy checks (decisions.ts), retention (retention.ts), approval previews
+ * (approval-preview.ts), expiry (expiry.ts) and sending a call (execute.ts).
+ *
  * It owns the operation state machine and is the only caller of `ToolExecutor.call`. Guarantees,
  * each a named test: arguments deep-copied and frozen at request time; validated (ajv) and
  * canonicalized before the policy sees them; approvals bound to a fingerprint recomputed from
