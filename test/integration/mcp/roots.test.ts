@@ -131,6 +131,10 @@ describe('roots from the window’s side', () => {
     expect(await call('roots:choose', key)).toEqual({ added: null, roots: [] });
     const forged = await raw('roots:choose', { ...key, path: '/etc' });
     expect(forged).toMatchObject({ ok: false, error: { code: 'INVALID_REQUEST' } });
+    // The refusal names what was wrong, in words.
+    expect(forged.ok ? '' : forged.error.message).toContain('Unrecognized key: "path"');
+    // Removing names a path, but only narrows: a folder that was never given changes nothing.
+    expect(await raw('roots:remove', { ...key, path: '/etc' })).toEqual({ ok: true, value: { removed: false, roots: [] } });
     expect(await raw('roots:list', { serverId: key.serverId, accountId: 'someone-else' })).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
     expect(await call('roots:list', key)).toEqual({ roots: [] });
   });
