@@ -239,7 +239,13 @@ export function createCore(deps: CoreDeps): WardenCore {
     serverName: names.server,
   });
   serversModule.service.onChange((change) => {
-    if (change.serverId !== null && change.reason === 'removed') void roots.forgetServer(change.serverId);
+    if (change.serverId === null) return;
+    if (change.reason === 'removed') void roots.forgetServer(change.serverId);
+    // The change names only the server: every account of it that is gone loses its folders.
+    else if (change.reason === 'account-removed') {
+      const live = new Set(serversModule.service.accountsOf(change.serverId).map((a) => a.id));
+      void roots.forgetMissingAccounts(change.serverId, (accountId) => live.has(accountId));
+    }
   });
   const connections = createConnectionLayer({
     service: serversModule.service,

@@ -99,6 +99,18 @@ export class RootsService {
     await this.files.remove(serverId);
   }
 
+  /**
+   * Forgets the roots of a server's accounts that no longer exist (an account was removed), so a
+   * later account never inherits folders given to a deleted one. Waits for the kept roots to be
+   * read, or a removal racing start-up would be undone by the file.
+   */
+  async forgetMissingAccounts(serverId: string, live: (accountId: string) => boolean): Promise<void> {
+    await this.loaded;
+    const accounts = this.byServer.get(serverId);
+    if (!accounts) return;
+    for (const accountId of [...accounts.keys()]) if (!live(accountId)) this.set(serverId, accountId, []);
+  }
+
   async flush(): Promise<void> {
     await this.files.flush();
   }

@@ -63,9 +63,12 @@ export class JsonFileFolder {
     if (this.dir) await rm(join(this.dir, `${id}.json`), { force: true });
   }
 
-  /** Waits for every write in flight (shutdown). */
+  /**
+   * Waits for every write in flight (shutdown), and for the writes that were coalesced behind
+   * them: a save made while another was in flight starts only when that one ends.
+   */
   async flush(): Promise<void> {
-    await Promise.all([...this.writing.values()].map((w) => w.catch(() => undefined)));
+    while (this.writing.size > 0) await Promise.all([...this.writing.values()].map((w) => w.catch(() => undefined)));
   }
 
   private async writeNow(id: string): Promise<void> {

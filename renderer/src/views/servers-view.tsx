@@ -2,7 +2,8 @@
  * Servers: a searchable list of every configured server (status, tool count, account, the enabled
  * switch, Restart / Disconnect in one click, and a summary line), each opening into its details:
  * the exact command line (or URL), accounts with their connection, sign-in for OAuth servers, the
- * stderr log ring, the server's instructions (sanitized, collapsed), and the tools each account
+ * stderr log ring, the server's instructions (sanitized, collapsed), the folders each account lets
+ * the server work in (roots-panel.tsx), and the tools each account
  * lists with their permission mode (descriptions shown as the server's untrusted claim) and a Run
  * form; plus import from Claude Desktop / VS Code / Cursor.
  */
@@ -19,6 +20,7 @@ import { RowActions, ServerList, ServerSwitch } from './server-list';
 import { useAppStore } from '../store';
 import { connectionKey } from '../store/servers-slice';
 import { ImportPanel } from './import-panel';
+import { RootsPanel } from './roots-panel';
 import { RunForm } from './run-form';
 import { ServerDataPanel } from './server-data-panel';
 import { ServerForm } from './server-form';
@@ -258,6 +260,7 @@ function AccountPanel({ server, account }: { server: ServerView; account: Accoun
           {(logs ?? []).length === 0 ? 'No log lines yet.' : (logs ?? []).map((l) => `${new Date(l.time).toISOString()} [${l.source}] ${l.text}`).join('\n')}
         </pre>
       ) : null}
+      <RootsPanel serverId={serverId} accountId={account.id} serverName={server.definition.name} accountLabel={account.label} testPrefix={prefix} />
       {tools ? <ToolList tools={tools} testPrefix={prefix} /> : state === 'connected' ? <p className="muted">Loading tools…</p> : null}
       {state === 'connected' ? <ServerDataPanel serverId={serverId} accountId={account.id} serverName={server.definition.name} testPrefix={prefix} /> : null}
     </div>

@@ -131,8 +131,37 @@ describe('roots from the window’s side', () => {
     expect(await call('roots:choose', key)).toEqual({ added: null, roots: [] });
     const forged = await raw('roots:choose', { ...key, path: '/etc' });
     expect(forged).toMatchObject({ ok: false, error: { code: 'INVALID_REQUEST' } });
+    // The refusal names what was wrong, in words.
+    expect(forged.ok ? '' : forged.error.message).toContain('Unrecognized key: "path"');
+    // Removing names a path, but only narrows: a folder that was never given changes nothing.
+    expect(await raw('roots:remove', { ...key, path: '/etc' })).toEqual({ ok: true, value: { removed: false, roots: [] } });
     expect(await raw('roots:list', { serverId: key.serverId, accountId: 'someone-else' })).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
     expect(await call('roots:list', key)).toEqual({ roots: [] });
+  });
+
+  it('removing an account forgets its folders (on disk too), and the server’s other accounts keep theirs', async () => {
+    const { core, dialogs, call } = startCore();
+    const added = await call<ServerView>('servers:add', { definition: await everythingDraft('stdio'), accountLabel: 'Work' });
+    const serverId = added.definition.id;
+    const work = { serverId, accountId: added.accounts[0]!.id };
+    const home = { serverId, accountId: (await call<{ id: string }>('accounts:add', { serverId, label: 'Home' })).id };
+    const workFolder = mkdtempSync(join(dir, 'work-'));
+    const homeFolder = mkdtempSync(join(dir, 'home-'));
+    dialogs.choose(workFolder);
+    await call('roots:choose', work);
+    dialogs.choose(homeFolder);
+    await call('roots:choose', home);
+
+    await call('accounts:remove', { accountId: home.accountId });
+    expect(await call('roots:list', work)).toEqual({ roots: [{ path: workFolder, name: workFolder.split('/').at(-1) }] });
+    await core.close();
+    cores = cores.filter((c) => c !== core);
+
+    // What was written is what a restart reads: the removed account's folder is gone from the file.
+    const reread = new RootsService({ dir: join(dir, 'roots'), onChanged: () => {}, serverName: () => undefined });
+    await reread.loaded;
+    expect(reread.list(serverId, home.accountId)).toEqual([]);
+    expect(reread.list(serverId, work.accountId)).toEqual([{ path: workFolder, name: workFolder.split('/').at(-1) }]);
   });
 
   it('chosen roots are kept across a restart, and a server that connected before they were read is told about them', async () => {

@@ -33,6 +33,16 @@ describe('a folder of JSON files mirroring memory', () => {
     expect(readdirSync(dir)).toEqual(['a.json']);
   });
 
+  it('flush (shutdown) waits for a save that was queued behind a write in flight, not only for that write', async () => {
+    const { dir, memory, files } = folder();
+    memory.set('a', { i: 1 });
+    void files.save('a');
+    memory.set('a', { i: 2 });
+    void files.save('a');
+    await files.flush();
+    expect(JSON.parse(readFileSync(join(dir, 'a.json'), 'utf8'))).toEqual({ i: 2 });
+  });
+
   it('an object removed while its write is in flight is not written back', async () => {
     const { dir, memory, files } = folder();
     memory.set('gone', { x: 1 });

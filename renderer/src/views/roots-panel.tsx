@@ -1,0 +1,100 @@
+/**
+ * "Folders this server may work in": the roots one account of a server has been given, shown in
+ * its account panel (Servers → server details), with Add folder… and Remove.
+ *
+ * Adding opens the native folder chooser in main (`roots:choose`); this view never names a path to
+ * add, so nothing a page does can give a server a folder the person did not pick. The server
+ * learns the list when it asks for it and is told whenever it changes. The words say plainly that
+ * this is a request the server is trusted to keep, not something Warden enforces.
+ */
+import { useEffect, useState } from 'react';
+import type { z } from 'zod';
+import type { RootFolderView } from '../../../shared/contract/roots';
+import { getWardenApi, toShownError, unwrap, type ShownError } from '../api';
+import { ErrorNote } from '../components/common';
+
+type Folder = z.infer<typeof RootFolderView>;
+
+export function RootsPanel({ serverId, accountId, serverName, accountLabel, testPrefix }: { serverId: string; accountId: string; serverName: string; accountLabel: string; testPrefix: string }) {
+  const [folders, setFolders] = useState<Folder[] | null>(null);
+  const [error, setError] = useState<ShownError | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [note, setNote] = useState<string | null>(null);
+  const run = async (work: () => Promise<void>) => {
+    setError(null);
+    setBusy(true);
+    try {
+      await work();
+    } catch (e) {
+      setError(toShownError(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  useEffect(() => {
+    void run(async () => setFolders((await unwrap(getWardenApi().roots.list({ serverId, accountId }))).roots));
+  }, [serverId, accountId]);
+  const add = () =>
+    run(async () => {
+      setNote(null);
+      const answer = await unwrap(getWardenApi().roots.choose({ serverId, accountId }));
+      setFolders(answer.roots);
+      setNote(answer.added ? `${serverName} may now work in ${answer.added.name}.` : 'No folder was chosen, so nothing changed.');
+    });
+  const remove = (folder: Folder) =>
+    run(async () => {
+      setNote(null);
+      const answer = await unwrap(getWardenApi().roots.remove({ serverId, accountId, path: folder.path }));
+      setFolders(answer.roots);
+      setNote(`${serverName} was told it may no longer work in ${folder.name}.`);
+    });
+  const headingId = `${testPrefix}-roots-heading`;
+  return (
+    <section className="server-data-section roots" aria-labelledby={headingId} data-testid={`${testPrefix}-roots`}>
+      <h3 id={headingId}>Folders this server may work in</h3>
+      {folders === null ? null : folders.length === 0 ? (
+        <div className="roots-empty" data-testid={`${testPrefix}-roots-empty`}>
+          <p>
+            No folders yet. You can tell {serverName} (account {accountLabel}) which folders on this computer it may work in, for example the project
+            you want help with. Servers that support this read the list when they need it.
+          </p>
+          <p className="muted">
+            This is a request to the server, not a wall: Warden tells the server which folders you chose, but does not stop its tools from reaching
+            other places. What a tool may do is still decided by its permission (Ask, Always allow or Disabled).
+          </p>
+        </div>
+      ) : (
+        <>
+          <p className="muted">
+            {serverName} is told about these folders and asked to keep its work inside them. This is a request to the server, not a wall: Warden does not
+            stop its tools from reaching other places.
+          </p>
+          <ul className="tool-list" data-testid={`${testPrefix}-roots-list`}>
+            {folders.map((f) => (
+              <li key={f.path} className="tool-item root-folder">
+                <div className="tool-head">
+                  <strong>{f.name}</strong>
+                  <code className="resource-uri">{f.path}</code>
+                  <button type="button" className="button button-small push-right" disabled={busy} onClick={() => void remove(f)} aria-label={`Remove the folder ${f.name}`}>
+                    Remove
+                  </button>
+                </div>
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+      <div className="inline-actions">
+        <button type="button" className="button button-small" disabled={busy} onClick={() => void add()} data-testid={`${testPrefix}-roots-add`}>
+          Add folder…
+        </button>
+        {note ? (
+          <span className="muted" role="status">
+            {note}
+          </span>
+        ) : null}
+      </div>
+      <ErrorNote error={error} />
+    </section>
+  );
+}

@@ -1,0 +1,131 @@
+/**
+ * Roots as a person sees them: the built renderer in headless Chromium over the test host, the
+ * real core, and @modelcontextprotocol/server-everything as a real stdio process. In a server's
+ * details a person adds a folder through the folder chooser (the test host's scripted stand-in for
+ * main's native dialog), the server itself reports it among its roots, and Remove takes it away
+ * again. The empty state says what roots are: a request to the server, not a wall.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCore, type WardenCore } from '../../electron/core/app-core';
+import { dispatch } from '../../electron/core/dispatch';
+import { MemoryJournal } from '../../electron/core/memory-journal';
+import { systemClock } from '../../electron/core/ports';
+import type { ServerView } from '../../shared/domain/servers';
+import type { ChannelName } from '../../shared/ipc';
+import { CHROMIUM_ARGS, CHROMIUM_PATH, openWatchedAppPage } from '../helpers/chromium';
+import { look } from '../helpers/look';
+import { ensureRendererBuilt } from '../host/build-renderer';
+import { scriptedFileDialogs } from '../host/standin-file-dialogs';
+import { confirmEveryServerChange } from '../host/standin-server-confirmer';
+import { startTestHost, type TestHost } from '../host/test-host';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const EVERYTHING = resolve(root, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+
+let core: WardenCore | undefined;
+let host: TestHost | undefined;
+let browser: Browser | undefined;
+let page: Page;
+let dir: string;
+const dialogs = scriptedFileDialogs();
+const errors = { consoleErrors: [] as string[], pageErrors: [] as string[] };
+
+async function call<T>(channel: ChannelName, request: unknown): Promise<T> {
+  const r = await dispatch(core!.handlers, channel, request);
+  if (!r.ok) throw new Error(`${channel}: ${r.error.code} ${r.error.message}`);
+  return r.value as T;
+}
+
+/** What server-everything itself says its roots are (its get-roots-list tool, through the gate). */
+async function serverSees(key: { serverId: string; accountId: string }): Promise<string> {
+  const op = await core!.gate.gate.request({ source: 'user', ...key, toolName: 'get-roots-list', arguments: {} });
+  expect(op.state).toBe('succeeded');
+  return JSON.stringify(op.result);
+}
+
+describe('the folders a server may work in, as a person sees them', () => {
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'warden-e2e-roots-'));
+    const rendererDir = await ensureRendererBuilt(root);
+    core = createCore({
+      confirmServerChange: confirmEveryServerChange,
+      version: '0.1.0-e2e-roots',
+      journal: new MemoryJournal(systemClock),
+      fileDialogs: dialogs,
+      gate: { prompter: { prompt: async () => 'approve' } },
+      connections: { reconnect: { maxAttempts: 0 } },
+    });
+    host = await startTestHost({ core: { handlers: core.handlers, events: core.events }, rendererDir, logError: () => {} });
+    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
+    page = await openWatchedAppPage(browser, host.url, { width: 1280, height: 800 }, errors);
+  }, 120_000);
+
+  afterAll(async () => {
+    try {
+      await browser?.close();
+    } finally {
+      try {
+        await host?.close();
+      } finally {
+        await core?.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
+  });
+
+  it('a folder added with Add folder… reaches the server, Remove takes it away, and the empty state says roots are a request, not a wall', { timeout: 180_000 }, async () => {
+    const added = await call<ServerView>('servers:add', {
+      definition: { name: 'Everything', transport: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'], env: [] },
+      accountLabel: 'Work',
+    });
+    const key = { serverId: added.definition.id, accountId: added.accounts[0]!.id };
+    const prefix = `account-${key.serverId}-${key.accountId}`;
+
+    await page.getByTestId('nav-servers').click();
+    await page.getByTestId(`server-open-${key.serverId}`).click();
+    await page.getByTestId(`${prefix}-connect`).click();
+    await page.locator(`[data-testid="${prefix}-status"][data-state="connected"]`).waitFor({ timeout: 60_000 });
+    // Asked only by this test (to read what the server itself holds), never by the person.
+    await expect.poll(async () => (await dispatch(core!.handlers, 'permissions:set', { scope: 'tool', ...key, toolName: 'get-roots-list', mode: 'allow' })).ok, { timeout: 20_000 }).toBe(true);
+
+    const section = page.getByTestId(`${prefix}-roots`);
+    await page.getByTestId(`${prefix}-roots-empty`).waitFor();
+    const empty = await section.innerText();
+    expect(empty).toContain('Folders this server may work in');
+    expect(empty).toContain('a request to the server, not a wall');
+    expect(empty).not.toContain(key.serverId);
+    expect(empty).not.toContain(key.accountId);
+    await look(page, 'roots-empty', { focus: section });
+
+    // A cancelled chooser changes nothing and says so.
+    await section.getByRole('button', { name: 'Add folder…' }).click();
+    await expect.poll(() => section.getByRole('status').innerText()).toContain('nothing changed');
+    expect(await call('roots:list', key)).toEqual({ roots: [] });
+
+    const folder = mkdtempSync(join(dir, 'garden-plans-'));
+    const name = folder.split('/').at(-1)!;
+    dialogs.choose(folder);
+    await section.getByRole('button', { name: 'Add folder…' }).click();
+    const list = page.getByTestId(`${prefix}-roots-list`);
+    await list.waitFor();
+    expect(await list.innerText()).toContain(name);
+    expect(await list.innerText()).toContain(folder);
+    expect(dialogs.requests.at(-1)).toEqual({ title: 'Choose a folder Everything may work in' });
+    expect(await call('roots:list', key)).toEqual({ roots: [{ path: folder, name }] });
+    // The server asks again when told its roots changed (asynchronously, on its side).
+    const uri = pathToFileURL(folder).href;
+    await expect.poll(() => serverSees(key), { timeout: 20_000 }).toContain(`URI: ${uri}`);
+    await look(page, 'roots-one-folder', { focus: section });
+
+    await section.getByRole('button', { name: `Remove the folder ${name}` }).click();
+    await page.getByTestId(`${prefix}-roots-empty`).waitFor();
+    expect(await call('roots:list', key)).toEqual({ roots: [] });
+    await expect.poll(() => serverSees(key), { timeout: 20_000 }).toContain('no roots are currently configured');
+    expect(errors.pageErrors).toEqual([]);
+  });
+});
