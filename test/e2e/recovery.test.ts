@@ -8,7 +8,6 @@
  * once (before the crash) and the retry once (after the person approved it): nothing is re-sent
  * on its own.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -21,13 +20,13 @@ import type { ApprovalPreview } from '../../electron/core/ports';
 import type { ListableSecretStore } from '../../electron/core/secrets/keytar-secret-store';
 import { openConfSettingsStore } from '../../electron/core/settings/conf-settings-store';
 import { CHROMIUM_ARGS, CHROMIUM_PATH, openWatchedAppPage } from '../helpers/chromium';
+import { killFixtureWhen } from '../helpers/kill-fixture';
 import { ensureRendererBuilt } from '../host/build-renderer';
 import { startTestHost, type TestHost } from '../host/test-host';
 import { screens } from './screens';
 import { confirmEveryServerChange } from '../host/standin-server-confirmer';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const tsxLoader = path.join(root, 'node_modules/tsx/dist/loader.mjs');
 const noSecrets: ListableSecretStore = { get: async () => null, set: async () => undefined, delete: async () => false, keys: async () => [] };
 
 let dir: string;
@@ -49,36 +48,15 @@ const received = (): Array<{ tool: string; args: Record<string, unknown> }> =>
 
 /** Runs a core until its call is executing at the server, then SIGKILLs it (and the server's process group). */
 async function crashWhileRunning(slowFile: string): Promise<string> {
-  const child = spawn(process.execPath, ['--import', tsxLoader, path.join(root, 'test/fixtures/crash-while-running.ts')], {
-    env: { ...process.env, WARDEN_DIR: dir, SLOW_FILE: slowFile, CALLS_FILE: callsFile, TSX_LOADER: tsxLoader },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const line = await killFixtureWhen({
+    fixture: 'test/fixtures/crash-while-running.ts',
+    env: { WARDEN_DIR: dir, SLOW_FILE: slowFile, CALLS_FILE: callsFile },
+    ready: /executing (\S+) (\d+)/,
+    alsoWait: () => received().length > 0,
+    what: 'the call reaching executing at the server',
+    timeoutMs: 60_000,
   });
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  try {
-    const deadline = Date.now() + 60_000;
-    let line: RegExpExecArray | null = null;
-    while (!(line = /executing (\S+) (\d+)/.exec(out)) || received().length === 0) {
-      if (child.exitCode !== null) throw new Error(`the crashing core exited early: ${err}`);
-      if (Date.now() > deadline) throw new Error(`the crashing core never reached executing: ${out} ${err}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    child.kill('SIGKILL');
-    await exited;
-    // The stdio server runs in its own process group (Warden kills whole trees on close); a
-    // crash leaves it behind, as it would on a real machine until it notices its stdin closed.
-    try {
-      process.kill(-Number(line[2]), 'SIGKILL');
-    } catch {
-      // already gone
-    }
-    return line[1]!;
-  } finally {
-    if (child.exitCode === null) child.kill('SIGKILL');
-  }
+  return line[1]!;
 }
 
 describe('after a crash while a call was running', () => {

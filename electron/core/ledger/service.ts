@@ -24,8 +24,9 @@ import { Ledger, type LedgerOptions } from './ledger';
 import { inDir, nodeLedgerFs, type LedgerFs } from './ledger-fs';
 import { preserve } from './recovery';
 import { openSqlite } from './sqlite';
-import { anchorDetail, verifyInSlices, type VerifyOptions } from './verify';
-import { AnchorKeeper, LEDGER_KEY_ENTRY, createKey, openAnchor, readKeychain, type Anchor, type LedgerKeychain } from './anchor';
+import { verifyInSlices, type VerifyOptions } from './verify';
+import { AnchorKeeper, readKeychain, type Anchor, type LedgerKeychain } from './anchor';
+import { checkAgainstAnchor, type KeychainFindings } from './anchor-check';
 import type { ChainKey } from './format';
 
 /** What the gate offers recovery: re-queueing approvals that were pending (it re-validates them). */
@@ -145,7 +146,7 @@ export class LedgerService {
     const clock = options.clock ?? { now: () => Date.now() };
     await mkdir(options.dir, { recursive: true });
     // The key first: recovery checks sealed records with it. An unreadable keychain is not fatal
-    // here; the ledger then opens unsealed and in safe mode (checkAnchor says why).
+    // here; the ledger then opens unsealed and in safe mode (anchor-check.ts says why).
     const keychain = options.keychain ? await readKeychain(options.keychain) : null;
     const index = await LedgerIndex.open(await openSqlite(join(options.dir, 'index.sqlite')));
     let ledger: Ledger;
@@ -192,69 +193,14 @@ export class LedgerService {
   }
 
   /**
-   * Checks the ledger against its anchor outside the ledger and starts keeping the anchor; makes
-   * the key on the first open of a ledger that has none. Returns the problems found (each puts
-   * the ledger in safe mode until acknowledged). Never makes a new key while sealed records or an
-   * anchor exist: the records could then never be checked again, so that is left to a person.
+   * Checks the ledger against its anchor (anchor-check.ts) and, when nothing stops it, starts
+   * keeping the anchor. Returns the problems found.
    */
-  private async checkAnchor(k: LedgerKeychain, found: Awaited<ReturnType<typeof readKeychain>>): Promise<LedgerChainBreak[]> {
-    const at = this.clock.now();
-    const end = this.ledger.position;
-    const lastSegment = this.ledger.currentSegment;
-    const problem = (id: string, kind: 'key' | 'anchor', detail: string): LedgerChainBreak[] => [
-      { id, segment: lastSegment, offset: end?.offset ?? 0, length: 0, problem: kind, acknowledged: false, preservedCopy: null, detail },
-    ];
-    const startOver = 'Until then every tool asks first. Your history is untouched; Warden never makes a new key on its own, because the records sealed with the old one could then never be checked again.';
-    if (found.key.state === 'unreadable') {
-      // Asked again at every start (the id names this start): it is never acknowledged for good.
-      return problem(`keychain@${at}`, 'key', `The ledger's key could not be read from the keychain (${found.key.why}), so its records cannot be checked for tampering and new ones are not sealed. ${startOver}`);
-    }
-    // `position` names where the last record ends; read it from where it starts.
-    const last = end ? (await this.ledger.readAt([{ segment: end.segment, offset: end.offset - end.length, length: end.length }]))[0] : undefined;
-    if (found.key.state === 'missing') {
-      if (found.anchorText !== null || last?.keyId !== undefined) {
-        return problem(`key-missing@${at}`, 'key', `The ledger's key is missing from the keychain, although its records were sealed with one (entry "${k.keyEntry ?? LEDGER_KEY_ENTRY}" of Warden's keychain entries). Someone removed it, or this is another keychain. Restore the entry to check the records again. ${startOver}`);
-      }
-      // First open with a keychain (a new ledger, or one from before keys): make the key and
-      // anchor what is there now; the first sealed record chains onto the last plain one.
-      let key: ChainKey;
-      try {
-        key = await createKey(k);
-      } catch (error) {
-        return problem(`keychain@${at}`, 'key', `The ledger's key could not be stored in the keychain (${error instanceof Error ? error.message : String(error)}), so new records are not sealed. ${startOver}`);
-      }
-      this.ledger.useKey(key);
-      await this.startKeeping(k, key);
-      return [];
-    }
-    const key = found.key.key;
-    if (found.anchorText === null) {
-      if (last?.keyId !== undefined) {
-        return problem(`anchor-missing@${end!.seq}`, 'anchor', `The ledger's anchor (the last record Warden recorded outside the ledger, in the keychain) is missing although its records are sealed: the newest records cannot be checked for removal. It is written again once you acknowledge this.`);
-      }
-      // A first open that stopped between storing the key and the anchor.
-      await this.startKeeping(k, key);
-      return [];
-    }
-    const anchor = openAnchor(key, found.anchorText);
-    if (typeof anchor === 'string') return problem(`anchor-unreadable@${at}`, 'key', `${anchor[0]!.toUpperCase()}${anchor.slice(1)}. ${startOver}`);
-    this.anchor = anchor;
-    if (anchor.seq > 0) {
-      const lastSeq = end?.seq ?? 0;
-      let hash: string | undefined;
-      if (lastSeq >= anchor.seq) {
-        // Records never move once written (the log is append-only), so the anchored one is read
-        // from where it was; anything else there (or nothing) means it was changed.
-        const [record] = await this.ledger.readAt([{ segment: anchor.segment, offset: anchor.offset, length: anchor.length }]).catch(() => []);
-        hash = record?.seq === anchor.seq ? record.checksum : undefined;
-      }
-      if (hash !== anchor.hash) {
-        // Kept (not moved past what is now there) until a person acknowledged it.
-        return problem(`anchor@${anchor.seq}`, 'anchor', `${anchorDetail(lastSeq, anchor.seq)} Every tool asks first until you acknowledge it.`);
-      }
-    }
-    await this.startKeeping(k, key);
-    return [];
+  private async checkAnchor(k: LedgerKeychain, found: KeychainFindings): Promise<LedgerChainBreak[]> {
+    const check = await checkAgainstAnchor(this.ledger, k, found, this.clock.now());
+    this.anchor = check.anchor;
+    if (check.keep) await this.startKeeping(k, check.keep);
+    return check.breaks;
   }
 
   /** Anchors the ledger as it is now and keeps the anchor following synced records. */

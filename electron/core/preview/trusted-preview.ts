@@ -1,6 +1,6 @@
 /**
  * Trusted previews: the one line that says what a tool call will do ("Write 1,204 characters to
- * "/home/me/notes.txt"", "Close issue #42 in acme/mobile"), written by Warden's own code.
+ * "/home/me/notes.txt"", "Close the issue “Login fails” in acme/mobile"), written by Warden's own code.
  *
  * The inputs are only what Warden knows for itself: which server this is (from the definition the
  * person configured, never from what the server calls itself), the tool's name, the validated

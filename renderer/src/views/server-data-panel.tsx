@@ -15,6 +15,7 @@ import { toShownError, type ShownError } from '../api';
 import { ErrorNote, ServerClaim } from '../components/common';
 import { FormField } from '../components/form-field';
 import { useAppStore } from '../store';
+import type { AppState } from '../store/types';
 import { formatBytes } from './view-helpers';
 
 const LEVELS: readonly LogLevel[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
@@ -198,10 +199,42 @@ function FollowButton({ serverId, accountId, uri, name }: Key & { uri: string; n
   );
 }
 
-/** What a person sees before attaching: the server's text, marked as the server's. */
-function ReadPreview({ read, onClose, testPrefix }: { read: ResourceReadView; onClose: () => void; testPrefix: string }) {
+/** How much of the server's text was kept, when it was cut. */
+function CutNote({ truncated }: { truncated: ResourceReadView['truncated'] }) {
+  if (!truncated) return null;
+  return (
+    <p className="muted small">
+      Cut to {formatBytes(truncated.keptBytes)} of {formatBytes(truncated.totalBytes)}.
+    </p>
+  );
+}
+
+/** Attach the shown text to the next chat message (by the core's attachment id), or close it. */
+function AttachActions({ attachment, label, testId, onClose }: { attachment: Parameters<AppState['attachToChat']>[0]; label: string; testId: string; onClose: () => void }) {
   const attachToChat = useAppStore((s) => s.attachToChat);
   const navigate = useAppStore((s) => s.navigate);
+  return (
+    <div className="inline-actions">
+      <button
+        type="button"
+        className="button button-primary button-small"
+        data-testid={testId}
+        onClick={() => {
+          attachToChat(attachment);
+          navigate('chat');
+        }}
+      >
+        {label}
+      </button>
+      <button type="button" className="button button-small" onClick={onClose}>
+        Close
+      </button>
+    </div>
+  );
+}
+
+/** What a person sees before attaching: the server's text, marked as the server's. */
+function ReadPreview({ read, onClose, testPrefix }: { read: ResourceReadView; onClose: () => void; testPrefix: string }) {
   return (
     <div className="server-text" data-testid={`${testPrefix}-read`}>
       <p className="server-text-label">
@@ -212,11 +245,7 @@ function ReadPreview({ read, onClose, testPrefix }: { read: ResourceReadView; on
           <strong>Reads like instructions to an AI model.</strong> A model is given it only as the server&apos;s untrusted text. It {read.flags.join('; ')}.
         </p>
       ) : null}
-      {read.truncated ? (
-        <p className="muted small">
-          Cut to {formatBytes(read.truncated.keptBytes)} of {formatBytes(read.truncated.totalBytes)}.
-        </p>
-      ) : null}
+      <CutNote truncated={read.truncated} />
       {read.contents.map((c, i) =>
         c.text !== null ? (
           <pre key={i} className="server-text-body" tabIndex={0} aria-label={`Text of ${c.displayUri}`}>
@@ -228,22 +257,12 @@ function ReadPreview({ read, onClose, testPrefix }: { read: ResourceReadView; on
           </p>
         ),
       )}
-      <div className="inline-actions">
-        <button
-          type="button"
-          className="button button-primary button-small"
-          data-testid={`${testPrefix}-read-attach`}
-          onClick={() => {
-            attachToChat({ attachmentId: read.attachmentId, kind: 'resource', serverLabel: read.serverLabel, title: read.displayUri });
-            navigate('chat');
-          }}
-        >
-          Attach to a chat message
-        </button>
-        <button type="button" className="button button-small" onClick={onClose}>
-          Close
-        </button>
-      </div>
+      <AttachActions
+        attachment={{ attachmentId: read.attachmentId, kind: 'resource', serverLabel: read.serverLabel, title: read.displayUri }}
+        label="Attach to a chat message"
+        testId={`${testPrefix}-read-attach`}
+        onClose={onClose}
+      />
     </div>
   );
 }
@@ -310,8 +329,6 @@ function Prompts({ serverId, accountId, serverName, completions, testPrefix }: K
 
 /** A prompt's every message, each marked as written by the server (whatever role it gave it). */
 function PromptPreview({ got, onClose, testPrefix }: { got: PromptGotView; onClose: () => void; testPrefix: string }) {
-  const attachToChat = useAppStore((s) => s.attachToChat);
-  const navigate = useAppStore((s) => s.navigate);
   return (
     <div className="server-text" data-testid={`${testPrefix}-prompt-text`}>
       <p className="server-text-label">
@@ -323,11 +340,7 @@ function PromptPreview({ got, onClose, testPrefix }: { got: PromptGotView; onClo
           <strong>Reads like instructions to an AI model.</strong> It {got.flags.join('; ')}.
         </p>
       ) : null}
-      {got.truncated ? (
-        <p className="muted small">
-          Cut to {formatBytes(got.truncated.keptBytes)} of {formatBytes(got.truncated.totalBytes)}.
-        </p>
-      ) : null}
+      <CutNote truncated={got.truncated} />
       <ol className="prompt-messages">
         {got.messages.map((m, i) => (
           <li key={i}>
@@ -340,22 +353,12 @@ function PromptPreview({ got, onClose, testPrefix }: { got: PromptGotView; onClo
           </li>
         ))}
       </ol>
-      <div className="inline-actions">
-        <button
-          type="button"
-          className="button button-primary button-small"
-          data-testid={`${testPrefix}-prompt-attach`}
-          onClick={() => {
-            attachToChat({ attachmentId: got.attachmentId, kind: 'prompt', serverLabel: got.serverLabel, title: got.name });
-            navigate('chat');
-          }}
-        >
-          Add to a chat message
-        </button>
-        <button type="button" className="button button-small" onClick={onClose}>
-          Close
-        </button>
-      </div>
+      <AttachActions
+        attachment={{ attachmentId: got.attachmentId, kind: 'prompt', serverLabel: got.serverLabel, title: got.name }}
+        label="Add to a chat message"
+        testId={`${testPrefix}-prompt-attach`}
+        onClose={onClose}
+      />
     </div>
   );
 }

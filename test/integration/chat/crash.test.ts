@@ -5,11 +5,9 @@
  * Recovery, which lists it), the call is never sent again, and when the person writes next, the
  * model is told that the outcome is unknown — never the server's answer as if the call had run.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createCore, type WardenCore } from '../../../electron/core/app-core';
 import { MODEL_TEXT } from '../../../electron/core/chat/call-results';
@@ -17,11 +15,10 @@ import { LedgerService } from '../../../electron/core/ledger/service';
 import type { ListableSecretStore } from '../../../electron/core/secrets/keytar-secret-store';
 import { openConfSettingsStore } from '../../../electron/core/settings/conf-settings-store';
 import type { Conversation } from '../../../shared/contract/chat';
+import { killFixtureWhen } from '../../helpers/kill-fixture';
 import { call, callsOf, until } from './helpers';
 import { ScriptedModel, withScripted } from './scripted-model';
 
-const root = fileURLToPath(new URL('../../../', import.meta.url));
-const tsxLoader = path.join(root, 'node_modules/tsx/dist/loader.mjs');
 const noSecrets: ListableSecretStore = { get: async () => null, set: async () => undefined, delete: async () => false, keys: async () => [] };
 
 let dir = '';
@@ -33,34 +30,14 @@ afterAll(async () => {
 
 /** Runs the chat core until the model's call is running at the server, then SIGKILLs it (and the server's process group). */
 async function crashWhileCalling(slowFile: string, callsFile: string): Promise<{ conversationId: string; operationId: string }> {
-  const child = spawn(process.execPath, ['--import', tsxLoader, path.join(root, 'test/fixtures/chat-crash-while-calling.ts')], {
-    env: { ...process.env, WARDEN_DIR: dir, SLOW_FILE: slowFile, CALLS_FILE: callsFile, TSX_LOADER: tsxLoader },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const line = await killFixtureWhen({
+    fixture: 'test/fixtures/chat-crash-while-calling.ts',
+    env: { WARDEN_DIR: dir, SLOW_FILE: slowFile, CALLS_FILE: callsFile },
+    ready: /running (\S+) (\S+) (\d+)/,
+    what: "the model's call running at the server",
+    timeoutMs: 90_000,
   });
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  try {
-    const deadline = Date.now() + 90_000;
-    let line: RegExpExecArray | null = null;
-    while (!(line = /running (\S+) (\S+) (\d+)/.exec(out))) {
-      if (child.exitCode !== null) throw new Error(`the chat core exited early: ${err}`);
-      if (Date.now() > deadline) throw new Error(`the model's call never ran: ${out} ${err}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    child.kill('SIGKILL');
-    await exited;
-    try {
-      process.kill(-Number(line[3]), 'SIGKILL');
-    } catch {
-      // already gone
-    }
-    return { conversationId: line[1]!, operationId: line[2]! };
-  } finally {
-    if (child.exitCode === null) child.kill('SIGKILL');
-  }
+  return { conversationId: line[1]!, operationId: line[2]! };
 }
 
 describe('a chat whose tool call was running when Warden was killed', () => {
