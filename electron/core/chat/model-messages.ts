@@ -4,7 +4,7 @@
  */
 import type { ChatMessage } from '../../../shared/contract/chat';
 import { ModelError, type ModelMessage } from '../models/provider';
-import { sanitizeForDisplay } from '../mcp/sanitize';
+import { sanitizeForDisplay } from '../text/sanitize';
 import { isFinalStatus, MODEL_TEXT } from './call-results';
 import { attachmentsForModel } from './attachments';
 

@@ -7,7 +7,7 @@
  * wrapped as `<tool_output untrusted="true" server="…" tool="…">…</tool_output>`. The system
  * prompt tells the model what those tags mean.
  */
-import { instructionFlags, sanitizeForDisplay } from '../mcp/sanitize';
+import { instructionFlags, sanitizeForDisplay } from '../text/sanitize';
 
 /** Default cap on the text of one tool result given to a model. */
 export const DEFAULT_MODEL_RESULT_CHARS = 16_000;

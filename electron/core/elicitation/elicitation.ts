@@ -12,7 +12,7 @@ import { ElicitRequestSchema, ErrorCode, McpError, type ElicitRequest, type Elic
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { BrowserOpener } from '../ports';
 import { createLinearAjv } from '../validation/schemas';
-import { displayText } from '../mcp/sanitize';
+import { displayText } from '../text/sanitize';
 import { secretFieldOf } from './secret-fields';
 
 /** Most of a server's question shown to the person (UTF-8 bytes), and of each field's label or help text. */

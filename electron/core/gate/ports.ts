@@ -14,7 +14,7 @@ export interface ToolDescriptor {
   accountId: string;
   /** The tool's name as the server lists it (not namespaced; identity is the triple). */
   name: string;
-  /** Untrusted, sanitized for display (see mcp/sanitize.ts). */
+  /** Untrusted, sanitized for display (see text/sanitize.ts). */
   title?: string;
   /**
    * Untrusted: written by the server, sanitized for display and forwarding (the raw text only feeds

@@ -12,7 +12,7 @@
 import type { ToolResultRecord } from '../../../shared/domain/journal-events';
 import { createHash } from 'node:crypto';
 import { canonicalJson, jsonCopy } from '../canonical/canonical-json';
-import { cutUtf8, truncationMarker } from '../mcp/sanitize';
+import { cutUtf8, truncationMarker } from '../text/sanitize';
 
 /** Default cap on a result as the gate keeps and journals it (UTF-8 bytes of its JSON). */
 export const DEFAULT_MAX_RESULT_BYTES = 256 * 1024;

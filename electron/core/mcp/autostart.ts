@@ -21,7 +21,7 @@ import type { Clock } from '../ports';
 import type { SettingsRepository } from '../settings/settings-repository';
 import type { ConnectionManager } from './connection-manager';
 import type { ConnectionStatus } from './connection';
-import { sanitizeForDisplay } from './sanitize';
+import { sanitizeForDisplay } from '../text/sanitize';
 
 /** How automatic attempts after a failed connect are spaced. */
 export interface AutostartPolicy {

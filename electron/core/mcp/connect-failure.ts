@@ -11,7 +11,7 @@ import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamable
 import type { ConnectFailure } from '../../../shared/domain/connect-failure';
 import type { ServerDefinition } from '../../../shared/domain/servers';
 import { errorChain, hostAndPort, networkFailureOf } from '../net/network-failure';
-import { sanitizeForDisplay } from './sanitize';
+import { sanitizeForDisplay } from '../text/sanitize';
 
 /** Thrown when the connect (start, handshake and first listing) takes longer than allowed. */
 export class ConnectTimeoutError extends Error {

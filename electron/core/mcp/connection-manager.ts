@@ -27,7 +27,7 @@ import {
 import { LogRing, type LogLine } from './log-ring';
 import { CallNotSentError } from '../gate/call-outcome';
 import { serverKindOf, serverLocationOf } from '../preview/trusted-preview';
-import { displayStrings, displayText } from './sanitize';
+import { displayStrings, displayText } from '../text/sanitize';
 
 /** Where the manager reads server definitions and accounts from (the settings store, or a test map). */
 export interface ServerDirectory {

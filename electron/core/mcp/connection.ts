@@ -45,7 +45,7 @@ import type { ConnectFailure } from '../../../shared/domain/connect-failure';
 import { classifyConnectFailure, ConnectTimeoutError, MissingSecretError } from './connect-failure';
 import { CallNotSentError, ToolCallFailedError, ToolCallOutcomeUnknownError } from '../gate/call-outcome';
 import { LOGGED, ProcessTransport } from './process-transport';
-import { displayText } from './sanitize';
+import { displayText } from '../text/sanitize';
 import { LinearJsonSchemaValidator } from '../validation/schemas';
 import { OutputSchemas } from './output-schema';
 import { registerRoots, ROOTS_CAPABILITIES } from './roots-handler';

@@ -10,7 +10,7 @@ import type { CoreEvents } from '../events';
 import { WardenError } from '../../../shared/result';
 import type { ConnectionManager, ConnectionSnapshot } from './connection-manager';
 import type { ConnectionStatus } from './connection';
-import { displayStrings, sanitizeForDisplay, sanitizeServerText } from './sanitize';
+import { displayStrings, sanitizeForDisplay, sanitizeServerText } from '../text/sanitize';
 
 type ConnectionChannel = 'connections:connect' | 'connections:disconnect' | 'connections:status' | 'connections:list-tools' | 'connections:logs';
 

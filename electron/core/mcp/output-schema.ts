@@ -9,7 +9,7 @@
  */
 import type { JsonSchemaType, JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { LinearJsonSchemaValidator } from '../validation/schemas';
-import { displayText } from './sanitize';
+import { displayText } from '../text/sanitize';
 
 /** Most of the validator's explanation kept in the error (UTF-8 bytes): names in it are the server's. */
 const PROBLEM_BYTES = 1024;

@@ -6,7 +6,7 @@
  */
 import type { GetPromptResult, Prompt } from '@modelcontextprotocol/sdk/types.js';
 import type { PromptView } from '../../../shared/contract/server-data';
-import { cutUtf8, displayText, sanitizeForDisplay, truncationMarker } from './sanitize';
+import { cutUtf8, displayText, sanitizeForDisplay, truncationMarker } from '../text/sanitize';
 
 type PromptMessageView = { serverRole: 'user' | 'assistant'; kind: 'text' | 'image' | 'audio' | 'resource' | 'resource_link'; text: string };
 

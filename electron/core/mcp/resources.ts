@@ -7,7 +7,7 @@ import type { ReadResourceResult, Resource, ResourceTemplate } from '@modelconte
 import type { ResourceContentView, ResourceTemplateView, ResourceView } from '../../../shared/contract/server-data';
 import { MAX_URI_CHARS } from '../../../shared/contract/server-data';
 import { templateVariables } from '../../../shared/domain/uri-template';
-import { cutUtf8, displayText, sanitizeForDisplay, truncationMarker } from './sanitize';
+import { cutUtf8, displayText, sanitizeForDisplay, truncationMarker } from '../text/sanitize';
 
 /** Most parts of one read resource kept. */
 const MAX_CONTENT_PARTS = 100;

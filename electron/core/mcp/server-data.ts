@@ -26,7 +26,7 @@ import type { Handlers } from '../dispatch';
 import { DEFAULT_MAX_RESULT_BYTES } from '../gate/result-cap';
 import type { ConnectionManager } from './connection-manager';
 import type { ServerNoticeMethod } from './connection';
-import { cutUtf8, displayText, sanitizeForDisplay, sanitizeServerText } from './sanitize';
+import { cutUtf8, displayText, sanitizeForDisplay, sanitizeServerText } from '../text/sanitize';
 import { promptMessagesOf, promptModelText, promptView } from './prompts';
 import { resourceContentsOf, resourceModelText, resourceView, templateView } from './resources';
 

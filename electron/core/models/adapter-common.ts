@@ -25,7 +25,7 @@
  */
 import type { ConnectFailure } from '../../../shared/domain/connect-failure';
 import { networkFailureOf } from '../net/network-failure';
-import { sanitizeForDisplay } from '../mcp/sanitize';
+import { sanitizeForDisplay } from '../text/sanitize';
 import { ModelError, type ModelErrorCode, type ModelRequest, type ModelStreamEvent } from './provider';
 
 /** Options every network adapter takes. */

@@ -26,7 +26,7 @@ import type { ModelInfoView, ModelProblem } from '../../../shared/contract/model
 import { WardenError } from '../../../shared/result';
 import type { Clock, Journal } from '../ports';
 import { systemClock } from '../ports';
-import { sanitizeForDisplay } from '../mcp/sanitize';
+import { sanitizeForDisplay } from '../text/sanitize';
 import { newEntityId } from '../settings/identity';
 import type { AdapterOptions } from './adapter-common';
 import { AnthropicProvider } from './anthropic-provider';

@@ -6,7 +6,7 @@
  * the same way and the renderer says them with the same sentences.
  */
 import type { ConnectFailure, TlsProblem } from '../../../shared/domain/connect-failure';
-import { sanitizeForDisplay } from '../mcp/sanitize';
+import { sanitizeForDisplay } from '../text/sanitize';
 
 const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_NONAME', 'EAI_FAIL', 'EAI_NODATA']);
 const NETWORK_CODES = new Set([

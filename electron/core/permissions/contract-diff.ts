@@ -8,7 +8,7 @@
  * Every text here came from the server: it is sanitized for display (no escapes, controls or bidi
  * marks) before it is compared, and the views label it as the server's, untrusted.
  */
-import { sanitizeForDisplay } from '../mcp/sanitize';
+import { sanitizeForDisplay } from '../text/sanitize';
 import type { ContractVersion } from './listing-store';
 import { claimsOf } from '../preview/trusted-preview';
 

@@ -15,7 +15,7 @@ import type { Account, ServerDefinition } from '../../../shared/domain/servers';
 import type { ToolDescriptor, ToolRegistry } from '../gate/ports';
 import { decide, effectiveMode } from '../policy/engine';
 import type { PathSemantics } from '../policy/paths';
-import { sanitizeForDisplay } from '../mcp/sanitize';
+import { sanitizeForDisplay } from '../text/sanitize';
 import { endpointHash } from '../settings/identity';
 import { claimsOf, serverLocationOf } from '../preview/trusted-preview';
 import { constraintWordsOf } from './constraint-words';

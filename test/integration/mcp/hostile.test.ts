@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import type { ConnectionStatus, ToolsChange } from '../../../electron/core/mcp/connection';
 import { outcomeOf, ToolCallOutcomeUnknownError } from '../../../electron/core/gate/call-outcome';
 import { CallAbort } from '../../../electron/core/call-abort';
-import { instructionFlags, sanitizeForDisplay } from '../../../electron/core/mcp/sanitize';
+import { instructionFlags, sanitizeForDisplay } from '../../../electron/core/text/sanitize';
 import type { RegistryChange } from '../../../electron/core/gate/ports';
 import { firstText, isAlive, makeManager, stdioFixture, waitUntil, trackManagers } from './helpers';
 import { bindConnectionEvents } from '../../../electron/core/mcp/contract-handlers';

@@ -1,7 +1,7 @@
 /* eslint-disable no-control-regex -- these tests feed control characters on purpose */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { cutUtf8, instructionFlags, sanitizeForDisplay, sanitizeServerText } from '../../../electron/core/mcp/sanitize';
+import { cutUtf8, instructionFlags, sanitizeForDisplay, sanitizeServerText } from '../../../electron/core/text/sanitize';
 
 const hostileChars = fc.string({
   unit: fc.constantFrom('a', ' ', '\n', '\t', '\x1b', '[', ']', '0', ';', 'm', '\x07', '\x9b', '\x9d', '\\', '\u202e', '\u2066', '\u200b', '\r', '\x00', '\x7f', 'P'),
