@@ -10,13 +10,12 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createCore, type WardenCore } from '../../electron/core/app-core';
 import { openDemoTransport, type DemoState } from '../../electron/core/demo/demo-server';
-import { ensureRendererBuilt } from '../host/build-renderer';
-import { startTestHost, type TestHost } from '../host/test-host';
-import { CHROMIUM_ARGS, CHROMIUM_PATH, openWatchedAppPage } from '../helpers/chromium';
+import type { TestHost } from '../host/test-host';
+import { closeInOrder, openAppInBrowser } from '../helpers/app-in-browser';
 import { look } from '../helpers/look';
 import { DialogStandIn, MapKeychain } from '../integration/chat/helpers';
 import { confirmEveryServerChange } from '../host/standin-server-confirmer';
@@ -71,7 +70,6 @@ const card = (tool: string) => page.locator(`[data-testid^="call-"][data-status]
 describe('chat in a real browser against the real core and the demo server', () => {
   beforeAll(async () => {
     await mkdir(resultsDir, { recursive: true });
-    const rendererDir = await ensureRendererBuilt(root);
     core = createCore({
       confirmServerChange: confirmEveryServerChange,
       version: '0.1.0-e2e-chat',
@@ -90,21 +88,15 @@ describe('chat in a real browser against the real core and the demo server', () 
       },
     });
     await core.demoOffered;
-    host = await startTestHost({ core, rendererDir, logError: () => {} });
-    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
-    page = await openWatchedAppPage(browser, host.url, { width: 1280, height: 800 }, errors);
+    ({ host, browser, page } = await openAppInBrowser(core, errors));
   });
 
   afterAll(async () => {
-    try {
-      await browser?.close();
-    } finally {
-      try {
-        await host?.close();
-      } finally {
-        await core?.close();
-      }
-    }
+    await closeInOrder(
+      () => browser?.close(),
+      () => host?.close(),
+      () => core?.close(),
+    );
   });
 
   it('on first start a new user is one click from trying the demo: Chat is the home and offers it', async () => {

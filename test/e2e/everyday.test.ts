@@ -17,15 +17,14 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCore, type WardenCore } from '../../electron/core/app-core';
 import type { ApprovalPreview } from '../../electron/core/ports';
 import type { ListableSecretStore } from '../../electron/core/secrets/keytar-secret-store';
 import type { ServerDraft } from '../../shared/domain/servers';
-import { CHROMIUM_ARGS, CHROMIUM_PATH, openWatchedAppPage } from '../helpers/chromium';
-import { ensureRendererBuilt } from '../host/build-renderer';
-import { startTestHost, type TestHost } from '../host/test-host';
+import type { TestHost } from '../host/test-host';
+import { closeInOrder, openAppInBrowser } from '../helpers/app-in-browser';
 import { screens } from './screens';
 import { confirmEveryServerChange } from '../host/standin-server-confirmer';
 
@@ -103,24 +102,17 @@ describe('errors people understand, and running a tool by hand', () => {
       gate: { prompter: { prompt: async (preview) => (prompts.push(preview), 'approve') } },
       connections: { connectTimeoutMs: 20_000, reconnect: { maxAttempts: 0 } },
     });
-    const rendererDir = await ensureRendererBuilt(root);
-    host = await startTestHost({ core, rendererDir, logError: () => {} });
-    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
-    page = await openWatchedAppPage(browser, host.url, { width: 1280, height: 800 }, errors);
+    ({ host, browser, page } = await openAppInBrowser(core, errors));
   });
 
   afterAll(async () => {
-    try {
-      await browser?.close();
-    } finally {
-      try {
-        await host?.close();
-      } finally {
-        await core?.close();
-        await Promise.all(httpServers.map((s) => new Promise((r) => s.close(r))));
-        rmSync(dir, { recursive: true, force: true });
-      }
-    }
+    await closeInOrder(
+      () => browser?.close(),
+      () => host?.close(),
+      () => core?.close(),
+      () => Promise.all(httpServers.map((s) => new Promise((r) => s.close(r)))),
+      () => rmSync(dir, { recursive: true, force: true }),
+    );
   });
 
   it('an empty server form says what is missing next to each field instead of moving on', async () => {

@@ -14,18 +14,18 @@ import { mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCore, type WardenCore } from '../../electron/core/app-core';
 import type { ModelProvider } from '../../electron/core/models/provider';
 import { KeytarSecretStore } from '../../electron/core/secrets/keytar-secret-store';
 import { openConfSettingsStore } from '../../electron/core/settings/conf-settings-store';
 import { startAnthropicFixture, startOpenAIFixture, type ModelFixture } from '../fixtures/models';
-import { CHROMIUM_ARGS, CHROMIUM_PATH, openWatchedAppPage, waitUntilLive } from '../helpers/chromium';
+import { waitUntilLive } from '../helpers/chromium';
 import { look } from '../helpers/look';
 import { filesContaining } from '../integration/secrets/scan';
-import { ensureRendererBuilt } from '../host/build-renderer';
-import { startTestHost, type TestHost } from '../host/test-host';
+import type { TestHost } from '../host/test-host';
+import { closeInOrder, openAppInBrowser } from '../helpers/app-in-browser';
 import { confirmEveryServerChange } from '../host/standin-server-confirmer';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -76,7 +76,6 @@ describe('the Models panel in a real browser against the real core and loopback 
     anthropic = await startAnthropicFixture({ apiKey: KEY, models: [{ id: 'claude-fixture-large', label: 'Claude Fixture Large' }, { id: 'claude-fixture-small', label: 'Claude Fixture Small' }] });
     local = await startOpenAIFixture({ models: [{ id: 'llama3.1:8b' }, { id: 'qwen2.5:7b' }] });
     elsewhere = await startAnthropicFixture({ apiKey: 'its-own-key', echoCredentialOnAuthFailure: true, models: [] });
-    const rendererDir = await ensureRendererBuilt(root);
     core = createCore({
       confirmServerChange: confirmEveryServerChange,
       version: '0.1.0-e2e-models',
@@ -88,9 +87,7 @@ describe('the Models panel in a real browser against the real core and loopback 
         adapter: { maxRetries: 0, connectTimeoutMs: 10_000, idleTimeoutMs: 10_000 },
       },
     });
-    host = await startTestHost({ core, rendererDir, logError: () => {} });
-    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
-    page = await openWatchedAppPage(browser, host.url, { width: 1280, height: 800 }, { consoleErrors, pageErrors });
+    ({ host, browser, page } = await openAppInBrowser(core, { consoleErrors, pageErrors }));
     page.on('websocket', (ws) => ws.on('framereceived', (f) => framesToPage.push(String(f.payload))));
     // The socket opened before the listener: reload so every frame of this session is seen.
     await page.reload();
@@ -98,18 +95,16 @@ describe('the Models panel in a real browser against the real core and loopback 
   });
 
   afterAll(async () => {
-    try {
-      await browser?.close();
-    } finally {
-      try {
-        await host?.close();
-      } finally {
-        await core?.close();
-        await Promise.all([anthropic?.close(), local?.close(), elsewhere?.close()]);
-        rmSync(dir, { recursive: true, force: true });
+    await closeInOrder(
+      () => browser?.close(),
+      () => host?.close(),
+      () => core?.close(),
+      () => Promise.all([anthropic?.close(), local?.close(), elsewhere?.close()]),
+      () => rmSync(dir, { recursive: true, force: true }),
+      async () => {
         for (const key of await secrets.keys('').catch(() => [] as string[])) await secrets.delete(key).catch(() => undefined);
-      }
-    }
+      },
+    );
   });
 
   it('Models is a section of Settings (no sidebar entry of its own) and shows the built-in Demo and an explanation', async () => {

@@ -12,17 +12,16 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCore, type WardenCore } from '../../electron/core/app-core';
 import { dispatch } from '../../electron/core/dispatch';
 import type { ApprovalPreview } from '../../electron/core/ports';
 import type { ChannelName, ResponseOf } from '../../shared/ipc';
 import type { AccountView, ServerView } from '../../shared/domain/servers';
-import { ensureRendererBuilt } from '../host/build-renderer';
 import { scriptedFileDialogs } from '../host/standin-file-dialogs';
-import { startTestHost, type TestHost } from '../host/test-host';
-import { CHROMIUM_ARGS, CHROMIUM_PATH, openWatchedAppPage } from '../helpers/chromium';
+import type { TestHost } from '../host/test-host';
+import { closeInOrder, openAppInBrowser } from '../helpers/app-in-browser';
 import { stdioFixture } from '../integration/mcp/helpers';
 import { MapKeychain } from '../integration/chat/helpers';
 import { confirmEveryServerChange } from '../host/standin-server-confirmer';
@@ -101,7 +100,6 @@ describe('Permissions and Approvals, read as a person would, against the real co
   beforeAll(async () => {
     await mkdir(resultsDir, { recursive: true });
     dir = mkdtempSync(path.join(tmpdir(), 'warden-e2e-permissions-'));
-    const rendererDir = await ensureRendererBuilt(root);
     core = createCore({
       confirmServerChange: confirmEveryServerChange,
       version: '0.1.0-e2e-permissions',
@@ -117,22 +115,16 @@ describe('Permissions and Approvals, read as a person would, against the real co
     work = added.accounts[0]!.id;
     personal = ((await call('accounts:add', { serverId, label: 'Personal' })) as AccountView).id;
     await call('connections:connect', { serverId, accountId: work });
-    host = await startTestHost({ core: { handlers: core.handlers, events: core.events }, rendererDir, logError: () => {} });
-    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
-    page = await openWatchedAppPage(browser, host.url, { width: 1280, height: 800 }, { consoleErrors, pageErrors });
+    ({ host, browser, page } = await openAppInBrowser(core, { consoleErrors, pageErrors }));
   });
 
   afterAll(async () => {
-    try {
-      await browser?.close();
-    } finally {
-      try {
-        await host?.close();
-      } finally {
-        await core?.close();
-        rmSync(dir, { recursive: true, force: true });
-      }
-    }
+    await closeInOrder(
+      () => browser?.close(),
+      () => host?.close(),
+      () => core?.close(),
+      () => rmSync(dir, { recursive: true, force: true }),
+    );
   });
 
   it('groups server → account → tool, lists the account that is not connected, shows which account is active, and keeps the mode control reachable at 800×600', async () => {

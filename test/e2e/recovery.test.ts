@@ -11,22 +11,19 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCore, type WardenCore } from '../../electron/core/app-core';
 import { LedgerService } from '../../electron/core/ledger/service';
 import type { ApprovalPreview } from '../../electron/core/ports';
 import type { ListableSecretStore } from '../../electron/core/secrets/keytar-secret-store';
 import { openConfSettingsStore } from '../../electron/core/settings/conf-settings-store';
-import { CHROMIUM_ARGS, CHROMIUM_PATH, openWatchedAppPage } from '../helpers/chromium';
 import { killFixtureWhen } from '../helpers/kill-fixture';
-import { ensureRendererBuilt } from '../host/build-renderer';
-import { startTestHost, type TestHost } from '../host/test-host';
+import type { TestHost } from '../host/test-host';
+import { closeInOrder, openAppInBrowser } from '../helpers/app-in-browser';
 import { screens } from './screens';
 import { confirmEveryServerChange } from '../host/standin-server-confirmer';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
 const noSecrets: ListableSecretStore = { get: async () => null, set: async () => undefined, delete: async () => false, keys: async () => [] };
 
 let dir: string;
@@ -86,23 +83,16 @@ describe('after a crash while a call was running', () => {
     const account = (await core.handlers['accounts:list']({ serverId: server.id })).accounts[0]!;
     expect((await core.connections.connect(server.id, account.id)).state).toBe('connected');
 
-    const rendererDir = await ensureRendererBuilt(root);
-    host = await startTestHost({ core, rendererDir, logError: () => {} });
-    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
-    page = await openWatchedAppPage(browser, host.url, { width: 1280, height: 800 }, errors);
+    ({ host, browser, page } = await openAppInBrowser(core, errors));
   });
 
   afterAll(async () => {
-    try {
-      await browser?.close();
-    } finally {
-      try {
-        await host?.close();
-      } finally {
-        await core?.close();
-        rmSync(dir, { recursive: true, force: true });
-      }
-    }
+    await closeInOrder(
+      () => browser?.close(),
+      () => host?.close(),
+      () => core?.close(),
+      () => rmSync(dir, { recursive: true, force: true }),
+    );
   });
 
   it('the app opens with a banner pointing to Recovery and a badge with the count in the sidebar', async () => {

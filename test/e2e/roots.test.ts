@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCore, type WardenCore } from '../../electron/core/app-core';
 import { dispatch } from '../../electron/core/dispatch';
@@ -17,12 +17,11 @@ import { MemoryJournal } from '../../electron/core/memory-journal';
 import { systemClock } from '../../electron/core/ports';
 import type { ServerView } from '../../shared/domain/servers';
 import type { ChannelName } from '../../shared/ipc';
-import { CHROMIUM_ARGS, CHROMIUM_PATH, openWatchedAppPage } from '../helpers/chromium';
 import { look } from '../helpers/look';
-import { ensureRendererBuilt } from '../host/build-renderer';
 import { scriptedFileDialogs } from '../host/standin-file-dialogs';
 import { confirmEveryServerChange } from '../host/standin-server-confirmer';
-import { startTestHost, type TestHost } from '../host/test-host';
+import type { TestHost } from '../host/test-host';
+import { closeInOrder, openAppInBrowser } from '../helpers/app-in-browser';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const EVERYTHING = resolve(root, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
@@ -51,7 +50,6 @@ async function serverSees(key: { serverId: string; accountId: string }): Promise
 describe('the folders a server may work in, as a person sees them', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'warden-e2e-roots-'));
-    const rendererDir = await ensureRendererBuilt(root);
     core = createCore({
       confirmServerChange: confirmEveryServerChange,
       version: '0.1.0-e2e-roots',
@@ -60,22 +58,16 @@ describe('the folders a server may work in, as a person sees them', () => {
       gate: { prompter: { prompt: async () => 'approve' } },
       connections: { reconnect: { maxAttempts: 0 } },
     });
-    host = await startTestHost({ core: { handlers: core.handlers, events: core.events }, rendererDir, logError: () => {} });
-    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
-    page = await openWatchedAppPage(browser, host.url, { width: 1280, height: 800 }, errors);
+    ({ host, browser, page } = await openAppInBrowser(core, errors));
   }, 120_000);
 
   afterAll(async () => {
-    try {
-      await browser?.close();
-    } finally {
-      try {
-        await host?.close();
-      } finally {
-        await core?.close();
-        rmSync(dir, { recursive: true, force: true });
-      }
-    }
+    await closeInOrder(
+      () => browser?.close(),
+      () => host?.close(),
+      () => core?.close(),
+      () => rmSync(dir, { recursive: true, force: true }),
+    );
   });
 
   it('a folder added with Add folder… reaches the server, Remove takes it away, and the empty state says roots are a request, not a wall', { timeout: 180_000 }, async () => {

@@ -6,21 +6,18 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCore, type WardenCore } from '../../electron/core/app-core';
 import { dispatch } from '../../electron/core/dispatch';
 import { segmentName } from '../../electron/core/ledger/ledger';
 import { LedgerService } from '../../electron/core/ledger/service';
 import type { ApprovalPreview } from '../../electron/core/ports';
-import { CHROMIUM_ARGS, CHROMIUM_PATH, openWatchedAppPage } from '../helpers/chromium';
 import { look } from '../helpers/look';
-import { ensureRendererBuilt } from '../host/build-renderer';
-import { startTestHost, type TestHost } from '../host/test-host';
+import type { TestHost } from '../host/test-host';
+import { closeInOrder, openAppInBrowser } from '../helpers/app-in-browser';
 import { tempDir } from '../unit/ledger/helpers';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
 let dir: { dir: string; cleanup: () => void };
 let core: WardenCore | undefined;
 let service: LedgerService;
@@ -52,23 +49,16 @@ describe('safe mode after the ledger was changed', () => {
       connections: { reconnect: { maxAttempts: 0 } },
     });
     await core.recovered;
-    const rendererDir = await ensureRendererBuilt(root);
-    host = await startTestHost({ core, rendererDir, logError: () => {} });
-    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
-    page = await openWatchedAppPage(browser, host.url, { width: 1280, height: 800 }, errors);
+    ({ host, browser, page } = await openAppInBrowser(core, errors));
   });
 
   afterAll(async () => {
-    try {
-      await browser?.close();
-    } finally {
-      try {
-        await host?.close();
-      } finally {
-        await core?.close();
-        dir?.cleanup();
-      }
-    }
+    await closeInOrder(
+      () => browser?.close(),
+      () => host?.close(),
+      () => core?.close(),
+      () => dir?.cleanup(),
+    );
   });
 
   it('the banner says every tool asks and leads to the place where safe mode can be left', async () => {

@@ -15,7 +15,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCore, type WardenCore } from '../../electron/core/app-core';
 import { LedgerService } from '../../electron/core/ledger/service';
@@ -24,9 +24,9 @@ import type { ApprovalPreview } from '../../electron/core/ports';
 import { KeytarSecretStore } from '../../electron/core/secrets/keytar-secret-store';
 import { openConfSettingsStore } from '../../electron/core/settings/conf-settings-store';
 import { journalEntry } from '../../shared/domain/journal-events';
-import { ensureRendererBuilt } from '../host/build-renderer';
 import { startTestHost, type TestHost } from '../host/test-host';
-import { CHROMIUM_ARGS, CHROMIUM_PATH, openWatchedAppPage, waitUntilLive } from '../helpers/chromium';
+import { closeInOrder, openAppInBrowser } from '../helpers/app-in-browser';
+import { waitUntilLive } from '../helpers/chromium';
 import { look } from '../helpers/look';
 import { confirmEveryServerChange } from '../host/standin-server-confirmer';
 
@@ -84,26 +84,21 @@ async function open(view: string): Promise<void> {
 describe('every view as a new user sees it, in both themes and at both sizes', () => {
   beforeAll(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'warden-e2e-screens-'));
-    const rendererDir = await ensureRendererBuilt(root);
     core = await startCore();
-    host = await startTestHost({ core, rendererDir, logError: () => {} });
-    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
-    page = await openWatchedAppPage(browser, host.url, { width: 1280, height: 800 }, { consoleErrors, pageErrors });
+    ({ host, browser, page } = await openAppInBrowser(core, { consoleErrors, pageErrors }));
   });
 
   afterAll(async () => {
-    try {
-      await browser?.close();
-    } finally {
-      try {
-        await host?.close();
-      } finally {
-        await core?.close();
-        await ledger?.close();
-        rmSync(dir, { recursive: true, force: true });
+    await closeInOrder(
+      () => browser?.close(),
+      () => host?.close(),
+      () => core?.close(),
+      () => ledger?.close(),
+      () => rmSync(dir, { recursive: true, force: true }),
+      async () => {
         for (const key of await secrets.keys('').catch(() => [] as string[])) await secrets.delete(key).catch(() => undefined);
-      }
-    }
+      },
+    );
   });
 
   it('the look helper really catches clipped text, content past the window edge and unlabelled controls', async () => {

@@ -7,7 +7,7 @@
  * conversation; and the message that attaches it keeps the person's words apart from the server's.
  */
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCore, type WardenCore } from '../../electron/core/app-core';
@@ -17,10 +17,9 @@ import { MemoryJournal } from '../../electron/core/memory-journal';
 import { systemClock } from '../../electron/core/ports';
 import type { ServerView } from '../../shared/domain/servers';
 import type { ChannelName } from '../../shared/ipc';
-import { CHROMIUM_ARGS, CHROMIUM_PATH, openWatchedAppPage } from '../helpers/chromium';
 import { look } from '../helpers/look';
-import { ensureRendererBuilt } from '../host/build-renderer';
-import { startTestHost, type TestHost } from '../host/test-host';
+import type { TestHost } from '../host/test-host';
+import { closeInOrder, openAppInBrowser } from '../helpers/app-in-browser';
 import { stdioFixture } from '../integration/mcp/helpers';
 import { ScriptedModel, withScripted } from '../integration/chat/scripted-model';
 import { FAKE_USER_TEXT } from '../fixtures/servers/hostile-data';
@@ -63,7 +62,6 @@ let conversationId: string;
 
 describe('resources and prompts as a person sees them', () => {
   beforeAll(async () => {
-    const rendererDir = await ensureRendererBuilt(root);
     core = createCore({ confirmServerChange: confirmEveryServerChange,
       version: '0.1.0-e2e-server-data',
       journal: new MemoryJournal(systemClock),
@@ -75,21 +73,15 @@ describe('resources and prompts as a person sees them', () => {
     const def = stdioFixture('ignored', 'hostile-data');
     notes = await add({ name: 'Notes', transport: 'stdio', command: def.command, args: def.args, env: [] });
     conversationId = (await call<{ id: string }>('chat:create', { providerId: 'scripted' })).id;
-    host = await startTestHost({ core: { handlers: core.handlers, events: core.events }, rendererDir, logError: () => {} });
-    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
-    page = await openWatchedAppPage(browser, host.url, { width: 1280, height: 800 }, errors);
+    ({ host, browser, page } = await openAppInBrowser(core, errors));
   }, 120_000);
 
   afterAll(async () => {
-    try {
-      await browser?.close();
-    } finally {
-      try {
-        await host?.close();
-      } finally {
-        await core?.close();
-      }
-    }
+    await closeInOrder(
+      () => browser?.close(),
+      () => host?.close(),
+      () => core?.close(),
+    );
   });
 
   it('a resource is read and shown as the server\'s text, with its server named, never its id', { timeout: 120_000 }, async () => {

@@ -7,7 +7,7 @@
  */
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCore, type WardenCore } from '../../electron/core/app-core';
 import { confirmEveryServerChange } from '../host/standin-server-confirmer';
@@ -16,10 +16,9 @@ import { MemoryJournal } from '../../electron/core/memory-journal';
 import { systemClock } from '../../electron/core/ports';
 import type { ServerView } from '../../shared/domain/servers';
 import type { ChannelName } from '../../shared/ipc';
-import { CHROMIUM_ARGS, CHROMIUM_PATH, openWatchedAppPage } from '../helpers/chromium';
 import { look } from '../helpers/look';
-import { ensureRendererBuilt } from '../host/build-renderer';
-import { startTestHost, type TestHost } from '../host/test-host';
+import type { TestHost } from '../host/test-host';
+import { closeInOrder, openAppInBrowser } from '../helpers/app-in-browser';
 import { stdioFixture } from '../integration/mcp/helpers';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -52,7 +51,6 @@ let phishing: { serverId: string; accountId: string };
 
 describe('questions servers ask, in the app', () => {
   beforeAll(async () => {
-    const rendererDir = await ensureRendererBuilt(root);
     core = createCore({ confirmServerChange: confirmEveryServerChange,
       version: '0.1.0-e2e-questions',
       journal: new MemoryJournal(systemClock),
@@ -62,21 +60,15 @@ describe('questions servers ask, in the app', () => {
     everything = await add('Everything', process.execPath, [EVERYTHING, 'stdio'], 'Work', ['trigger-elicitation-request']);
     const fixture = stdioFixture('ignored', 'phishing-form');
     phishing = await add('Notes helper', fixture.command, fixture.args, 'Personal', ['sign_in']);
-    host = await startTestHost({ core: { handlers: core.handlers, events: core.events }, rendererDir, logError: () => {} });
-    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
-    page = await openWatchedAppPage(browser, host.url, { width: 1280, height: 800 }, { consoleErrors, pageErrors });
+    ({ host, browser, page } = await openAppInBrowser(core, { consoleErrors, pageErrors }));
   });
 
   afterAll(async () => {
-    try {
-      await browser?.close();
-    } finally {
-      try {
-        await host?.close();
-      } finally {
-        await core?.close();
-      }
-    }
+    await closeInOrder(
+      () => browser?.close(),
+      () => host?.close(),
+      () => core?.close(),
+    );
   });
 
   it("a server's form is shown labelled with the server and account, generated from its schema, and the answer reaches the server", async () => {

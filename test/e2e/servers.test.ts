@@ -17,15 +17,14 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCore, type WardenCore } from '../../electron/core/app-core';
 import { openConfSettingsStore } from '../../electron/core/settings/conf-settings-store';
 import { MapKeychain } from '../integration/chat/helpers';
 import { stdioFixture } from '../integration/mcp/helpers';
-import { ensureRendererBuilt } from '../host/build-renderer';
-import { startTestHost, type TestHost } from '../host/test-host';
-import { CHROMIUM_ARGS, CHROMIUM_PATH, openWatchedAppPage } from '../helpers/chromium';
+import type { TestHost } from '../host/test-host';
+import { closeInOrder, openAppInBrowser } from '../helpers/app-in-browser';
 import { confirmEveryServerChange } from '../host/standin-server-confirmer';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -93,7 +92,6 @@ describe('the Servers view in a real browser against the real core and real stdi
     await mkdir(resultsDir, { recursive: true });
     dir = mkdtempSync(path.join(tmpdir(), 'warden-e2e-servers-'));
     writeSettings();
-    const rendererDir = await ensureRendererBuilt(root);
     core = createCore({
       confirmServerChange: confirmEveryServerChange,
       version: '0.1.0-e2e-servers',
@@ -104,22 +102,16 @@ describe('the Servers view in a real browser against the real core and real stdi
       autoConnect: true,
       autostartPolicy: { baseDelayMs: 20_000, maxDelayMs: 60_000, maxAttempts: 6 },
     });
-    host = await startTestHost({ core, rendererDir, logError: () => {} });
-    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
-    page = await openWatchedAppPage(browser, host.url, { width: 1280, height: 800 }, { consoleErrors, pageErrors });
+    ({ host, browser, page } = await openAppInBrowser(core, { consoleErrors, pageErrors }));
   });
 
   afterAll(async () => {
-    try {
-      await browser?.close();
-    } finally {
-      try {
-        await host?.close();
-      } finally {
-        await core?.close();
-        rmSync(dir, { recursive: true, force: true });
-      }
-    }
+    await closeInOrder(
+      () => browser?.close(),
+      () => host?.close(),
+      () => core?.close(),
+      () => rmSync(dir, { recursive: true, force: true }),
+    );
   });
 
   it('at launch every server connects at once: a slow connect shows its elapsed time, a failed one its reason and next attempt, and the summary names it', async () => {

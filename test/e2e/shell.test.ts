@@ -19,6 +19,7 @@ import { expectedApiPaths } from '../../shared/ipc';
 import { WardenError } from '../../shared/result';
 import { ensureRendererBuilt } from '../host/build-renderer';
 import { startTestHost, type TestHost } from '../host/test-host';
+import { closeInOrder } from '../helpers/app-in-browser';
 import { SUBPROTOCOL, TOKEN_PROTOCOL_PREFIX } from '../host/wire';
 import { confirmEveryServerChange } from '../host/standin-server-confirmer';
 
@@ -97,15 +98,11 @@ describe('renderer shell in a real browser against the real core', () => {
   });
 
   afterAll(async () => {
-    try {
-      await browser?.close();
-    } finally {
-      try {
-        await host?.close();
-      } finally {
-        await core?.close();
-      }
-    }
+    await closeInOrder(
+      () => browser?.close(),
+      () => host?.close(),
+      () => core?.close(),
+    );
   });
 
   it('renders the app frame with navigation for every view, starting on Chat', async () => {

@@ -10,7 +10,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCore, type WardenCore } from '../../electron/core/app-core';
 import { dispatch } from '../../electron/core/dispatch';
@@ -18,9 +18,8 @@ import { MemoryJournal } from '../../electron/core/memory-journal';
 import { systemClock } from '../../electron/core/ports';
 import type { ServerView } from '../../shared/domain/servers';
 import type { ChannelName } from '../../shared/ipc';
-import { CHROMIUM_ARGS, CHROMIUM_PATH, openWatchedAppPage } from '../helpers/chromium';
-import { ensureRendererBuilt } from '../host/build-renderer';
-import { startTestHost, type TestHost } from '../host/test-host';
+import type { TestHost } from '../host/test-host';
+import { closeInOrder, openAppInBrowser } from '../helpers/app-in-browser';
 import { stdioFixture } from '../integration/mcp/helpers';
 import { confirmEveryServerChange } from '../host/standin-server-confirmer';
 
@@ -82,7 +81,6 @@ async function shots(name: string, subject: Locator): Promise<void> {
 describe('a hostile server’s answer as a person sees it', () => {
   beforeAll(async () => {
     await mkdir(resultsDir, { recursive: true });
-    const rendererDir = await ensureRendererBuilt(root);
     core = createCore({
       confirmServerChange: confirmEveryServerChange,
       version: '0.1.0-e2e-answer',
@@ -92,21 +90,15 @@ describe('a hostile server’s answer as a person sees it', () => {
     });
     notes = await add('Notes', 'injection');
     flood = await add('Flood', 'flood');
-    host = await startTestHost({ core: { handlers: core.handlers, events: core.events }, rendererDir, logError: () => {} });
-    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
-    page = await openWatchedAppPage(browser, host.url, { width: 1280, height: 800 }, { consoleErrors, pageErrors });
+    ({ host, browser, page } = await openAppInBrowser(core, { consoleErrors, pageErrors }));
   });
 
   afterAll(async () => {
-    try {
-      await browser?.close();
-    } finally {
-      try {
-        await host?.close();
-      } finally {
-        await core?.close();
-      }
-    }
+    await closeInOrder(
+      () => browser?.close(),
+      () => host?.close(),
+      () => core?.close(),
+    );
   });
 
   it('an answer that tells the model to ignore its instructions is shown cleaned, with a visible note saying so in plain words', async () => {

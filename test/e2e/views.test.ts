@@ -16,8 +16,7 @@ import { mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { CHROMIUM_ARGS, CHROMIUM_PATH, openWatchedAppPage } from '../helpers/chromium';
+import type { Browser, Page } from 'playwright-core';
 import { look, type LookOptions } from '../helpers/look';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCore, type WardenCore } from '../../electron/core/app-core';
@@ -26,9 +25,9 @@ import type { MatrixRow } from '../../shared/contract/permissions';
 import type { ApprovalPreview } from '../../electron/core/ports';
 import { KeytarSecretStore } from '../../electron/core/secrets/keytar-secret-store';
 import { displayCommandLine } from '../../shared/domain/servers';
-import { ensureRendererBuilt } from '../host/build-renderer';
 import { scriptedFileDialogs } from '../host/standin-file-dialogs';
-import { startTestHost, type TestHost } from '../host/test-host';
+import type { TestHost } from '../host/test-host';
+import { closeInOrder, openAppInBrowser } from '../helpers/app-in-browser';
 import { confirmEveryServerChange } from '../host/standin-server-confirmer';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -69,7 +68,6 @@ describe('the views in a real browser against the real core and a real stdio ser
     await mkdir(resultsDir, { recursive: true });
     dir = mkdtempSync(path.join(tmpdir(), 'warden-e2e-views-'));
     countFile = path.join(dir, 'calls.jsonl');
-    const rendererDir = await ensureRendererBuilt(root);
     core = createCore({
       confirmServerChange: confirmEveryServerChange,
       version: '0.1.0-e2e-views',
@@ -82,24 +80,20 @@ describe('the views in a real browser against the real core and a real stdio ser
     });
     const real = core.handlers;
     const handlers: Handlers = { ...real, 'permissions:matrix': (request) => bigMatrix ? { rows: bigMatrix, configErrors: [] } : real['permissions:matrix'](request) };
-    host = await startTestHost({ core: { handlers, events: core.events }, rendererDir, logError: () => {} });
-    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
-    page = await openWatchedAppPage(browser, host.url, { width: 1400, height: 900 }, { consoleErrors, pageErrors });
+    ({ host, browser, page } = await openAppInBrowser({ handlers, events: core.events }, { consoleErrors, pageErrors }, { width: 1400, height: 900 }));
   });
 
   afterAll(async () => {
-    try {
-      await browser?.close();
-    } finally {
-      try {
-        await host?.close();
-      } finally {
-        // Disconnects every connection and kills each spawned server's process tree.
-        await core?.close();
-        rmSync(dir, { recursive: true, force: true });
+    // Disconnects every connection and kills each spawned server's process tree.
+    await closeInOrder(
+      () => browser?.close(),
+      () => host?.close(),
+      () => core?.close(),
+      () => rmSync(dir, { recursive: true, force: true }),
+      async () => {
         for (const key of await secrets.keys('').catch(() => [] as string[])) await secrets.delete(key).catch(() => undefined);
-      }
-    }
+      },
+    );
   });
 
   it('the built-in offline demo can be added from the empty Servers view, connects in-process and lists its tools; removing it empties the list', async () => {
