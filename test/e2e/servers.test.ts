@@ -196,6 +196,19 @@ describe('the Servers view in a real browser against the real core and real stdi
     await page.getByTestId('run-form-stop').click();
     await page.locator('[data-testid="run-form-state"][data-state="outcome_unknown"]').waitFor({ timeout: 30_000 });
     expect(await page.getByTestId('run-form-progress').count()).toBe(0);
+    // What to do about it is said where the call is, with the way to where it is settled.
+    // Never "nothing happened": the call had left when it was stopped.
+    expect(await page.getByTestId('run-form-unknown').innerText()).toMatch(/can't tell whether the server did it.*won't send it again on its own/s);
+    expect(await page.getByTestId('view-servers').innerText()).not.toMatch(/nothing happened/i);
+    await shots('outcome-unknown', 'run-form-unknown');
+    expect(await axeSerious()).toEqual([]);
+    await page.getByTestId('run-form-unknown-open').click();
+    const settle = page.locator('[data-testid^="recovery-"]').filter({ has: page.locator('h2', { hasText: /^steps on / }) });
+    await settle.first().waitFor({ timeout: 15_000 });
+    await page.getByTestId('nav-servers').click();
+    if ((await page.getByTestId('server-details-back').count()) > 0) await page.getByTestId('server-details-back').click();
+    await page.getByTestId('server-open-builds').click();
+    await page.getByTestId(`${prefix}-tools`).getByTestId('tool-steps').waitFor({ timeout: 30_000 });
   });
 
   it('a call with no progress from the server shows an indeterminate bar with the elapsed time', async () => {

@@ -37,9 +37,10 @@ export async function sendCall(op: Operation, executor: ToolExecutor, maxResultB
         ? move('failed', `Not sent: ${message}`, { error: { code: 'NOT_SENT', message } })
         : to === 'failed'
           ? move('failed', `The server answered with an error: ${message}`, { error: { code: 'TOOL_CALL_FAILED', message } })
-          : move('outcome_unknown', `${signal.aborted ? 'Cancelled while running' : 'The call failed after it was sent'}: the server may have acted (${message})`, {
-            error: { code: signal.aborted ? 'CANCELLED' : 'OUTCOME_UNKNOWN', message },
-          });
+          : // CANCELLED means nothing was sent; a call stopped after it left may have happened.
+            move('outcome_unknown', `${signal.aborted ? 'Cancelled while running' : 'The call failed after it was sent'}: the server may have acted (${message})`, {
+              error: { code: 'OUTCOME_UNKNOWN', message },
+            });
     }
   }
   op.abort = null;

@@ -12,6 +12,7 @@ import { DecisionPill, ErrorNote } from '../components/common';
 import { explainError } from '../errors';
 import { Markdown } from '../components/markdown';
 import { CallProgress } from '../components/progress';
+import { OutcomeUnknownNote } from '../components/outcome-unknown';
 import { useAppStore } from '../store';
 
 const STATUS_WORDS: Record<ChatToolCall['status'], string> = {
@@ -57,6 +58,7 @@ function ToolCallCard({ call }: { call: ChatToolCall }) {
         <span className="muted">Why: </span>
         {call.why}
       </p>
+      {call.status === 'outcome_unknown' ? <OutcomeUnknownNote testId={`call-${call.callId}-unknown`} /> : null}
       {call.flagged ? (
         <p className="tool-card-flag" role="note" data-testid={`call-${call.callId}-flag`}>
           Warning: this result contains text that tries to give the model instructions (a possible prompt injection). Warden passed it to the model only as untrusted data; nothing in it can change what Warden allows.

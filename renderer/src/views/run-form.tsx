@@ -15,6 +15,7 @@ import { ObjectFields } from '../schema-form/schema-form';
 import { ServerAnswer } from '../components/server-answer';
 import { useAppStore } from '../store';
 import { CallProgress } from '../components/progress';
+import { OutcomeUnknownNote } from '../components/outcome-unknown';
 
 type ObjectSpec = Extract<FieldSpec, { kind: 'object' }>;
 type ObjectDraft = Extract<Draft, { kind: 'object' }>;
@@ -221,6 +222,7 @@ export function RunForm({ tool, onClose }: { tool: ToolView; onClose: () => void
             </button>
           </div>
           {refused ? null : <p className="muted">{operation.reason}</p>}
+          {operation.state === 'outcome_unknown' ? <OutcomeUnknownNote testId="run-form-unknown" /> : null}
           {operation.state === 'awaiting_approval' ? (
             <p>
               Waiting for your approval.{' '}
@@ -233,7 +235,7 @@ export function RunForm({ tool, onClose }: { tool: ToolView; onClose: () => void
             <CallProgress operationId={operation.operationId} startedAt={operation.history.find((h) => h.to === 'executing')?.at ?? operation.requestedAt} testId="run-form-progress" stopTestId="run-form-stop" />
           ) : null}
           {operation.result ? <ServerAnswer result={operation.result} testId="run-form" /> : null}
-          <ErrorNote error={operationError} testId="run-form-operation-error" fieldName={nameField} />
+          {operation.state === 'outcome_unknown' ? null : <ErrorNote error={operationError} testId="run-form-operation-error" fieldName={nameField} />}
         </div>
       ) : null}
     </form>
