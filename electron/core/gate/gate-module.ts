@@ -20,7 +20,7 @@ import { PolicyStore } from '../policy/store';
 import { hostPaths, type PathFs, type PathSemantics } from '../policy/paths';
 import type { ApprovalPreview, ApprovalPrompter, BatchChoice, Clock, Journal, OperationHistory } from '../ports';
 import { Gate, type OperationNames, type OperationSnapshot } from './gate';
-import { createOperationPresenter } from '../mcp/result-display';
+import { createOperationPresenter } from './result-display';
 import { CallNotSentError } from './call-outcome';
 import type { ToolDescriptor, ToolExecutor, ToolRegistry } from './ports';
 
