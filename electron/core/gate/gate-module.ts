@@ -14,7 +14,7 @@ import type { Decision } from '../../../shared/domain/operations';
 import type { GrantPin, PolicyState } from '../../../shared/domain/policy';
 import { WardenError } from '../../../shared/result';
 import type { CoreEvents } from '../events';
-import { changeConfirmation, removalConfirmation, type NameLookup } from '../permissions/confirmations';
+import { changeConfirmation, removalConfirmation, type NameLookup } from '../preview/permission-confirmations';
 import { decide, effectiveMode } from '../policy/engine';
 import { PolicyStore } from '../policy/store';
 import { hostPaths, type PathFs, type PathSemantics } from '../policy/paths';
