@@ -1,6 +1,11 @@
 /**
  * The core: everything the main process owns, assembled from ports. Runs in plain Node (no
  * `electron` import), so main and the browser test host serve the very same object.
+ *
+ * Why this file is longer than 450 lines: it is the one assembly. Half of it is `CoreDeps`, every
+ * port a host may pass with its safe default in words; the rest is the wiring, in the order the
+ * parts depend on each other, which reads top to bottom only while it stays in one place. Every
+ * rule lives in the modules it wires.
  */
 import type { CoreStatus } from '../../shared/contract/core';
 import type { Handlers } from './dispatch';

@@ -22,6 +22,10 @@
  *   to `maxResponseBytes`, so a provider that streams without end (text, tool-call arguments, one
  *   SSE line that never ends, a huge model listing) cannot make the SDK or the loop buffer it
  *   until the main process runs out of memory.
+ *
+ * Why this file is longer than 450 lines: it is the one list of what both adapters must do alike,
+ * and a reader checks an adapter against it in one place; each part (the bounded fetch, failure
+ * classification, the idle watchdog, retries) is short and needs the others' types.
  */
 import type { ConnectFailure } from '../../../shared/domain/connect-failure';
 import { networkFailureOf } from '../net/network-failure';
