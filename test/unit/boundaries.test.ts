@@ -5,7 +5,7 @@
  * the authority because it resolves relative paths to the folder they land in and also sees
  * dynamic `import()`, `require()` and `export … from`.
  */
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -252,6 +252,68 @@ export async function checkBoundaries(
   return { files, violations, unusedExceptions: exceptions.filter((e) => !used.has(e)) };
 }
 
+/** The file a relative import of the core lands on, or null when it names none (a folder without an index, a missing file). */
+async function resolveCoreFile(fromFile: string, specifier: string): Promise<string | null> {
+  const base = resolve(dirname(fromFile), specifier);
+  for (const candidate of [base, `${base}.ts`, `${base}.tsx`, join(base, 'index.ts')]) {
+    try {
+      if ((await stat(candidate)).isFile()) return candidate;
+    } catch {
+      // Not this one.
+    }
+  }
+  return null;
+}
+
+/**
+ * Every circle of files inside electron/core of `root`: files that import each other, directly or
+ * through others, type-only imports included (the floors check folders; this sees the files inside
+ * one folder too). Each circle is its files, sorted.
+ */
+export async function coreCircles(root: string): Promise<string[][]> {
+  const edges = new Map<string, string[]>();
+  for await (const file of sourceFiles(join(root, 'electron/core'))) {
+    const targets: string[] = [];
+    for (const found of findImports(file, await readFile(file, 'utf8'))) {
+      if (found.specifier === null || !found.specifier.startsWith('.')) continue;
+      const target = await resolveCoreFile(file, found.specifier);
+      if (target) targets.push(target);
+    }
+    edges.set(file, targets);
+  }
+  // Tarjan's strongly connected components: a component of two or more files (or a file that
+  // imports itself) is a circle.
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const circles: string[][] = [];
+  const visit = (v: string): void => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of edges.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop()!;
+      onStack.delete(w);
+      component.push(w);
+    } while (w !== v);
+    if (component.length > 1 || (edges.get(v) ?? []).includes(v)) circles.push(component.map((f) => relative(root, f).split(sep).join('/')).sort());
+  };
+  for (const v of edges.keys()) if (!index.has(v)) visit(v);
+  return circles;
+}
+
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 describe('layer boundaries', () => {
@@ -261,6 +323,10 @@ describe('layer boundaries', () => {
     expect(violations).toEqual([]);
     // An exception whose import is gone is deleted, so none can hide a new one later.
     expect(unusedExceptions).toEqual([]);
+  }, 60_000);
+
+  it('no files of the core import each other in a circle, not even inside one folder', async () => {
+    expect(await coreCircles(repoRoot)).toEqual([]);
   }, 60_000);
 
   it('every folder and top-level file of the core stands on exactly one floor', async () => {
@@ -393,5 +459,41 @@ describe('the boundary checker itself', () => {
     expect(offending.has('electron/core/mcp/y.ts')).toBe(true);
     expect(violations).toHaveLength(Object.keys(bad).length - 1);
     expect(unusedExceptions).toEqual([wrongRule, gone]);
+  }, 30_000);
+});
+
+describe('the circle finder itself', () => {
+  let root: string;
+
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), 'warden-circles-'));
+    const files: Record<string, string> = {
+      // A circle inside one folder, through a type-only import.
+      'electron/core/chat/a.ts': "import { b } from './b';\nexport const a = b;",
+      'electron/core/chat/b.ts': "import type { C } from './c';\nexport const b = 1 as unknown as C;",
+      'electron/core/chat/c.ts': "import { a } from './a';\nexport type C = typeof a;",
+      // A circle across folders through a folder's index.
+      'electron/core/one/index.ts': "export { two } from '../two';\nexport const one = 1;",
+      'electron/core/two/index.ts': "import { one } from '../one';\nexport const two = one;",
+      // One way only: no circle.
+      'electron/core/gate/x.ts': "import { y } from './y';\nexport const x = y;",
+      'electron/core/gate/y.ts': "import { z } from 'zod';\nexport const y = z;",
+    };
+    for (const [path, text] of Object.entries(files)) {
+      await mkdir(dirname(join(root, path)), { recursive: true });
+      await writeFile(join(root, path), text);
+    }
+  });
+
+  afterAll(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('finds every circle of files, and only those', async () => {
+    const circles = await coreCircles(root);
+    expect(circles.sort((a, b) => a[0]!.localeCompare(b[0]!))).toEqual([
+      ['electron/core/chat/a.ts', 'electron/core/chat/b.ts', 'electron/core/chat/c.ts'],
+      ['electron/core/one/index.ts', 'electron/core/two/index.ts'],
+    ]);
   }, 30_000);
 });
