@@ -1,6 +1,11 @@
 /**
  * The core: everything the main process owns, assembled from ports. Runs in plain Node (no
  * `electron` import), so main and the browser test host serve the very same object.
+ *
+ * Why this file is longer than 450 lines: it is the one assembly. Half of it is `CoreDeps`, every
+ * port a host may pass with its safe default in words; the rest is the wiring, in the order the
+ * parts depend on each other, which reads top to bottom only while it stays in one place. Every
+ * rule lives in the modules it wires.
  */
 import type { CoreStatus } from '../../shared/contract/core';
 import type { Handlers } from './dispatch';
@@ -19,6 +24,7 @@ import { MemoryHistory, type HistoryReads } from './ledger/history';
 import type { LedgerService } from './ledger/service';
 import type { OperationRecoveryReport } from '../../shared/contract/activity';
 import { createServersModule, type ServersModuleOptions } from './settings/servers-module';
+import { createImportModule, type ImportModuleOptions } from './import/import-module';
 import type { ServerService } from './settings/server-service';
 import { createGateModule, denyingPrompter, type GateModule, type GateModuleOptions } from './gate/gate-module';
 import { confirmLeavingSafeMode } from './safe-mode-confirmation';
@@ -52,7 +58,7 @@ export interface CoreDeps {
   /** The durable ledger service (its ledger is then the journal); absent = in-memory journal. */
   ledger?: LedgerService;
   /** Settings store, keychain and import locations for servers/accounts (defaults: memory, keytar). */
-  servers?: ServersModuleOptions;
+  servers?: ServersModuleOptions & Pick<ImportModuleOptions, 'importLocation'>;
   /** Gate wiring: the connection layer's registry/executor, the native approval prompter, stored rules (defaults: nothing listed, deny-all prompter). */
   gate?: Omit<GateModuleOptions, 'journal' | 'history' | 'clock' | 'events' | 'isSafeMode'>;
   /**
@@ -176,13 +182,20 @@ export function createCore(deps: CoreDeps): WardenCore {
   const startedAt = new Date(clock.now()).toISOString();
   // Safe mode has one owner, the ledger (tampering found; lifted only by acknowledging it).
   const safeMode = () => deps.ledger?.ledger.safeMode ?? false;
+  const { importLocation, ...serverOptions } = deps.servers ?? {};
   const serversModule = createServersModule({
-    ...deps.servers,
-    ...(deps.fileDialogs ? { fileDialogs: deps.fileDialogs } : {}),
+    ...serverOptions,
     ...(deps.confirmServerChange ? { confirmChange: deps.confirmServerChange } : {}),
     clock,
     journal,
     events,
+  });
+  const importModule = createImportModule({
+    servers: serversModule.service,
+    clock,
+    ...(importLocation ? { importLocation } : {}),
+    ...(deps.fileDialogs ? { fileDialogs: deps.fileDialogs } : {}),
+    ...(deps.confirmServerChange ? { confirmChange: deps.confirmServerChange } : {}),
   });
   // Provider keys share the one keychain store; the redactor learns each key whichever store it is.
   // The offline demo model is built in: listed first, the default on first start, no key, no network.
@@ -443,6 +456,7 @@ export function createCore(deps: CoreDeps): WardenCore {
     }),
     // Server changes arrive already confirmed in the native dialog (refused without one).
     ...serversModule.handlers,
+    ...importModule.handlers,
     ...gateModule.handlers,
     ...connections.handlers,
     ...serverDataHandlers(serverData),

@@ -6,6 +6,7 @@
 
 import type { DecisionRecord, ErrorRecord, OpProposed, ToolResultRecord } from '../../shared/domain/journal-events';
 import type { OperationState } from '../../shared/domain/operations';
+import { WardenError } from '../../shared/result';
 
 /** Time, injected so expiry and the policy are deterministic under test. */
 export interface Clock {
@@ -195,3 +196,13 @@ export interface FileDialogs {
    */
   chooseFolder?(request: { title: string; defaultPath?: string }): Promise<string | null>;
 }
+
+/** File choosers for hosts that have none: refuse with a clear error, so no file is ever read or written. */
+export const refusingFileDialogs: FileDialogs = {
+  openFile: async () => {
+    throw new WardenError('UNSUPPORTED', 'This host cannot show a file chooser; import from the Warden app');
+  },
+  saveFile: async () => {
+    throw new WardenError('UNSUPPORTED', 'This host cannot show a save dialog; export from the Warden app');
+  },
+};

@@ -10,8 +10,9 @@
  * The model never decides a permission, never writes approval text, and nothing it says reaches
  * the policy store: it can only propose calls, and the gate decides each one.
  *
- * Why this file is long: it is one state machine (turns, tracked calls and their cards, recovery)
- * whose invariants span its methods; the pure parts live beside it (model-messages.ts,
+ * Why this file is longer than 450 lines: it is one state machine (turns, tracked calls and their
+ * cards, recovery) whose invariants span its methods; the parts that need none of its state live
+ * beside it (call-admission.ts: how one call of a reply is admitted; model-messages.ts,
  * attachments.ts, call-results.ts, tool-names.ts).
  */
 import { randomUUID } from 'node:crypto';
@@ -30,6 +31,7 @@ import { describeModelError, modelProblemOf, oneLine, toModelMessages } from './
 import { ConversationStore, summaryOf } from './conversation-store';
 import { whereWords } from '../preview/trusted-preview';
 import { buildToolTable, type ToolEntry } from './tool-names';
+import { admitCall, CallRateLimiter, MAX_CALLS_KEPT, toolKey } from './call-admission';
 import { DEFAULT_MODEL_RESULT_CHARS, systemPromptWith } from './untrusted';
 
 /** Caps on what one message can make the loop do; hitting one stops the loop with a visible reason. */
@@ -44,20 +46,6 @@ export interface ChatLimits {
 }
 
 export const DEFAULT_CHAT_LIMITS: ChatLimits = { maxCallsPerReply: 10, maxRoundsPerMessage: 8, perToolPerMinute: 20, resultChars: DEFAULT_MODEL_RESULT_CHARS, maxTokens: 4096 };
-
-/**
- * The most calls of one reply the chat keeps when a reply is over the cap. Each kept call is
- * refused on record in the gate and answered; the rest are dropped unsent, as a stopped reply's
- * calls are, so a model that sends tens of thousands of calls cannot stall the main thread or fill
- * the ledger (every call in the gate is a synchronous decision and two journal records).
- */
-export const MAX_CALLS_KEPT = 100;
-
-/** The call ids both providers accept back in a tool result. */
-const PROVIDER_CALL_ID = /^[a-zA-Z0-9_-]{1,64}$/;
-
-/** The identity used for a name the model made up: no server can have it (ids are [a-z0-9-]). */
-export const NOT_OFFERED_SERVER = '~model';
 
 export interface ChatServiceDeps {
   store: ConversationStore;
@@ -97,14 +85,12 @@ interface Tracked {
   skipped: boolean;
 }
 
-const key = (serverId: string, accountId: string, toolName: string) => `${serverId}\u0000${accountId}\u0000${toolName}`;
-
 /** Conversations and their model loops. */
 export class ChatService {
   readonly limits: ChatLimits;
   private readonly turns = new Map<string, Turn>();
   private readonly tracked = new Map<string, Tracked>();
-  private readonly recent = new Map<string, number[]>();
+  private readonly rate = new CallRateLimiter();
   private readonly pendingEmits = new Map<ChatMessage, string>();
   private readonly unsubscribe: () => void;
   /**
@@ -267,10 +253,10 @@ export class ChatService {
   /** The tools of a conversation as its model sees them (and those it does not). */
   tools(conversationId: string) {
     this.get(conversationId);
-    const rows = new Map(this.deps.gate.matrix(conversationId).rows.map((r) => [key(r.serverId, r.accountId, r.toolName), r]));
+    const rows = new Map(this.deps.gate.matrix(conversationId).rows.map((r) => [toolKey(r.serverId, r.accountId, r.toolName), r]));
     const offered = this.offeredKeys(conversationId);
     return buildToolTable(this.deps.registry.listTools()).entries.map((e) => {
-      const row = rows.get(key(e.tool.serverId, e.tool.accountId, e.tool.name));
+      const row = rows.get(toolKey(e.tool.serverId, e.tool.accountId, e.tool.name));
       return {
         modelName: e.modelName,
         serverId: e.tool.serverId,
@@ -279,7 +265,7 @@ export class ChatService {
         serverLabel: e.tool.serverLabel ?? e.tool.serverId,
         accountLabel: e.tool.accountLabel ?? e.tool.accountId,
         effective: row?.effective ?? 'deny',
-        offered: offered.has(key(e.tool.serverId, e.tool.accountId, e.tool.name)),
+        offered: offered.has(toolKey(e.tool.serverId, e.tool.accountId, e.tool.name)),
         reason: row?.explanation ?? 'Not listed',
         layer: row?.layer ?? 'availability',
       };
@@ -355,7 +341,7 @@ export class ChatService {
       const entries = buildToolTable(this.deps.registry.listTools()).entries;
       const offered = this.offeredKeys(c.id);
       const specs: ModelToolSpec[] = entries
-        .filter((e) => offered.has(key(e.tool.serverId, e.tool.accountId, e.tool.name)))
+        .filter((e) => offered.has(toolKey(e.tool.serverId, e.tool.accountId, e.tool.name)))
         .map((e) => ({ name: e.modelName, description: oneLine(e.tool.description ?? e.tool.title ?? e.tool.name, 1024, false), inputSchema: e.tool.inputSchema }));
       let provider;
       try {
@@ -437,61 +423,10 @@ export class ChatService {
     // accept back: a repeated id would pair two results with one call (a refusal could read as
     // the other call's result), and an id the provider refuses would break every later request.
     const usedIds = new Set(c.messages.flatMap((m) => m.toolCalls.map((x) => x.callId)));
+    const reply = { table, offered, usedIds, callCount: calls.length, limits: this.limits, rate: this.rate, now, redact: this.redact };
     for (const raw of over ? calls.slice(0, Math.max(MAX_CALLS_KEPT, this.limits.maxCallsPerReply)) : calls) {
-      const id = PROVIDER_CALL_ID.test(raw.id) && !usedIds.has(raw.id) ? raw.id : `call_${randomUUID().replace(/-/g, '')}`;
-      usedIds.add(id);
-      const call: ModelToolCall = { ...raw, id };
-      const entry: ToolEntry | undefined = table.get(call.name);
-      const isOffered = entry !== undefined && offered.has(key(entry.tool.serverId, entry.tool.accountId, entry.tool.name));
-      let args: unknown = undefined;
-      let parseError: string | null = null;
-      try {
-        args = call.argumentsJson.trim() === '' ? {} : JSON.parse(call.argumentsJson);
-      } catch (error) {
-        parseError = `the arguments are not valid JSON (${error instanceof Error ? error.message : String(error)})`;
-      }
-      let refused: string | undefined;
-      let skipped = false;
-      if (over) {
-        refused = `too many tool calls in one reply (${calls.length}; the limit is ${this.limits.maxCallsPerReply})`;
-        skipped = true;
-      } else if (!isOffered) {
-        refused = entry ? `Not offered to the model in this conversation: ${entry.tool.name} on ${entry.tool.serverLabel ?? entry.tool.serverId} is not permitted here` : `Not offered to the model: ${JSON.stringify(call.name.slice(0, 100))} is not a name Warden gave it`;
-      } else if (parseError) {
-        refused = undefined;
-      } else if (this.rateLimited(entry!, now)) {
-        refused = `more than ${this.limits.perToolPerMinute} calls to ${entry!.tool.name} in one minute`;
-        skipped = true;
-        capReason ??= `the model called ${entry!.tool.name} more than ${this.limits.perToolPerMinute} times in one minute`;
-      }
-      const tool = entry?.tool;
-      const identity = isOffered && tool ? { serverId: tool.serverId, accountId: tool.accountId, toolName: tool.name } : { serverId: tool?.serverId ?? NOT_OFFERED_SERVER, accountId: tool?.accountId ?? NOT_OFFERED_SERVER, toolName: tool?.name ?? (call.name.slice(0, 200) || '(no name)') };
-      const record: ChatToolCall = {
-        callId: call.id,
-        modelName: call.name.slice(0, 200),
-        operationId: null,
-        serverId: tool?.serverId ?? null,
-        accountId: tool?.accountId ?? null,
-        toolName: tool?.name ?? null,
-        serverLabel: tool?.serverLabel ?? null,
-        accountLabel: tool?.accountLabel ?? null,
-        preview: tool ? whereWords({ toolName: tool.name, serverLabel: tool.serverLabel ?? tool.serverId, accountLabel: tool.accountLabel ?? tool.accountId }) : `${oneLine(call.name, 100)} (not a tool Warden offered)`,
-        // The gate gets the arguments as written; the chat's copy (replayed to the model, shown,
-        // saved) has Warden's secrets replaced, like the result.
-        argumentsJson: this.redact(call.argumentsJson).slice(0, 20_000),
-        status: 'deciding',
-        decision: null,
-        why: 'Entering the gate',
-        startedAt: now,
-        endedAt: null,
-        resultText: '',
-        flagged: false,
-        flags: [],
-        truncated: false,
-        modelResult: MODEL_TEXT.cancelled,
-        isError: true,
-        askAgain: false,
-      };
+      const { call, record, identity, args, parseError, refused, skipped, rateCapReason } = admitCall(raw, reply);
+      capReason ??= rateCapReason;
       message.toolCalls.push(record);
       const t: Tracked = { conversation: c, message, call: record, skipped };
       // The turn knows the operation before the gate records it: Stop pressed while the records
@@ -578,18 +513,6 @@ export class ChatService {
     this.setState(c, waiting ? 'waiting_approval' : running ? 'running_tools' : 'responding');
   }
 
-  private rateLimited(entry: ToolEntry, now: number): boolean {
-    const k = key(entry.tool.serverId, entry.tool.accountId, entry.tool.name);
-    const times = (this.recent.get(k) ?? []).filter((t) => now - t < 60_000);
-    if (times.length >= this.limits.perToolPerMinute) {
-      this.recent.set(k, times);
-      return true;
-    }
-    times.push(now);
-    this.recent.set(k, times);
-    return false;
-  }
-
   /** Connected servers' instructions, with Warden's secrets replaced. */
   private instructions(): Array<{ server: string; text: string }> {
     return (this.deps.instructions?.() ?? []).map((i) => ({ server: i.server, text: this.redact(i.text) }));
@@ -597,7 +520,7 @@ export class ChatService {
 
   /** The tools the gate module offers here: effective decision is not deny (its one definition). */
   private offeredKeys(conversationId: string): Set<string> {
-    return new Set(this.deps.gate.offeredTools(conversationId).map((t) => key(t.serverId, t.accountId, t.toolName)));
+    return new Set(this.deps.gate.offeredTools(conversationId).map((t) => toolKey(t.serverId, t.accountId, t.toolName)));
   }
 
   // ---- messages and events -----------------------------------------------------------------

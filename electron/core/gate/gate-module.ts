@@ -14,13 +14,13 @@ import type { Decision } from '../../../shared/domain/operations';
 import type { GrantPin, PolicyState } from '../../../shared/domain/policy';
 import { WardenError } from '../../../shared/result';
 import type { CoreEvents } from '../events';
-import { changeConfirmation, removalConfirmation, type NameLookup } from '../permissions/confirmations';
+import { changeConfirmation, removalConfirmation, type NameLookup } from '../preview/permission-confirmations';
 import { decide, effectiveMode } from '../policy/engine';
 import { PolicyStore } from '../policy/store';
 import { hostPaths, type PathFs, type PathSemantics } from '../policy/paths';
 import type { ApprovalPreview, ApprovalPrompter, BatchChoice, Clock, Journal, OperationHistory } from '../ports';
 import { Gate, type OperationNames, type OperationSnapshot } from './gate';
-import { createOperationPresenter } from '../mcp/result-display';
+import { createOperationPresenter } from './result-display';
 import { CallNotSentError } from './call-outcome';
 import type { ToolDescriptor, ToolExecutor, ToolRegistry } from './ports';
 

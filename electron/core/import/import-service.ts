@@ -69,9 +69,9 @@ interface HeldPreview {
   expiresAt: number;
 }
 
-/** What the importer needs: the server service, where default config files are, the file chooser, a clock. */
+/** What the importer needs: where servers are saved, where default config files are, the file chooser, a clock. */
 export interface ImportServiceDeps {
-  servers: ServerService;
+  servers: Pick<ServerService, 'addServersAtomically'>;
   location: Omit<LocationContext, 'workspaceFolder'>;
   /** Main's native open dialog: the only way a file to import is chosen. */
   fileDialogs: FileDialogs;

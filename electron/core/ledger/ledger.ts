@@ -11,6 +11,11 @@
  * - Past `rotateBytes` the log continues in a new segment (segments.ts) whose first record is a
  *   checkpoint chained to the previous segment's last record.
  * - Every payload passes through the redactor before it is hashed or written.
+ *
+ * Why this file is longer than 450 lines: the class owns the one order that makes a record durable
+ * and chained (redact, number, chain, write, sync, rotate, safe mode), and that order is checked by
+ * reading it in one place; the parts that need none of it live beside it (writer.ts, recovery.ts,
+ * segments.ts, format.ts).
  */
 import { WardenError } from '../../../shared/result';
 import { SAFE_MODE_ACK_TYPE, type LedgerRecoveryReport } from '../../../shared/domain/ledger';

@@ -84,7 +84,7 @@ function connectionView(s: ConnectionSnapshot) {
 /**
  * Why a server's texts read like instructions to an AI model, in plain words, each reason once.
  *
- * Why in main: the same patterns flag results (result-display.ts), and the renderer only shows
+ * Why in main: the same patterns flag results (gate/result-display.ts), and the renderer only shows
  * what it is sent.
  */
 function flagsOf(texts: ReadonlyArray<unknown>): string[] {

@@ -12,7 +12,6 @@ import type { MessageParam, RawMessageStreamEvent, Tool, ToolResultBlockParam, T
 import {
   argumentsObject,
   classifyFailure,
-  originBoundFetch,
   providerText,
   resolveAdapterOptions,
   sdkLogger,
@@ -21,6 +20,7 @@ import {
   type ResolvedAdapterOptions,
   type SdkErrorClasses,
 } from './adapter-common';
+import { originBoundFetch } from './provider-fetch';
 import {
   ModelError,
   type ModelInfo,

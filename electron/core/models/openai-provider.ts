@@ -19,7 +19,6 @@ import type {
 import {
   argumentsObject,
   classifyFailure,
-  originBoundFetch,
   resolveAdapterOptions,
   sdkLogger,
   streamWithRetries,
@@ -27,6 +26,7 @@ import {
   type ResolvedAdapterOptions,
   type SdkErrorClasses,
 } from './adapter-common';
+import { originBoundFetch } from './provider-fetch';
 import {
   ModelError,
   type ModelInfo,

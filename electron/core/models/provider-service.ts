@@ -12,6 +12,10 @@
  * careful client refuses. The person enters the key for the new host (Models says so), and a
  * compromised renderer that edits the URL can at worst make a key unusable, never read or
  * forward it. Nothing needs a confirmation dialog for that, because nothing is loosened.
+ *
+ * Why this file is longer than 450 lines: one class owns a provider's settings, its key and the
+ * adapter built from both, so a change to any of them (a moved base URL drops its key; an adapter
+ * built before a change is never used after it) is made in one place, in order.
  */
 import {
   DEFAULT_BASE_URLS,

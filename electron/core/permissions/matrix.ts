@@ -18,7 +18,7 @@ import type { PathSemantics } from '../policy/paths';
 import { sanitizeForDisplay } from '../text/sanitize';
 import { endpointHash } from '../settings/identity';
 import { claimsOf, serverLocationOf } from '../preview/trusted-preview';
-import { constraintWordsOf } from './constraint-words';
+import { constraintWordsOf } from '../preview/constraint-words';
 import type { ListingStore } from './listing-store';
 
 /** What the matrix reads. Every function is a synchronous read of current state. */

@@ -24,7 +24,7 @@ import type { ApprovalPreview, ApprovalPrompter, Clock } from '../ports';
 import { serverKindOf } from '../preview/trusted-preview';
 import type { ServerService } from '../settings/server-service';
 import { endpointHash } from '../settings/identity';
-import { bulkConfirmation, newVersionConfirmation, type NameLookup } from './confirmations';
+import { bulkConfirmation, newVersionConfirmation, type NameLookup } from '../preview/permission-confirmations';
 import { contractDiff } from './contract-diff';
 import { ListingStore, type ContractVersion } from './listing-store';
 import { buildMatrix, firstRowsOf, type MatrixSources } from './matrix';

@@ -4,7 +4,7 @@
  */
 import type { ChannelName, RequestOf, ResponseOf } from '../../../shared/ipc';
 import type { GateRequest, OperationSnapshot } from '../gate/gate';
-import { createOperationPresenter } from '../mcp/result-display';
+import { createOperationPresenter } from '../gate/result-display';
 
 type RunChannel = 'tools:run' & ChannelName;
 

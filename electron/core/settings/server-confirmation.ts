@@ -9,7 +9,6 @@ import { displayCommandLine, settableSecretNames, type ServerDefinition, type Se
 import { WardenError } from '../../../shared/result';
 import { makeHiddenVisible } from '../../../shared/display';
 import type { Handlers } from '../dispatch';
-import type { ImportPlan, ImportService } from '../import/import-service';
 import { endsOAuthSignIn } from './identity';
 import type { ServerService } from './server-service';
 
@@ -37,8 +36,11 @@ export type ServerChangeAnswer = boolean | 'keep-plain';
 /** Shows a summary in a native dialog and resolves with the person's answer (false unless they chose to save). */
 export type ServerChangeConfirmer = (summary: ServerChangeSummary) => Promise<ServerChangeAnswer>;
 
-// Bidi controls and invisible characters would let a name or value display as something else.
-const visible = (text: string) => makeHiddenVisible(text).replace(/\n/g, '\\n');
+/**
+ * A name or value as a confirmation shows it, on one line. Bidi controls and invisible characters
+ * would let it display as something else, so they are made visible.
+ */
+export const visible = (text: string) => makeHiddenVisible(text).replace(/\n/g, '\\n');
 
 /** How to show the values of a definition: which secrets this change gives a new value. */
 export interface DescribeOptions {
@@ -81,41 +83,6 @@ export function describeDraft(draft: ServerDraft, options: DescribeOptions = {})
   return `"${visible(draft.name)}" is Warden's offline demo: it runs inside Warden, reaches no network and touches none of your files (its notes and files are made up and kept in memory).`;
 }
 
-/**
- * The import confirmation, from the final definitions the import would save: each server in full,
- * then where every secret-looking value goes. Values whose place the person decides in the dialog
- * are described (with their length) as if in the keychain, never shown.
- */
-export function describeImport(plan: ImportPlan): string {
-  const servers = plan.items.map(({ definition, secrets }, item) => {
-    const mine = plan.values.filter((v) => v.item === item);
-    const plainChoice = new Map(mine.filter((v) => v.action === 'plain').map((v) => [v.secretName, v.length]));
-    // Described as the default keeps them: secrets whose value goes to the keychain.
-    const shown = structuredClone(definition);
-    const list = shown.transport === 'stdio' ? shown.env : shown.transport === 'http' ? shown.headers : [];
-    const key = (name: string) => (shown.transport === 'stdio' ? `env:${name}` : `header:${name.toLowerCase()}`);
-    for (const e of list) {
-      if (!plainChoice.has(key(e.name))) continue;
-      e.secret = true;
-      delete e.value;
-    }
-    const written = new Set(secrets.map((s) => s.name));
-    const unsetSecrets = new Set(list.filter((e) => e.secret).map((e) => key(e.name)).filter((n) => !written.has(n) && !plainChoice.has(n)));
-    return describeDraft(shown, { newSecrets: written, unsetSecrets, plainChoice });
-  });
-  const label = (v: ImportPlan['values'][number]) => `${visible(v.name)} of "${visible(v.server)}"`;
-  const where = (action: string) => plan.values.filter((v) => v.action === action).map(label);
-  const destinations = [
-    ...(where('keychain').length ? [`  OS keychain: ${where('keychain').join(', ')}`] : []),
-    ...(where('plain').length
-      ? [`  Plain settings, only if you choose that below (settings.json: readable by programs running as you, and shown in Warden's window): ${where('plain').join(', ')}`]
-      : []),
-    ...(where('omit').length ? [`  Left out (not stored anywhere): ${where('omit').join(', ')}`] : []),
-  ];
-  const placement = destinations.length ? `\n\nWhere the secret-looking values go:\n${destinations.join('\n')}` : '';
-  return `${servers.join('\n\n')}${placement}`;
-}
-
 /** The env variable names a list of secret names gives values to (`env:API_KEY` → `API_KEY`). */
 function envNames(secretNames: readonly string[]): string[] {
   return secretNames.filter((n) => n.startsWith('env:')).map((n) => n.slice('env:'.length));
@@ -130,10 +97,9 @@ function runsLine(def: ServerDefinition & { transport: 'stdio' }): string[] {
   ];
 }
 
-/** What the confirmation wrapper reads: stored definitions and accounts, and the importer's held previews. */
+/** What the confirmation wrapper reads: stored definitions and accounts. */
 export interface ServerConfirmationDeps {
   servers: Pick<ServerService, 'getServer' | 'accountsOf'>;
-  importer: Pick<ImportService, 'plan'>;
 }
 
 /**
@@ -150,7 +116,7 @@ export function describeSignInEnd(old: ServerDefinition, next: ServerDraft): str
 }
 
 /** The channels whose change a person confirms (the others pass through unchanged). */
-type ConfirmedChannel = 'servers:add' | 'servers:edit' | 'servers:import' | 'secrets:set' | 'accounts:add';
+type ConfirmedChannel = 'servers:add' | 'servers:edit' | 'secrets:set' | 'accounts:add';
 
 /**
  * The confirmer of a host that has no native dialog (tests, a headless core): it refuses every
@@ -163,12 +129,12 @@ export const refusingServerConfirmer: ServerChangeConfirmer = async () => {
 /**
  * The server handlers with the channels that decide what a local program runs with, or where a
  * remote server is reached, confirmed first, so nothing changes unless the confirmer says yes:
- * servers:add / servers:edit / servers:import, a new value for an env secret of a local server
+ * servers:add / servers:edit, a new value for an env secret of a local server
  * (secrets:set), and a new account that brings env secret values (accounts:add). A refusal is a
  * DENIED error and changes nothing. Returns a new map; `handlers` is left as it was.
  */
 export function confirmServerChanges<H extends Pick<Handlers, ConfirmedChannel>>(handlers: H, deps: ServerConfirmationDeps, confirm: ServerChangeConfirmer): H {
-  const { servers, importer } = deps;
+  const { servers } = deps;
   const ask = async (summary: ServerChangeSummary, refused = 'The server was not confirmed in the dialog; nothing was saved') => {
     if (!(await confirm(summary))) throw new WardenError('DENIED', refused);
   };
@@ -183,17 +149,6 @@ export function confirmServerChanges<H extends Pick<Handlers, ConfirmedChannel>>
       const signInEnd = before ? describeSignInEnd(before, request.definition) : '';
       await ask({ action: 'edit', title: `Save changes to the server "${visible(request.definition.name)}"?`, detail: describeDraft(request.definition, { newSecrets: newSecrets(request.secrets) }) + signInEnd });
       return handlers['servers:edit'](request);
-    },
-    // Built from the final definitions after the per-value decisions. A value the renderer asked to
-    // keep in plain settings stays plain only if the person chose exactly that in the dialog.
-    'servers:import': async (request) => {
-      const plan = importer.plan(request);
-      const plainValues = plan.values.filter((v) => v.action === 'plain').map((v) => `${visible(v.name)} of "${visible(v.server)}"`);
-      const n = plan.items.length;
-      const answer = await confirm({ action: 'import', title: `Import ${n} server${n === 1 ? '' : 's'}?`, detail: describeImport(plan), ...(plainValues.length ? { plainValues } : {}) });
-      if (!answer) throw new WardenError('DENIED', 'The import was not confirmed in the dialog; nothing was saved');
-      if (answer === 'keep-plain' && plainValues.length > 0) return handlers['servers:import'](request);
-      return handlers['servers:import']({ ...request, decisions: request.decisions.map((d) => (d.action === 'plain' ? { ...d, action: 'keychain' as const } : d)) });
     },
     // An env value is part of what a local program runs with: swapping it is confirmed like an edit.
     // Unknown servers, accounts and names are left to the handler, which refuses them with no dialog.

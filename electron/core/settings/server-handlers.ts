@@ -1,10 +1,9 @@
 /**
  * The servers:*, accounts:*, secrets:* contract handlers, and the events they push.
- * Thin: every rule lives in ServerService / ImportService; this maps requests to calls.
+ * Thin: every rule lives in ServerService; this maps requests to calls.
  */
 import type { Handlers } from '../dispatch';
 import type { CoreEvents } from '../events';
-import type { ImportService } from '../import/import-service';
 import type { ServerService } from './server-service';
 
 type ServersChannel =
@@ -12,8 +11,6 @@ type ServersChannel =
   | 'servers:add'
   | 'servers:edit'
   | 'servers:remove'
-  | 'servers:import-preview'
-  | 'servers:import'
   | 'accounts:list'
   | 'accounts:add'
   | 'accounts:rename'
@@ -22,13 +19,12 @@ type ServersChannel =
   | 'secrets:clear';
 
 /**
- * Handlers for the server/account/secret/import channels, and forwarding of their changes to
+ * Handlers for the server/account/secret channels, and forwarding of their changes to
  * the `servers:changed` event. Returns the handlers and an unsubscribe. (Which account of a
  * server is active is policy: `accounts:switch` lives with the permissions.)
  */
 export function createServerHandlers(
   servers: ServerService,
-  importer: ImportService,
   events: CoreEvents,
 ): { handlers: Pick<Handlers, ServersChannel>; dispose: () => void } {
   const offChange = servers.onChange((c) => events.emit('servers:changed', { serverId: c.serverId, reason: c.reason }));
@@ -37,8 +33,6 @@ export function createServerHandlers(
     'servers:add': (r) => servers.addServer(r),
     'servers:edit': (r) => servers.editServer(r),
     'servers:remove': (r) => servers.removeServer(r.serverId),
-    'servers:import-preview': (r) => importer.chooseAndPreview(r),
-    'servers:import': async (r) => ({ servers: await importer.import(r) }),
     'accounts:list': async (r) => ({ accounts: await servers.listAccounts(r.serverId) }),
     'accounts:add': (r) => servers.addAccount(r),
     'accounts:rename': (r) => servers.renameAccount(r.accountId, r.label),

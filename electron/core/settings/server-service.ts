@@ -1,7 +1,8 @@
 /**
  * Server and account management: the behaviour behind the servers:*, accounts:*
- * and secrets:* channels. (One class on purpose: every change touches settings and the keychain
- * together, and keeping their write-then-roll-back order in one place is what keeps it whole.)
+ * and secrets:* channels. (Why this file is longer than 450 lines: one class on purpose; every change
+ * touches settings and the keychain together, and keeping their write-then-roll-back order in one
+ * place is what keeps it whole.)
  *
  * Two stores, one rule — nothing half-written. Settings (servers, accounts) go through the
  * SettingsRepository; secret values go only to the keychain. Every change is validated in full

@@ -12,7 +12,7 @@ import { KeytarSecretStore } from '../../../electron/core/secrets/keytar-secret-
 import { openConfSettingsStore } from '../../../electron/core/settings/conf-settings-store';
 import { ServerService } from '../../../electron/core/settings/server-service';
 import { SettingsRepository } from '../../../electron/core/settings/settings-repository';
-import { refusingFileDialogs } from '../../../electron/core/settings/servers-module';
+import { refusingFileDialogs } from '../../../electron/core/ports';
 import { secretKey } from '../../../shared/domain/servers';
 
 const fixture = (name: string) => resolve(__dirname, '../../fixtures/configs', name);

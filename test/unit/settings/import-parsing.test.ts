@@ -13,8 +13,7 @@ import { KeytarSecretStore } from '../../../electron/core/secrets/keytar-secret-
 import { memorySettingsStore } from '../../../electron/core/settings/memory-settings-store';
 import { ServerService } from '../../../electron/core/settings/server-service';
 import { SettingsRepository } from '../../../electron/core/settings/settings-repository';
-import { refusingFileDialogs } from '../../../electron/core/settings/servers-module';
-import type { FileDialogs } from '../../../electron/core/ports';
+import { refusingFileDialogs, type FileDialogs } from '../../../electron/core/ports';
 
 const fixtures = resolve(__dirname, '../../fixtures/configs');
 const fixture = (name: string) => resolve(fixtures, name);

@@ -236,7 +236,7 @@ describe('the approval dialog’s text: facts first, the server’s words last a
 
 describe('the confirmation of a permission change (Always Allow, lifting Disabled, allowing a new version)', () => {
   it('says in words what stops asking, what the tool says it does (labelled) and how to undo; Cancel is default; no rule JSON, no ids', async () => {
-    const { changeConfirmation } = await import('../../../electron/core/permissions/confirmations');
+    const { changeConfirmation } = await import('../../../electron/core/preview/permission-confirmations');
     const { permissionChangeDialogOptions, CHANGE_CANCEL_INDEX } = await import('../../../electron/main/dialogs');
     const names = {
       server: (id: string) => (id === 'files-22016e22' ? 'Files' : undefined),
@@ -262,7 +262,7 @@ describe('the confirmation of a permission change (Always Allow, lifting Disable
   });
 
   it('only the confirming button confirms; Cancel, Escape, an unknown answer or a failure do not', async () => {
-    const { changeConfirmation } = await import('../../../electron/core/permissions/confirmations');
+    const { changeConfirmation } = await import('../../../electron/core/preview/permission-confirmations');
     const names = { server: () => 'Files', account: () => 'Work', conversation: () => undefined, tool: () => undefined, toolCount: () => 1 };
     const preview = changeConfirmation({ scope: 'server', serverId: 's', accountId: 'a', mode: 'allow' }, names);
     const answers = [1, 0, 2, -1];

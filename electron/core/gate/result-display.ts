@@ -7,7 +7,7 @@
  */
 import type { OperationSummary, ResultView } from '../../../shared/contract/operations';
 import type { ToolResultRecord } from '../../../shared/domain/journal-events';
-import type { OperationSnapshot } from '../gate/gate';
+import type { OperationSnapshot } from './gate';
 import { cutUtf8, sanitizeForDisplay, sanitizeServerText, truncationMarker } from '../text/sanitize';
 
 /** Most of a result's text the UI is sent, per operation (the record itself keeps up to 256 KiB). */

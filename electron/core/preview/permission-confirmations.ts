@@ -5,13 +5,16 @@
  * as JSON.
  *
  * Why one place: setting a mode, removing a rule, a bulk change and allowing a changed tool all
- * loosen the same policy; a person should read them the same way.
+ * loosen the same policy; a person should read them the same way. Why beside the trusted
+ * previews: like them these are words Warden writes itself for a native dialog, and both the gate
+ * module (one change, a removal) and the permissions module above it (bulk, a new version) ask
+ * with them, so they live below both.
  */
 import type { PermissionChange } from '../../../shared/contract/permissions';
 import type { ConversationOverride, UserRule } from '../../../shared/domain/policy';
 import type { PermissionMode } from '../../../shared/domain/operations';
 import type { ApprovalPreview } from '../ports';
-import { claimsOf } from '../preview/trusted-preview';
+import { claimsOf } from './trusted-preview';
 import { constraintWordsOf } from './constraint-words';
 
 /** Names and facts for the words; every lookup may miss (then ids are never shown: generic words are). */
