@@ -193,6 +193,11 @@ export class LedgerIndex {
     return this.committed;
   }
 
+  /** Records added and not yet handed to a write (a catch-up waits when this grows). */
+  get backlog(): number {
+    return this.pending.length;
+  }
+
   /** Drops everything (the ledger will be read again from its first record). */
   async reset(): Promise<void> {
     this.pending = [];
@@ -329,9 +334,9 @@ export class LedgerIndex {
   }
 
   /** The last recorded contract of every tool (few: one row per tool ever listed), oldest first. */
-  async pins(): Promise<Array<{ server: string; account: string; tool: string; hash: string | null; instructions: string | null }>> {
+  async pins(): Promise<Array<{ server: string; account: string; tool: string; hash: string | null; instructions: string | null; seq: number }>> {
     await this.flush();
-    return this.db.all('SELECT server, account, tool, hash, instructions FROM pins ORDER BY seq');
+    return this.db.all('SELECT server, account, tool, hash, instructions, seq FROM pins ORDER BY seq');
   }
 
   /** Rows of the given record types (few: acknowledgements), oldest first. */
