@@ -117,6 +117,8 @@ export class LedgerService {
   private readonly indexingListeners = new Set<() => void>();
   /** The gate recovery hands pending approvals to (kept for what the catch-up finds later). */
   private restorer: RestorableGate | undefined;
+  /** What start left to settle once the index holds everything (resolves when that is done). */
+  private rest: Promise<void> = Promise.resolve();
   /** Operations recovery already settled or handed on at start (never settled twice). */
   private readonly settled = new Set<string>();
 
@@ -325,6 +327,11 @@ export class LedgerService {
     return { keeping: this.keeper !== null, writes: this.keeper?.writes ?? 0, lastError: this.keeper?.lastError ?? null };
   }
 
+  /** Settles once recovery settled everything, including what waited for the index's catch-up. */
+  whenRecovered(): Promise<void> {
+    return this.rest;
+  }
+
   /** What the last `recoverOperations` did, if it ran. */
   get lastRecoveryReport(): OperationRecoveryReport | null {
     return this.lastRecovery;
@@ -355,9 +362,8 @@ export class LedgerService {
     }
     const report = await this.settle(now, gate, async (id) => tail.stateOf(id), settleNow);
     this.lastRecovery = report;
-    void this.indexed
-      .then(() => this.recoverRest())
-      .catch(() => undefined);
+    this.rest = this.indexed.then(() => this.recoverRest());
+    this.rest.catch(() => undefined);
     return report;
   }
 
@@ -519,9 +525,6 @@ export class LedgerService {
 
   private async runVerification(): Promise<VerificationResult> {
     const started = performance.now();
-    // After the index's catch-up (both read every segment; one at a time keeps the disk and the
-    // event loop calm), and it reads acknowledgements through the index.
-    await this.indexed;
     await this.ledger.flush();
     const found = await verifyInSlices(this.ledger.dir, this.ledger.position, {
       fs: this.fs,
@@ -531,6 +534,8 @@ export class LedgerService {
         if (this.closing) throw new WardenError('CONFLICT', 'ledger: closed during verification');
       },
     });
+    // Acknowledgements are read through the index: after its catch-up, if one runs.
+    await this.indexed;
     const acknowledged = await this.acknowledgedBreaks();
     const breaks = [];
     for (const b of found.breaks) {
@@ -580,6 +585,7 @@ export class LedgerService {
     this.closing = true;
     await this.running?.catch(() => undefined);
     await this.indexed.catch(() => undefined);
+    await this.rest.catch(() => undefined);
     // A clean shutdown anchors the very last record (everything appended is synced first).
     if (this.keeper) {
       await this.ledger.flush().catch(() => undefined);
