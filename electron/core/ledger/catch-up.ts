@@ -33,7 +33,7 @@ const SLICE_BYTES = 64 * 1024;
 /** Held-back records read back per turn once the catch-up reaches them. */
 const HELD_BATCH = 256;
 /** Records the index may have waiting for a commit before the catch-up waits for it. */
-const BACKLOG = 2000;
+const BACKLOG = 1000;
 
 /** What the catch-up needs. */
 export interface CatchUpOptions {
@@ -108,7 +108,7 @@ export class IndexCatchUp {
       while (offset < end) {
         await pause();
         const scan = scanSegment(bytes, cursor, offset, Math.min(offset + SLICE_BYTES, end), key);
-        for (const r of scan.records) index.add(r.record, { segment: n, offset: r.offset, length: r.length });
+        for (const r of scan.records) index.addClassified(r.record, { segment: n, offset: r.offset, length: r.length });
         const last = scan.records.at(-1);
         if (last) this.progress(last.record.seq);
         cursor = scan.cursor;
@@ -126,7 +126,7 @@ export class IndexCatchUp {
       const bySeq = records.length === batch.length ? null : await this.pair(batch);
       for (let i = 0; i < batch.length; i++) {
         const record = bySeq ? bySeq[i] : records[i];
-        if (record) index.add(record, batch[i]!);
+        if (record) index.addClassified(record, batch[i]!);
       }
       if (index.backlog >= BACKLOG) await index.flush();
     }
