@@ -3,10 +3,10 @@
  *
  * An index that is missing, unusable, of another schema version, or left far behind (a crash
  * during an earlier catch-up) would cost a read of every segment before the app could start:
- * minutes at a million calls. Instead start reads only the last segment (recovery.ts,
- * `fromSegment`), and:
+ * minutes at a million calls. Instead start reads only the end of the log (recovery.ts,
+ * `fromSegment`, `tailBytes`), and:
  *
- * - `TailOperations` folds the operation records of that segment (and everything appended while
+ * - `TailOperations` folds the operation records read there (and everything appended while
  *   the index catches up): what recovery can settle at once without the index.
  * - `IndexCatchUp` brings the index up to date in the background, in short slices, from where it
  *   stands (or the first record) to where the log ended at open. Records appended meanwhile are
@@ -153,7 +153,7 @@ interface TailOp {
 }
 
 /**
- * The operations the records read at start (the last segment) and appended since leave
+ * The operations the records read at start (the end of the log) and appended since leave
  * unfinished: each one's last state there is its last state anywhere, because every later record
  * of it is there too. Finished ones are dropped as they finish, so this holds only live ones.
  */

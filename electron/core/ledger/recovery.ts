@@ -48,6 +48,12 @@ export interface RecoveryReader {
    * those earlier segments are then found by the full verification, not here.
    */
   fromSegment?: number;
+  /**
+   * With `fromSegment`: read only about this many bytes at the end of that segment (from the first
+   * record starting in them). What start needs there is where the log ends and whether its end is
+   * whole; any suffix of the log tells which operations it leaves unfinished.
+   */
+  tailBytes?: number;
 }
 
 /** What recovery found, and where the writer continues. */
@@ -119,6 +125,15 @@ export async function recoverLog(dir: string, fs: LedgerFs, key: ChainKey | null
       // The chain before this segment is not read now: its first record starts an unknown chain.
       firstIndex = from;
       cursor = { prevHash: null, nextSeq: null };
+      if (reader.tailBytes !== undefined) {
+        const bytes = await fs.readFile(inDir(dir, segmentName(numbers[from]!)));
+        let end = bytes.length;
+        while (end > 0 && bytes[end - 1] === 0) end--;
+        const cut = end - reader.tailBytes;
+        firstBytes = bytes;
+        // Lines are records (JSON holds no raw newline): the byte after a newline starts one.
+        firstStart = cut > 0 ? bytes.lastIndexOf(0x0a, cut) + 1 : 0;
+      }
     }
   }
   for (let i = firstIndex; i < numbers.length; i++) {

@@ -6,7 +6,7 @@
  *   1. `LedgerService.open({ dir, redactor })` — the index is opened, then log recovery reads what
  *      was written since the index last committed (torn tail, chain breaks, safe mode) and hands
  *      it to the index. An index that is missing, unusable or far behind is not rebuilt here:
- *      start reads the last segment only and the index catches up in the background
+ *      start reads only the end of the log and the index catches up in the background
  *      (catch-up.ts); history reads wait for it.
  *   2. Build the gate with `journal: service.ledger` and `history: service.history`.
  *   3. `service.recoverOperations(gate)` — the one place that settles what a crash interrupted.
@@ -61,6 +61,12 @@ export interface LedgerServiceOptions extends Omit<LedgerOptions, 'reader'> {
    * ledger is plain sha256 as before it had keys: it shows damage, not a deliberate rewrite.
    */
   keychain?: LedgerKeychain;
+  /**
+   * When the index is not current: how many bytes at the end of the log start reads (default
+   * 1 MiB; the index's catch-up reads the rest). Tests make it small to reach the case of an
+   * operation whose records start before it.
+   */
+  startTailBytes?: number;
 }
 
 /** What a full verification found. */
@@ -86,6 +92,9 @@ const SETTLE = {
  * newer record may replace one.
  */
 type Pins = Map<string, { tools: Map<string, { hash: string | null; seq: number }>; instructions: { hash: string | null; seq: number } }>;
+
+/** Bytes at the end of the log a start without a current index reads (see `startTailBytes`). */
+const START_TAIL_BYTES = 1024 * 1024;
 
 /** Ids of problems found in the keychain at one start (checked again at every start). */
 const PER_START = /^(keychain|key-missing|anchor-unreadable)@/;
@@ -186,7 +195,7 @@ export class LedgerService {
     const numbers = segmentNumbers(await fs.readdir(options.dir).catch(() => []));
     const lastSegment = numbers.at(-1);
     // With more than one segment, an index that does not reach into the last one is not brought
-    // up to date here: start reads the last segment only, and the index catches up afterwards.
+    // up to date here: start reads only the end of the log, and the index catches up afterwards.
     const deferrable = numbers.length > 1;
     let deferred = false;
     const tail = new TailOperations();
@@ -200,7 +209,7 @@ export class LedgerService {
         key: keychain?.key.state === 'found' ? keychain.key.key : null,
         reader: {
           resumeAfter: deferrable && index.position?.segment !== lastSegment ? null : index.position,
-          ...(deferrable ? { fromSegment: lastSegment! } : {}),
+          ...(deferrable ? { fromSegment: lastSegment!, tailBytes: options.startTailBytes ?? START_TAIL_BYTES } : {}),
           onFullScan: async () => {
             if (deferrable) deferred = true;
             // A position in an earlier segment is where a catch-up stopped: it resumes from there
@@ -350,10 +359,10 @@ export class LedgerService {
     this.restorer = gate;
     const tail = this.tail;
     if (!tail) return (this.lastRecovery = await this.settle(await this.history.unfinished(), gate, (id) => this.history.operation(id).then((o) => o?.state)));
-    // The index is catching up: what the last segment shows is settled now; an operation it
+    // The index is catching up: what the end of the log shows is settled now; an operation it
     // leaves unfinished is unfinished (every later record of it is there too). One whose state
     // is known but whose proposal is older (an approval that needs it to be re-queued) and any
-    // without a record in the last segment are settled once the index holds everything.
+    // without a record there are settled once the index holds everything.
     const now: RecordedOperation[] = [];
     const settleNow: Array<{ id: string; state: 'executing' | 'approved' | 'proposed' | 'awaiting_approval' }> = [];
     for (const op of tail.unfinished()) {

@@ -143,4 +143,30 @@ describe('start without a current index', () => {
       await service.close();
     }
   });
+  it('reads only the end of the log at start: a call interrupted before that end (even in the last segment) is settled once caught up, exactly once, and never sent', async () => {
+    const t = tempDir();
+    cleanup = t.cleanup;
+    const after = [...callEntries(shapes, 'mid-executing', 'executing'), ...callEntries(shapes, 'late-1'), ...callEntries(shapes, 'late-2'), ...callEntries(shapes, 'late-3')];
+    await writeHistory(t.dir, 300, [], after);
+    const hold = holdingEarlierSegments(t.dir);
+    const service = await LedgerService.open({ dir: t.dir, fs: hold.fs, verifyInBackground: false, startTailBytes: 2048 });
+    const sent: string[] = [];
+    const gate = allowingGate(service.ledger, service.history, sent);
+    try {
+      const report = await service.recoverOperations(gate);
+      expect(report.outcomeUnknown).toEqual([]);
+      hold.release();
+      await service.whenRecovered();
+      expect((await service.history.operation('mid-executing'))?.state).toBe('outcome_unknown');
+      expect(service.lastRecoveryReport?.outcomeUnknown).toEqual(['mid-executing']);
+      expect((await service.history.operation('late-3'))?.state).toBe('succeeded');
+      expect(sent).toEqual([]);
+      const settlements = (await recordsIn(t.dir)).filter((r) => r.type === 'op.transition' && r.payload.to === 'outcome_unknown');
+      expect(settlements.map((r) => r.payload.operationId)).toEqual(['mid-executing']);
+    } finally {
+      hold.release();
+      gate.close();
+      await service.close();
+    }
+  });
 });
