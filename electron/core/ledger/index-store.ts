@@ -211,10 +211,15 @@ export class LedgerIndex {
     // Breaks found earlier are kept (the pins table is kept too): a start that rebuilds the index
     // is in safe mode at once for them, not only after the full verification finds them again.
     const breaks = await this.db.get<{ v: string }>("SELECT v FROM meta WHERE k = 'breaks'").catch(() => undefined);
-    await this.db.exec('DROP TABLE IF EXISTS rows; DROP TABLE IF EXISTS ops; DROP TABLE IF EXISTS names; DROP TABLE IF EXISTS meta;');
-    await this.db.exec(SCHEMA);
-    await this.db.run("INSERT INTO meta(k, v) VALUES ('schema', ?)", [SCHEMA_VERSION]);
-    if (breaks) await this.db.run("INSERT INTO meta(k, v) VALUES ('breaks', ?)", [breaks.v]);
+    // One exec: no statement issued meanwhile (a query, a save of breaks) can run between the drop
+    // and the new tables and find them missing.
+    const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
+    await this.db.exec(
+      'DROP TABLE IF EXISTS rows; DROP TABLE IF EXISTS ops; DROP TABLE IF EXISTS names; DROP TABLE IF EXISTS meta;' +
+        SCHEMA +
+        `INSERT INTO meta(k, v) VALUES ('schema', ${literal(SCHEMA_VERSION)});` +
+        (breaks ? `INSERT INTO meta(k, v) VALUES ('breaks', ${literal(breaks.v)});` : ''),
+    );
   }
 
   /**

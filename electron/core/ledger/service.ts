@@ -121,6 +121,8 @@ export class LedgerService {
   private indexed: Promise<void> = Promise.resolve();
   /** Operations the records read at start leave unfinished, while the index catches up. */
   private tail: TailOperations | null = null;
+  /** False from the start of a catch-up until the index holds every record. */
+  private caughtUp = true;
   /** The last seq when the ledger was opened: later operations were made by this run. */
   private openedAtSeq = 0;
   private readonly indexingListeners = new Set<() => void>();
@@ -234,10 +236,10 @@ export class LedgerService {
     const service = new LedgerService(ledger, index, clock, options.cancelPendingOnRestart === true, fs);
     service.openedAtSeq = ledger.size();
     for (const p of await index.pins()) service.pin(p.server, p.account, p.tool, p.hash, p.instructions, p.seq);
-    if (deferred && ledger.position) {
+    const catchUpTo = deferred ? ledger.position : null;
+    if (catchUpTo) {
       service.tail = tail;
       for (const r of tailPins) service.pinRecord(r);
-      service.startCatchUp(ledger.position);
     }
     // Breaks an earlier start or verification found in records this start did not read again.
     const acknowledged = await service.acknowledgedBreaks();
@@ -254,6 +256,8 @@ export class LedgerService {
       }
     }
     await index.saveBreaks(ledger.recovery.breaks);
+    // Only now: open reads the index's breaks and pins above, and a catch-up may start the index over.
+    if (catchUpTo) service.startCatchUp(catchUpTo);
     if (options.verifyInBackground !== false) {
       service.verification = service.verify();
       service.verification.catch(() => undefined);
@@ -282,9 +286,11 @@ export class LedgerService {
       },
     });
     this.catchUp = catchUp;
+    this.caughtUp = false;
     this.indexed = catchUp.done.then(async () => {
       // Pins the index learned from segments start did not read (older records never replace newer ones).
       for (const p of await this.index.pins()) this.pin(p.server, p.account, p.tool, p.hash, p.instructions, p.seq);
+      this.caughtUp = true;
       for (const l of this.indexingListeners) l();
     });
     this.indexed.catch(() => undefined);
@@ -357,7 +363,9 @@ export class LedgerService {
    */
   async recoverOperations(gate?: RestorableGate): Promise<OperationRecoveryReport> {
     this.restorer = gate;
-    const tail = this.tail;
+    const tail = this.caughtUp ? null : this.tail;
+    // With the index current (always, unless a catch-up is still running), everything is settled now.
+    if (this.caughtUp) this.tail = null;
     if (!tail) return (this.lastRecovery = await this.settle(await this.history.unfinished(), gate, (id) => this.history.operation(id).then((o) => o?.state)));
     // The index is catching up: what the end of the log shows is settled now; an operation it
     // leaves unfinished is unfinished (every later record of it is there too). One whose state
