@@ -383,7 +383,7 @@ export function createCore(deps: CoreDeps): WardenCore {
     version: deps.version,
     startedAt,
     platform: deps.platform ?? process.platform,
-    journal: { kind: journal.kind, records: journal.size() },
+    journal: { kind: journal.kind, records: journal.size(), ...(deps.ledger?.indexing != null ? { indexing: deps.ledger.indexing } : {}) },
     servers: { configured: serversModule.service.definitions().length, connected: connections.connectedCount() },
     pendingApprovals: gateModule.gate.pending().length,
     safeMode: safeMode(),
@@ -408,6 +408,9 @@ export function createCore(deps: CoreDeps): WardenCore {
   events.subscribe((event) => {
     if (event !== 'core:status-changed') queueStatusCheck();
   });
+  // The index catching up in the background after a start without a current one: the frame
+  // shows how far it is (Activity waits for it).
+  const offIndexing = deps.ledger?.onIndexing(queueStatusCheck);
   // A break found by the background verification puts the app in safe mode as one found at start
   // would: everything not yet executing is decided again (now at ask), and the frame is told.
   const offSafeMode = deps.ledger?.onSafeModeChange((on) => {
@@ -492,6 +495,7 @@ export function createCore(deps: CoreDeps): WardenCore {
       theme.dispose();
       await chat.close();
       offSafeMode?.();
+      offIndexing?.();
       await permissions.close();
       await roots.flush();
       gateModule.close();

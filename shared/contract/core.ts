@@ -9,7 +9,7 @@ export const CoreStatus = z.object({
   version: z.string(),
   startedAt: z.string().describe('ISO time the core started'),
   platform: z.string(),
-  journal: z.object({ kind: z.enum(['memory', 'ledger']), records: z.number().int().nonnegative() }),
+  journal: z.object({ kind: z.enum(['memory', 'ledger']), records: z.number().int().nonnegative(), indexing: z.number().int().min(0).max(100).optional() }),
   servers: z.object({ configured: z.number().int().nonnegative(), connected: z.number().int().nonnegative() }),
   pendingApprovals: z.number().int().nonnegative(),
   safeMode: z

@@ -66,6 +66,8 @@ export const LedgerStatus = z.object({
   segments: z.array(z.string()),
   safeMode: z.boolean(),
   recovery: LedgerRecoveryReport,
+  /** While the index catches up after a start without a current one: how far it is (0–99). */
+  indexing: z.number().int().min(0).max(100).optional(),
 });
 export type LedgerStatus = z.infer<typeof LedgerStatus>;
 

@@ -75,18 +75,27 @@ export class IndexedHistory implements HistoryReads {
   constructor(
     private readonly index: LedgerIndex,
     private readonly source: RecordSource,
+    /**
+     * Settles once the index holds every record (its background catch-up after a start without a
+     * current index). Every read waits for it: an answer about an id from half an index could
+     * let a finished call run again.
+     */
+    private readonly indexed: () => Promise<void> = () => Promise.resolve(),
   ) {}
 
   async find(operationId: string): Promise<RecordedOperation | undefined> {
+    await this.indexed();
     return (await this.foldOne(operationId))?.p.recorded(operationId);
   }
 
   async operation(operationId: string): Promise<OperationView | undefined> {
+    await this.indexed();
     const one = await this.foldOne(operationId);
     return one ? withRetry(one.p.operation(operationId)!, one.retryOf) : undefined;
   }
 
   async history(operationId: string): Promise<OperationHistoryView | undefined> {
+    await this.indexed();
     const one = await this.foldOne(operationId);
     if (!one) return undefined;
     const h = one.p.history(operationId)!;
@@ -94,16 +103,19 @@ export class IndexedHistory implements HistoryReads {
   }
 
   async operations(query: OperationQuery = {}): Promise<OperationView[]> {
+    await this.indexed();
     const { p, ids } = await this.foldMany(await this.index.operations(opFilter(query), page(query)));
     return ids.map(({ id, retryOf }) => withRetry(p.operation(id)!, retryOf));
   }
 
   async recordedOperations(query: OperationQuery = {}): Promise<RecordedOperation[]> {
+    await this.indexed();
     const { p, ids } = await this.foldMany(await this.index.operations(opFilter(query), page(query)));
     return ids.map(({ id }) => p.recorded(id)!);
   }
 
   async unfinished(): Promise<RecordedOperation[]> {
+    await this.indexed();
     const out: RecordedOperation[] = [];
     // Bounded by the number of unfinished operations, read a page at a time.
     for (let offset = 0; ; offset += 500) {
@@ -116,16 +128,19 @@ export class IndexedHistory implements HistoryReads {
   }
 
   async unreconciled(): Promise<OperationView[]> {
+    await this.indexed();
     const { p, ids } = await this.foldMany(await this.index.operations({ state: 'outcome_unknown', unreconciled: true }, { limit: 1000 }));
     return ids.map(({ id, retryOf }) => withRetry(p.operation(id)!, retryOf));
   }
 
   async audit(filter: AuditFilter, pg: { limit: number; offset: number }): Promise<{ rows: AuditRow[]; total: number }> {
+    await this.indexed();
     const { rows, total } = await this.index.rows(filter, pg);
     return { rows: await this.auditRows(rows), total: Math.max(total, rows.length + pg.offset) };
   }
 
   async eachAuditRow(filter: AuditFilter, onRows: (rows: AuditRow[]) => Promise<void>, batch = 1000): Promise<number> {
+    await this.indexed();
     let after = 0;
     let count = 0;
     for (;;) {
@@ -139,11 +154,13 @@ export class IndexedHistory implements HistoryReads {
     }
   }
 
-  operationCount(): Promise<number> {
+  async operationCount(): Promise<number> {
+    await this.indexed();
     return this.index.operationCount();
   }
 
   async calls(filter: CallFilter, pg: CallPageQuery): Promise<{ calls: RecordedCall[]; next: CallCursor | null }> {
+    await this.indexed();
     const { rows, next } = await operationPage(this.index, filter, pg);
     const { p, ids } = await this.foldMany(rows.map((r) => r.n));
     const cursorOf = new Map(rows.map((r) => [r.n, { time: r.time, n: r.n }]));

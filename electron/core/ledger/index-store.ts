@@ -98,6 +98,9 @@ interface Added {
   location: RecordLocation;
 }
 
+/** The payload of a record the index keeps only the classified facts of (see `addClassified`). */
+const NO_PAYLOAD: Readonly<Record<string, unknown>> = Object.freeze({});
+
 /** Longest stretch of classifying before yielding to the event loop (a record takes tens of µs). */
 const CLASSIFY_SLICE_MS = 1;
 
@@ -154,7 +157,7 @@ export interface Page {
 /** The index. Open with `LedgerIndex.open`. */
 export class LedgerIndex {
   /** Records added and not yet handed to a write (classified there, not on the append path). */
-  private pending: Added[] = [];
+  private pending: Array<Added | Pending> = [];
   private flushing: Promise<void> = Promise.resolve();
   private scheduled = false;
   private failure: unknown = null;
@@ -193,6 +196,11 @@ export class LedgerIndex {
     return this.committed;
   }
 
+  /** Records added and not yet handed to a write (a catch-up waits when this grows). */
+  get backlog(): number {
+    return this.pending.length;
+  }
+
   /** Drops everything (the ledger will be read again from its first record). */
   async reset(): Promise<void> {
     this.pending = [];
@@ -200,9 +208,18 @@ export class LedgerIndex {
     this.names.clear();
     this.committed = null;
     this.lastAdded = null;
-    await this.db.exec('DROP TABLE IF EXISTS rows; DROP TABLE IF EXISTS ops; DROP TABLE IF EXISTS names; DROP TABLE IF EXISTS meta;');
-    await this.db.exec(SCHEMA);
-    await this.db.run("INSERT INTO meta(k, v) VALUES ('schema', ?)", [SCHEMA_VERSION]);
+    // Breaks found earlier are kept (the pins table is kept too): a start that rebuilds the index
+    // is in safe mode at once for them, not only after the full verification finds them again.
+    const breaks = await this.db.get<{ v: string }>("SELECT v FROM meta WHERE k = 'breaks'").catch(() => undefined);
+    // One exec: no statement issued meanwhile (a query, a save of breaks) can run between the drop
+    // and the new tables and find them missing.
+    const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
+    await this.db.exec(
+      'DROP TABLE IF EXISTS rows; DROP TABLE IF EXISTS ops; DROP TABLE IF EXISTS names; DROP TABLE IF EXISTS meta;' +
+        SCHEMA +
+        `INSERT INTO meta(k, v) VALUES ('schema', ${literal(SCHEMA_VERSION)});` +
+        (breaks ? `INSERT INTO meta(k, v) VALUES ('breaks', ${literal(breaks.v)});` : ''),
+    );
   }
 
   /**
@@ -221,6 +238,18 @@ export class LedgerIndex {
         void this.flush().catch(() => undefined);
       }, COMMIT_DELAY_MS).unref();
     }
+  }
+
+  /**
+   * Adds a record classified at once, keeping only what the index writes of it (a catch-up:
+   * records read back in bulk would otherwise stay alive, payload and all, until their batch
+   * commits, and every young-generation collection would copy them: pauses of tens of ms).
+   */
+  addClassified(record: StoredRecord, location: RecordLocation): void {
+    const p = classify(record, location);
+    const slim = { seq: record.seq, time: record.time, type: record.type, payload: NO_PAYLOAD, prevHash: '', checksum: record.checksum } as StoredRecord;
+    this.pending.push({ ...p, record: slim } as Pending);
+    this.lastAdded = { ...location, offset: location.offset + location.length, seq: record.seq, checksum: record.checksum };
   }
 
   /** Writes everything added so far; resolves when it is committed. */
@@ -329,9 +358,9 @@ export class LedgerIndex {
   }
 
   /** The last recorded contract of every tool (few: one row per tool ever listed), oldest first. */
-  async pins(): Promise<Array<{ server: string; account: string; tool: string; hash: string | null; instructions: string | null }>> {
+  async pins(): Promise<Array<{ server: string; account: string; tool: string; hash: string | null; instructions: string | null; seq: number }>> {
     await this.flush();
-    return this.db.all('SELECT server, account, tool, hash, instructions FROM pins ORDER BY seq');
+    return this.db.all('SELECT server, account, tool, hash, instructions, seq FROM pins ORDER BY seq');
   }
 
   /** Rows of the given record types (few: acknowledgements), oldest first. */
@@ -428,7 +457,7 @@ export class LedgerIndex {
    * everything appended in the last `COMMIT_DELAY_MS` (hundreds of records under load), and
    * parsing it in one go would be a pause of its own.
    */
-  private async classifyAll(added: Added[]): Promise<Pending[]> {
+  private async classifyAll(added: Array<Added | Pending>): Promise<Pending[]> {
     const out: Pending[] = new Array(added.length);
     let sliceStart = performance.now();
     for (let i = 0; i < added.length; i++) {
@@ -436,13 +465,14 @@ export class LedgerIndex {
         await new Promise<void>((resolve) => setImmediate(resolve));
         sliceStart = performance.now();
       }
-      out[i] = classify(added[i]!.record, added[i]!.location);
+      const a = added[i]!;
+      out[i] = 'kind' in a ? a : classify(a.record, a.location);
     }
     return out;
   }
 
   /** One transaction: names, operations and rows of `added`, and the position after it. */
-  private async write(added: Added[], position: LogPosition | null): Promise<void> {
+  private async write(added: Array<Added | Pending>, position: LogPosition | null): Promise<void> {
     const batch = await this.classifyAll(added);
     // Facts of operations this batch touches that are not in memory (finished ones, e.g. a late
     // reconciliation) are read first; everything else is decided here, in order.

@@ -42,6 +42,18 @@ export interface RecoveryReader {
   onRecord: (record: StoredRecord, location: RecordLocation) => void;
   /** After each segment's records were handed over (lets the caller catch up: backpressure). */
   onSegmentRead?: () => Promise<void>;
+  /**
+   * Without a usable `resumeAfter`, read from the start of this segment instead of the first one
+   * (the caller reads the earlier segments itself, later: the index's catch-up). Chain breaks in
+   * those earlier segments are then found by the full verification, not here.
+   */
+  fromSegment?: number;
+  /**
+   * With `fromSegment`: read only about this many bytes at the end of that segment (from the first
+   * record starting in them). What start needs there is where the log ends and whether its end is
+   * whole; any suffix of the log tells which operations it leaves unfinished.
+   */
+  tailBytes?: number;
 }
 
 /** What recovery found, and where the writer continues. */
@@ -106,7 +118,24 @@ export async function recoverLog(dir: string, fs: LedgerFs, key: ChainKey | null
     }
   }
   const resumedAfter = firstBytes ? resume : null;
-  if (!resumedAfter) await reader.onFullScan?.();
+  if (!resumedAfter) {
+    await reader.onFullScan?.();
+    const from = reader.fromSegment === undefined ? -1 : numbers.indexOf(reader.fromSegment);
+    if (from > 0) {
+      // The chain before this segment is not read now: its first record starts an unknown chain.
+      firstIndex = from;
+      cursor = { prevHash: null, nextSeq: null };
+      if (reader.tailBytes !== undefined) {
+        const bytes = await fs.readFile(inDir(dir, segmentName(numbers[from]!)));
+        let end = bytes.length;
+        while (end > 0 && bytes[end - 1] === 0) end--;
+        const cut = end - reader.tailBytes;
+        firstBytes = bytes;
+        // Lines are records (JSON holds no raw newline): the byte after a newline starts one.
+        firstStart = cut > 0 ? bytes.lastIndexOf(0x0a, cut) + 1 : 0;
+      }
+    }
+  }
   for (let i = firstIndex; i < numbers.length; i++) {
     const n = numbers[i]!;
     const name = segmentName(n);
@@ -187,7 +216,7 @@ export async function recoverLog(dir: string, fs: LedgerFs, key: ChainKey | null
  * The bytes of the segment `resume` points into, if the record it names is there exactly (same
  * seq and checksum, ending at its offset); otherwise why not.
  */
-async function checkResume(dir: string, fs: LedgerFs, numbers: number[], resume: LogPosition, key: ChainKey | null): Promise<{ bytes: Buffer; sealedBy: string | null } | string> {
+export async function checkResume(dir: string, fs: LedgerFs, numbers: number[], resume: LogPosition, key: ChainKey | null): Promise<{ bytes: Buffer; sealedBy: string | null } | string> {
   if (!numbers.includes(resume.segment)) return `segment ${segmentName(resume.segment)} is missing`;
   const bytes = await fs.readFile(inDir(dir, segmentName(resume.segment)));
   const from = resume.offset - resume.length;

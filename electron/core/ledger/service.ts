@@ -5,7 +5,9 @@
  * Start-up order (what app-core does):
  *   1. `LedgerService.open({ dir, redactor })` — the index is opened, then log recovery reads what
  *      was written since the index last committed (torn tail, chain breaks, safe mode) and hands
- *      it to the index. A missing or unusable index is rebuilt from the segments here.
+ *      it to the index. An index that is missing, unusable or far behind is not rebuilt here:
+ *      start reads only the end of the log and the index catches up in the background
+ *      (catch-up.ts); history reads wait for it.
  *   2. Build the gate with `journal: service.ledger` and `history: service.history`.
  *   3. `service.recoverOperations(gate)` — the one place that settles what a crash interrupted.
  */
@@ -22,12 +24,14 @@ import { IndexedHistory, type HistoryReads } from './history';
 import { LedgerIndex } from './index-store';
 import { Ledger, type LedgerOptions } from './ledger';
 import { inDir, nodeLedgerFs, type LedgerFs } from './ledger-fs';
-import { preserve } from './recovery';
+import { preserve, type LogPosition } from './recovery';
 import { openSqlite } from './sqlite';
 import { verifyInSlices, type VerifyOptions } from './verify';
 import { AnchorKeeper, readKeychain, type Anchor, type LedgerKeychain } from './anchor';
 import { checkAgainstAnchor, type KeychainFindings } from './anchor-check';
-import type { ChainKey } from './format';
+import { IndexCatchUp, TailOperations, catchUpStopped } from './catch-up';
+import type { ChainKey, StoredRecord } from './format';
+import { segmentNumbers } from './segments';
 
 /** What the gate offers recovery: re-queueing approvals that were pending (it re-validates them). */
 export interface RestorableGate {
@@ -57,6 +61,12 @@ export interface LedgerServiceOptions extends Omit<LedgerOptions, 'reader'> {
    * ledger is plain sha256 as before it had keys: it shows damage, not a deliberate rewrite.
    */
   keychain?: LedgerKeychain;
+  /**
+   * When the index is not current: how many bytes at the end of the log start reads (default
+   * 1 MiB; the index's catch-up reads the rest). Tests make it small to reach the case of an
+   * operation whose records start before it.
+   */
+  startTailBytes?: number;
 }
 
 /** What a full verification found. */
@@ -75,8 +85,16 @@ const SETTLE = {
   proposed: { to: 'denied', reason: 'Recovered after a restart before a decision: submit it again' },
 } as const;
 
-/** The contract of each tool last recorded, per (server, account): what a first discovery is compared with. */
-type Pins = Map<string, { tools: Map<string, string | null>; instructionsHash: string | null }>;
+/**
+ * The contract of each tool last recorded, per (server, account): what a first discovery is
+ * compared with. Each value keeps the seq of the record it came from: while the index catches up,
+ * pins arrive out of order (newest first from the tail, older ones from the index), and only a
+ * newer record may replace one.
+ */
+type Pins = Map<string, { tools: Map<string, { hash: string | null; seq: number }>; instructions: { hash: string | null; seq: number } }>;
+
+/** Bytes at the end of the log a start without a current index reads (see `startTailBytes`). */
+const START_TAIL_BYTES = 1024 * 1024;
 
 /** Ids of problems found in the keychain at one start (checked again at every start). */
 const PER_START = /^(keychain|key-missing|anchor-unreadable)@/;
@@ -97,6 +115,23 @@ export class LedgerService {
   /** The anchor this start checked the ledger against (what `ledger:verify` checks too). */
   private anchor: Anchor | null = null;
   private keychain: LedgerKeychain | null = null;
+  /** The index's background catch-up while it runs (null once it is live, or when none was needed). */
+  private catchUp: IndexCatchUp | null = null;
+  /** Settles when the index holds every record (at once when no catch-up was needed). */
+  private indexed: Promise<void> = Promise.resolve();
+  /** Operations the records read at start leave unfinished, while the index catches up. */
+  private tail: TailOperations | null = null;
+  /** False from the start of a catch-up until the index holds every record. */
+  private caughtUp = true;
+  /** The last seq when the ledger was opened: later operations were made by this run. */
+  private openedAtSeq = 0;
+  private readonly indexingListeners = new Set<() => void>();
+  /** The gate recovery hands pending approvals to (kept for what the catch-up finds later). */
+  private restorer: RestorableGate | undefined;
+  /** What start left to settle once the index holds everything (resolves when that is done). */
+  private rest: Promise<void> = Promise.resolve();
+  /** Operations recovery already settled or handed on at start (never settled twice). */
+  private readonly settled = new Set<string>();
 
   private constructor(
     readonly ledger: Ledger,
@@ -107,24 +142,31 @@ export class LedgerService {
   ) {
     ledger.subscribe((records, locations) => {
       for (let i = 0; i < records.length; i++) {
-        index.add(records[i]!, locations[i]!);
-        if (records[i]!.type === 'tool.contract-changed') {
-          const p = records[i]!.payload as { serverId?: unknown; accountId?: unknown; toolName?: unknown; newContractHash?: unknown; instructionsHash?: unknown };
-          if (typeof p.serverId === 'string' && typeof p.accountId === 'string' && typeof p.toolName === 'string') {
-            this.pin(p.serverId, p.accountId, p.toolName, typeof p.newContractHash === 'string' ? p.newContractHash : null, typeof p.instructionsHash === 'string' ? p.instructionsHash : null);
-          }
-        }
+        // While the index catches up, a new record waits for it (its place is remembered).
+        if (this.catchUp) this.catchUp.hold(locations[i]!);
+        else index.add(records[i]!, locations[i]!);
+        this.tail?.apply(records[i]!);
+        this.pinRecord(records[i]!);
       }
     });
-    this.history = new IndexedHistory(index, ledger);
+    this.history = new IndexedHistory(index, ledger, () => this.indexed);
   }
 
-  private pin(server: string, account: string, tool: string, hash: string | null, instructions: string | null): void {
+  private pinRecord(record: StoredRecord): void {
+    if (record.type !== 'tool.contract-changed') return;
+    const p = record.payload as { serverId?: unknown; accountId?: unknown; toolName?: unknown; newContractHash?: unknown; instructionsHash?: unknown };
+    if (typeof p.serverId === 'string' && typeof p.accountId === 'string' && typeof p.toolName === 'string') {
+      this.pin(p.serverId, p.accountId, p.toolName, typeof p.newContractHash === 'string' ? p.newContractHash : null, typeof p.instructionsHash === 'string' ? p.instructionsHash : null, record.seq);
+    }
+  }
+
+  private pin(server: string, account: string, tool: string, hash: string | null, instructions: string | null, seq: number): void {
     const key = `${server}\u0000${account}`;
     let entry = this.pins.get(key);
-    if (!entry) this.pins.set(key, (entry = { tools: new Map(), instructionsHash: null }));
-    entry.tools.set(tool, hash);
-    if (instructions !== null) entry.instructionsHash = instructions;
+    if (!entry) this.pins.set(key, (entry = { tools: new Map(), instructions: { hash: null, seq: 0 } }));
+    const known = entry.tools.get(tool);
+    if (!known || known.seq <= seq) entry.tools.set(tool, { hash, seq });
+    if (instructions !== null && entry.instructions.seq <= seq) entry.instructions = { hash: instructions, seq };
   }
 
   /**
@@ -134,7 +176,9 @@ export class LedgerService {
   pinnedFor(serverId: string, accountId: string): { tools: Record<string, string>; instructionsHash: string | null } | undefined {
     const entry = this.pins.get(`${serverId}\u0000${accountId}`);
     if (!entry) return undefined;
-    return { tools: Object.fromEntries([...entry.tools].filter((e): e is [string, string] => e[1] !== null)), instructionsHash: entry.instructionsHash };
+    const tools: Record<string, string> = {};
+    for (const [tool, { hash }] of entry.tools) if (hash !== null) tools[tool] = hash;
+    return { tools, instructionsHash: entry.instructions.hash };
   }
 
   /**
@@ -149,6 +193,15 @@ export class LedgerService {
     // here; the ledger then opens unsealed and in safe mode (anchor-check.ts says why).
     const keychain = options.keychain ? await readKeychain(options.keychain) : null;
     const index = await LedgerIndex.open(await openSqlite(join(options.dir, 'index.sqlite')));
+    const fs = options.fs ?? nodeLedgerFs;
+    const numbers = segmentNumbers(await fs.readdir(options.dir).catch(() => []));
+    const lastSegment = numbers.at(-1);
+    // With more than one segment, an index that does not reach into the last one is not brought
+    // up to date here: start reads only the end of the log, and the index catches up afterwards.
+    const deferrable = numbers.length > 1;
+    let deferred = false;
+    const tail = new TailOperations();
+    const tailPins: StoredRecord[] = [];
     let ledger: Ledger;
     try {
       ledger = await Ledger.open({
@@ -157,10 +210,22 @@ export class LedgerService {
         redactor: options.redactor ?? new Redactor(),
         key: keychain?.key.state === 'found' ? keychain.key.key : null,
         reader: {
-          resumeAfter: index.position,
-          onFullScan: () => (index.position ? index.reset() : undefined),
-          onRecord: (record, location) => index.add(record, location),
-          onSegmentRead: () => index.flush(),
+          resumeAfter: deferrable && index.position?.segment !== lastSegment ? null : index.position,
+          ...(deferrable ? { fromSegment: lastSegment!, tailBytes: options.startTailBytes ?? START_TAIL_BYTES } : {}),
+          onFullScan: async () => {
+            if (deferrable) deferred = true;
+            // A position in an earlier segment is where a catch-up stopped: it resumes from there
+            // (it checks the record first). Anything else is of no use and starts over.
+            if (index.position && !(deferrable && index.position.segment !== lastSegment)) await index.reset();
+          },
+          onRecord: (record, location) => {
+            if (!deferred) index.add(record, location);
+            else {
+              tail.apply(record);
+              if (record.type === 'tool.contract-changed') tailPins.push(record);
+            }
+          },
+          onSegmentRead: () => (deferred ? Promise.resolve() : index.flush()),
         },
       });
       await index.flush();
@@ -168,8 +233,14 @@ export class LedgerService {
       await index.close().catch(() => undefined);
       throw error;
     }
-    const service = new LedgerService(ledger, index, clock, options.cancelPendingOnRestart === true, options.fs ?? nodeLedgerFs);
-    for (const p of await index.pins()) service.pin(p.server, p.account, p.tool, p.hash, p.instructions);
+    const service = new LedgerService(ledger, index, clock, options.cancelPendingOnRestart === true, fs);
+    service.openedAtSeq = ledger.size();
+    for (const p of await index.pins()) service.pin(p.server, p.account, p.tool, p.hash, p.instructions, p.seq);
+    const catchUpTo = deferred ? ledger.position : null;
+    if (catchUpTo) {
+      service.tail = tail;
+      for (const r of tailPins) service.pinRecord(r);
+    }
     // Breaks an earlier start or verification found in records this start did not read again.
     const acknowledged = await service.acknowledgedBreaks();
     // (Problems with the keychain itself are not carried over: each start looks at it again.)
@@ -185,11 +256,60 @@ export class LedgerService {
       }
     }
     await index.saveBreaks(ledger.recovery.breaks);
+    // Only now: open reads the index's breaks and pins above, and a catch-up may start the index over.
+    if (catchUpTo) service.startCatchUp(catchUpTo);
     if (options.verifyInBackground !== false) {
       service.verification = service.verify();
       service.verification.catch(() => undefined);
     }
     return service;
+  }
+
+  /** Starts bringing the index up to `until` in the background (catch-up.ts). */
+  private startCatchUp(until: LogPosition): void {
+    const catchUp = IndexCatchUp.start({
+      dir: this.ledger.dir,
+      fs: this.ledgerFs,
+      key: this.ledger.chainKey,
+      index: this.index,
+      until,
+      readAt: (locations) => this.ledger.readAt(locations),
+      pause: async () => {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        if (this.closing) throw catchUpStopped();
+      },
+      onLive: () => {
+        this.catchUp = null;
+      },
+      onProgress: () => {
+        for (const l of this.indexingListeners) l();
+      },
+    });
+    this.catchUp = catchUp;
+    this.caughtUp = false;
+    this.indexed = catchUp.done.then(async () => {
+      // Pins the index learned from segments start did not read (older records never replace newer ones).
+      for (const p of await this.index.pins()) this.pin(p.server, p.account, p.tool, p.hash, p.instructions, p.seq);
+      this.caughtUp = true;
+      for (const l of this.indexingListeners) l();
+    });
+    this.indexed.catch(() => undefined);
+  }
+
+  /** How far the index's background catch-up is (0–99), or null when the index is current. */
+  get indexing(): number | null {
+    return this.catchUp ? this.catchUp.percent : null;
+  }
+
+  /** Settles when the index holds every record (rejects if the catch-up failed or was stopped). */
+  whenIndexed(): Promise<void> {
+    return this.indexed;
+  }
+
+  /** Tells `listener` whenever the catch-up's progress changes, and when it is done. */
+  onIndexing(listener: () => void): () => void {
+    this.indexingListeners.add(listener);
+    return () => this.indexingListeners.delete(listener);
   }
 
   /**
@@ -222,6 +342,11 @@ export class LedgerService {
     return { keeping: this.keeper !== null, writes: this.keeper?.writes ?? 0, lastError: this.keeper?.lastError ?? null };
   }
 
+  /** Settles once recovery settled everything, including what waited for the index's catch-up. */
+  whenRecovered(): Promise<void> {
+    return this.rest;
+  }
+
   /** What the last `recoverOperations` did, if it ran. */
   get lastRecoveryReport(): OperationRecoveryReport | null {
     return this.lastRecovery;
@@ -237,13 +362,67 @@ export class LedgerService {
    * transitions are appended durably before this resolves.
    */
   async recoverOperations(gate?: RestorableGate): Promise<OperationRecoveryReport> {
+    this.restorer = gate;
+    const tail = this.caughtUp ? null : this.tail;
+    // With the index current (always, unless a catch-up is still running), everything is settled now.
+    if (this.caughtUp) this.tail = null;
+    if (!tail) return (this.lastRecovery = await this.settle(await this.history.unfinished(), gate, (id) => this.history.operation(id).then((o) => o?.state)));
+    // The index is catching up: what the end of the log shows is settled now; an operation it
+    // leaves unfinished is unfinished (every later record of it is there too). One whose state
+    // is known but whose proposal is older (an approval that needs it to be re-queued) and any
+    // without a record there are settled once the index holds everything.
+    const now: RecordedOperation[] = [];
+    const settleNow: Array<{ id: string; state: 'executing' | 'approved' | 'proposed' | 'awaiting_approval' }> = [];
+    for (const op of tail.unfinished()) {
+      if (op.state === 'awaiting_approval' && op.recorded) now.push(op.recorded);
+      else if (op.state === 'executing' || op.state === 'approved' || op.state === 'proposed' || (op.state === 'awaiting_approval' && this.cancelPendingOnRestart)) settleNow.push({ id: op.id, state: op.state });
+    }
+    const report = await this.settle(now, gate, async (id) => tail.stateOf(id), settleNow);
+    this.lastRecovery = report;
+    this.rest = this.indexed.then(() => this.recoverRest());
+    this.rest.catch(() => undefined);
+    return report;
+  }
+
+  /** What start could not settle without the index: run once it holds everything. */
+  private async recoverRest(): Promise<void> {
+    const rest: RecordedOperation[] = [];
+    for (const op of await this.history.unfinished()) {
+      const id = op.proposed.operationId;
+      // Settled at start, or made by this run (the gate holds those): never touched here.
+      if (this.settled.has(id) || ((await this.index.operationNumber(id)) ?? 0) > this.openedAtSeq) continue;
+      rest.push(op);
+    }
+    this.tail = null;
+    if (rest.length === 0) return;
+    const late = await this.settle(rest, this.restorer, (id) => this.history.operation(id).then((o) => o?.state));
+    const before = this.lastRecovery ?? { outcomeUnknown: [], cancelled: [], denied: [], requeued: [] };
+    this.lastRecovery = {
+      outcomeUnknown: [...before.outcomeUnknown, ...late.outcomeUnknown],
+      cancelled: [...before.cancelled, ...late.cancelled],
+      denied: [...before.denied, ...late.denied],
+      requeued: [...before.requeued, ...late.requeued],
+    };
+  }
+
+  /**
+   * Settles `ops` (and `known`: operations whose id and state are all that is known), hands
+   * pending approvals to the gate, and reports what each became (`stateOf` reads it back).
+   */
+  private async settle(
+    ops: readonly RecordedOperation[],
+    gate: RestorableGate | undefined,
+    stateOf: (id: string) => Promise<string | undefined>,
+    known: ReadonlyArray<{ id: string; state: 'executing' | 'approved' | 'proposed' | 'awaiting_approval' }> = [],
+  ): Promise<OperationRecoveryReport> {
     const report: OperationRecoveryReport = { outcomeUnknown: [], cancelled: [], denied: [], requeued: [] };
     const entries: JournalEntry[] = [];
     const pending: RecordedOperation[] = [];
-    for (const op of await this.history.unfinished()) {
-      const id = op.proposed.operationId;
-      if (op.state === 'awaiting_approval') {
-        if (!this.cancelPendingOnRestart) {
+    const all = [...ops.map((op) => ({ id: op.proposed.operationId, state: op.state, op })), ...known.map((k) => ({ ...k, op: null }))];
+    for (const { id, state, op } of all) {
+      this.settled.add(id);
+      if (state === 'awaiting_approval') {
+        if (!this.cancelPendingOnRestart && op) {
           pending.push(op);
           continue;
         }
@@ -251,12 +430,12 @@ export class LedgerService {
         report.cancelled.push(id);
         continue;
       }
-      if (op.state !== 'executing' && op.state !== 'approved' && op.state !== 'proposed') continue;
-      const { to, reason } = SETTLE[op.state];
+      if (state !== 'executing' && state !== 'approved' && state !== 'proposed') continue;
+      const { to, reason } = SETTLE[state];
       entries.push(
         journalEntry('op.transition', {
           operationId: id,
-          from: op.state,
+          from: state,
           to,
           reason,
           actor: 'recovery',
@@ -270,12 +449,11 @@ export class LedgerService {
     await this.ledger.flush();
     for (const op of pending) {
       const id = op.proposed.operationId;
-      const state = (await this.history.operation(id))?.state;
+      const state = await stateOf(id);
       if (state === 'awaiting_approval') report.requeued.push(id);
       else if (state === 'denied') report.denied.push(id);
       else report.cancelled.push(id);
     }
-    this.lastRecovery = report;
     return report;
   }
 
@@ -338,7 +516,8 @@ export class LedgerService {
 
   /** Status for the Activity view and the app frame. */
   status(): LedgerStatus {
-    return { dir: this.ledger.dir, records: this.ledger.size(), segments: this.ledger.segments(), safeMode: this.ledger.safeMode, recovery: this.ledger.recovery };
+    const indexing = this.indexing;
+    return { dir: this.ledger.dir, records: this.ledger.size(), segments: this.ledger.segments(), safeMode: this.ledger.safeMode, recovery: this.ledger.recovery, ...(indexing !== null ? { indexing } : {}) };
   }
 
   /**
@@ -372,6 +551,8 @@ export class LedgerService {
         if (this.closing) throw new WardenError('CONFLICT', 'ledger: closed during verification');
       },
     });
+    // Acknowledgements are read through the index: after its catch-up, if one runs.
+    await this.indexed;
     const acknowledged = await this.acknowledgedBreaks();
     const breaks = [];
     for (const b of found.breaks) {
@@ -420,6 +601,8 @@ export class LedgerService {
   private async closeOnce(): Promise<void> {
     this.closing = true;
     await this.running?.catch(() => undefined);
+    await this.indexed.catch(() => undefined);
+    await this.rest.catch(() => undefined);
     // A clean shutdown anchors the very last record (everything appended is synced first).
     if (this.keeper) {
       await this.ledger.flush().catch(() => undefined);

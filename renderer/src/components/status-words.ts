@@ -37,6 +37,7 @@ export function pendingWords(pending: number): StatusWords {
 export function ledgerWords(status: Pick<CoreStatus, 'safeMode' | 'journal'>): StatusWords {
   if (status.safeMode) return { text: 'Activity log damaged: every tool asks', tone: 'danger' };
   if (status.journal.kind === 'memory') return { text: 'Activity log not saved to disk', tone: 'warn' };
+  if (status.journal.indexing !== undefined) return { text: `Indexing past activity (${status.journal.indexing}%): Activity shows it when done`, tone: 'warn' };
   return { text: 'Activity log: no damage found', tone: 'ok' };
 }
 

@@ -6,6 +6,11 @@
  * index's committed position is read before that open: kills that left it part-way prove the kill
  * landed while the index was being written.
  *
+ * The second test does the same for the background catch-up (a ledger of many segments, so start
+ * does not rebuild the index but catches it up afterwards), killing the child at a random point of
+ * the catch-up while it keeps appending calls: the next start must resume it, lose no record
+ * appended meanwhile and index none twice.
+ *
  * `WARDEN_INDEX_CRASH_SEED=<n>` reproduces a run's kill moments.
  */
 import { spawn } from 'node:child_process';
@@ -14,19 +19,13 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { contractHash, endpointHash } from '../../../electron/core/canonical';
-import { Gate } from '../../../electron/core/gate/gate';
-import type { ToolDescriptor } from '../../../electron/core/gate/ports';
-import { MemoryHistory } from '../../../electron/core/ledger/history';
 import { Ledger } from '../../../electron/core/ledger/ledger';
 import { LedgerProjections } from '../../../electron/core/ledger/projections';
 import { LedgerService } from '../../../electron/core/ledger/service';
 import { openSqlite } from '../../../electron/core/ledger/sqlite';
-import { MemoryJournal } from '../../../electron/core/memory-journal';
-import { systemClock } from '../../../electron/core/ports';
-import { PolicyState } from '../../../shared/domain/policy';
 import { prng } from '../../helpers/prng';
 import { projectionsOf, recordsIn } from '../../unit/ledger/helpers';
+import { callTemplates } from './call-records';
 
 const root = resolve(import.meta.dirname, '../../..');
 const OPERATIONS = 4000;
@@ -47,33 +46,6 @@ afterAll(() => {
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
-/** The records of real calls through the gate (in memory), as templates: one finished, one denied. */
-async function templates(): Promise<Array<{ type: string; payload: Record<string, unknown> }>> {
-  const descriptor: ToolDescriptor = {
-    serverId: 'effects',
-    accountId: 'work',
-    name: 'perform',
-    description: 'records a call',
-    inputSchema: { type: 'object', properties: { n: { type: 'number' } } },
-    contractHash: contractHash({ name: 'perform', inputSchema: { type: 'object', properties: { n: { type: 'number' } } } }),
-    endpointHash: endpointHash({ kind: 'stdio', command: 'node', args: ['effects'] }),
-  };
-  const journal = new MemoryJournal(systemClock);
-  const policy = PolicyState.parse({ user: [{ id: 'allow', scope: { kind: 'global' }, mode: 'allow' }] });
-  const gate = new Gate({
-    journal,
-    history: new MemoryHistory(() => journal.read()),
-    executor: { call: async () => ({ content: [{ type: 'text', text: 'done' }] }) },
-    registry: { getTool: (s, a, n) => (s === 'effects' && a === 'work' && n === 'perform' ? descriptor : undefined), listTools: () => [descriptor] },
-    policy: { current: () => policy },
-    scheduleExpiry: false,
-  });
-  const op = await gate.request({ source: 'user', serverId: 'effects', accountId: 'work', toolName: 'perform', arguments: { n: 1 }, operationId: 'template' });
-  expect(op.state, op.reason).toBe('succeeded');
-  gate.close();
-  return journal.read().map((r) => ({ type: r.type, payload: r.payload as Record<string, unknown> }));
-}
-
 /** Reads the index's committed position straight from its file (what the next start resumes after). */
 async function committedSeq(dir: string): Promise<number> {
   if (!existsSync(join(dir, 'index.sqlite'))) return 0;
@@ -86,12 +58,20 @@ async function committedSeq(dir: string): Promise<number> {
   }
 }
 
-/** Starts the child on `dir`; resolves with how it ended and how long it ran. */
-function runChild(dir: string, killAfterMs: number | null): Promise<{ signal: NodeJS.Signals | null; code: number | null; ms: number; stderr: string }> {
+/**
+ * Starts the child on `dir`; resolves with how it ended and how long it ran. It is killed after
+ * `killAfterMs`, or (`killAt`) as soon as its output matches.
+ */
+function runChild(dir: string, killAfterMs: number | null, killAt?: { when: (stdout: string) => boolean; env: Record<string, string> }): Promise<{ signal: NodeJS.Signals | null; code: number | null; ms: number; stderr: string }> {
   const started = Date.now();
-  const child = spawn(process.execPath, [childBundle], { env: { ...process.env, LEDGER_DIR: dir, NODE_PATH: join(root, 'node_modules') }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [childBundle], { env: { ...process.env, ...killAt?.env, LEDGER_DIR: dir, NODE_PATH: join(root, 'node_modules') }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
+  let stdout = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stdout.on('data', (d: Buffer) => {
+    stdout += d.toString();
+    if (killAt?.when(stdout)) child.kill('SIGKILL');
+  });
   const timer = killAfterMs === null ? undefined : setTimeout(() => child.kill('SIGKILL'), killAfterMs);
   return new Promise((res) =>
     child.on('exit', (code, signal) => {
@@ -104,7 +84,7 @@ function runChild(dir: string, killAfterMs: number | null): Promise<{ signal: No
 describe('index crash test', () => {
   it(`after ${KILLS} SIGKILLs while the index is being written, the reopened index answers exactly what the records on disk say`, async () => {
     const dir = join(work, 'ledger');
-    const shapes = await templates();
+    const shapes = await callTemplates();
     const ledger = await Ledger.open({ dir });
     for (let i = 0; i < OPERATIONS; i += 100) {
       const entries = [];
@@ -145,6 +125,53 @@ describe('index crash test', () => {
     }
     console.log(`index crash test seed ${SEED}: rebuild ${whole.ms} ms; kills left the index part-way at seqs ${partial.join(', ')} of ${last}`);
     // Kills must land inside the rebuild, or the test proves nothing about index updates.
+    expect(partial.length, `seed ${SEED}: kills that left the index part-way`).toBeGreaterThanOrEqual(2);
+  });
+  it(`after SIGKILLs while the index catches up in the background (calls appended all the while), the next start resumes it and the index answers exactly what the records on disk say`, async () => {
+    const dir = join(work, 'catch-up');
+    const shapes = await callTemplates();
+    // Small segments: the index is then not rebuilt at start but caught up after it.
+    const ledger = await Ledger.open({ dir, rotateBytes: 256 * 1024 });
+    for (let i = 0; i < OPERATIONS; i += 100) {
+      const entries = [];
+      for (let k = i; k < i + 100; k++) for (const s of shapes) entries.push({ type: s.type, payload: { ...s.payload, operationId: `op-${k}` } });
+      await ledger.append(entries, { durable: true });
+    }
+    await ledger.close();
+    const dropIndex = () => {
+      for (const name of readdirSync(dir)) if (name.startsWith('index.sqlite')) rmSync(join(dir, name));
+    };
+    const random = prng(SEED);
+    const partial: number[] = [];
+    const env = { CATCH_UP: '1', CALL_SHAPES: JSON.stringify(shapes) };
+    for (let kill = 0; kill < KILLS; kill++) {
+      // Half the kills start from no index, half resume one a kill left part-way.
+      if (kill % 2 === 0) dropIndex();
+      const percent = 5 + Math.floor(random() * 90);
+      // Killed at the first progress report at or past `percent` (reports come a slice apart).
+      const reached = (out: string) => [...out.matchAll(/indexing (\d+)%/g)].some((m) => Number(m[1]) >= percent && Number(m[1]) < 100);
+      const run = await runChild(dir, null, { when: reached, env });
+      const at = await committedSeq(dir);
+      const records = await recordsIn(dir);
+      const last = records.at(-1)!.seq;
+      if (run.signal === 'SIGKILL' && at > 0 && at < last) partial.push(at);
+      const where = `seed ${SEED}, kill ${kill} at ${percent}% (index committed up to seq ${at} of ${last})`;
+      // A kill that left the index in the last segment leaves nothing to catch up: that start just
+      // resumes it (and the check below still holds); the next round starts from no index again.
+      if (kill % 2 === 0) expect(run.signal, `${where}: ${run.stderr}`).toBe('SIGKILL');
+      const oracle = LedgerProjections.fromRecords(records);
+      const service = await LedgerService.open({ dir, verifyInBackground: false });
+      try {
+        await service.whenIndexed();
+        expect(service.ledger.safeMode, where).toBe(false);
+        const byId = <T extends { operationId: string }>(xs: T[]) => [...xs].sort((a, b) => (a.operationId < b.operationId ? -1 : 1));
+        expect(byId(await projectionsOf(service).operations()), `${where}: operations`).toEqual(byId(oracle.operations()));
+        expect(await projectionsOf(service).audit(), `${where}: audit view`).toEqual(oracle.audit());
+      } finally {
+        await service.close();
+      }
+    }
+    console.log(`index catch-up crash test seed ${SEED}: kills left the index part-way at seqs ${partial.join(', ')}`);
     expect(partial.length, `seed ${SEED}: kills that left the index part-way`).toBeGreaterThanOrEqual(2);
   });
 });

@@ -112,6 +112,9 @@ describe('status bar words', () => {
     expect(ledgerWords({ safeMode: true, journal: { kind: 'memory', records: 9 } }).text).toBe('Activity log damaged: every tool asks');
     expect(ledgerWords({ safeMode: false, journal: { kind: 'memory', records: 0 } })).toEqual({ text: 'Activity log not saved to disk', tone: 'warn' });
     expect(ledgerWords({ safeMode: false, journal: { kind: 'ledger', records: 0 } })).toEqual({ text: 'Activity log: no damage found', tone: 'ok' });
+    // Past activity still being indexed in the background after a start without a current index.
+    expect(ledgerWords({ safeMode: false, journal: { kind: 'ledger', records: 9, indexing: 42 } })).toEqual({ text: 'Indexing past activity (42%): Activity shows it when done', tone: 'warn' });
+    expect(ledgerWords({ safeMode: true, journal: { kind: 'ledger', records: 9, indexing: 42 } }).tone).toBe('danger');
   });
 
   it('the link to the core', () => {

@@ -1,0 +1,205 @@
+/**
+ * Start-up without a current index, in two halves.
+ *
+ * An index that is missing, unusable, of another schema version, or left far behind (a crash
+ * during an earlier catch-up) would cost a read of every segment before the app could start:
+ * minutes at a million calls. Instead start reads only the end of the log (recovery.ts,
+ * `fromSegment`, `tailBytes`), and:
+ *
+ * - `TailOperations` folds the operation records read there (and everything appended while
+ *   the index catches up): what recovery can settle at once without the index.
+ * - `IndexCatchUp` brings the index up to date in the background, in short slices, from where it
+ *   stands (or the first record) to where the log ended at open. Records appended meanwhile are
+ *   held back (only their places, a few numbers each) and indexed after it, read back from the
+ *   segments, so the index still takes every record once, in sequence order, and its committed
+ *   position stays a point it can resume from after a crash.
+ *
+ * Every history read waits for the catch-up (history.ts): an answer about an operation id is
+ * never given from half an index, so idempotency and recovery stay exact.
+ */
+import { parseJournalEvent } from '../../../shared/domain/journal-events';
+import { TERMINAL_STATES, type OperationState } from '../../../shared/domain/operations';
+import { WardenError } from '../../../shared/result';
+import type { RecordedOperation } from '../ports';
+import { scanSegment, type ChainKey, type StoredRecord } from './format';
+import type { LedgerIndex } from './index-store';
+import { inDir, type LedgerFs } from './ledger-fs';
+import { LedgerProjections } from './projections';
+import { checkResume, type LogPosition, type RecordLocation } from './recovery';
+import { segmentName, segmentNumbers } from './segments';
+
+/** Bytes of a segment parsed and checked in one go (about a millisecond of work). */
+const SLICE_BYTES = 64 * 1024;
+/** Held-back records read back per turn once the catch-up reaches them. */
+const HELD_BATCH = 256;
+/** Records the index may have waiting for a commit before the catch-up waits for it. */
+const BACKLOG = 1000;
+
+/** What the catch-up needs. */
+export interface CatchUpOptions {
+  dir: string;
+  fs: LedgerFs;
+  key: ChainKey | null;
+  index: LedgerIndex;
+  /** Where the log ended when it was opened: the catch-up reads up to here from the segments. */
+  until: LogPosition;
+  /** Reads records back at their places (the ledger's `readAt`). */
+  readAt: (locations: readonly RecordLocation[]) => Promise<StoredRecord[]>;
+  /** Called between slices; throws to stop (closing). Default: one turn of the event loop. */
+  pause?: () => Promise<void>;
+  /** Called once, in the same turn the last held-back record was handed to the index. */
+  onLive: () => void;
+  /** Progress, in percent (whole numbers, only when it changes). */
+  onProgress?: (percent: number) => void;
+}
+
+/** The background catch-up of the index. Create with `start`; `done` settles when it is live. */
+export class IndexCatchUp {
+  private held: RecordLocation[] = [];
+  private percentDone = 0;
+  private fromSeq = 0;
+  readonly done: Promise<void>;
+
+  private constructor(private readonly o: CatchUpOptions) {
+    this.done = this.run();
+  }
+
+  static start(options: CatchUpOptions): IndexCatchUp {
+    return new IndexCatchUp(options);
+  }
+
+  /** Remembers the place of a record appended while catching up (indexed after the rest). */
+  hold(location: RecordLocation): void {
+    this.held.push(location);
+  }
+
+  /** How far it is, 0–100. */
+  get percent(): number {
+    return this.percentDone;
+  }
+
+  private progress(seq: number): void {
+    const span = this.o.until.seq - this.fromSeq;
+    const percent = span <= 0 ? 100 : Math.min(99, Math.floor((100 * (seq - this.fromSeq)) / span));
+    if (percent === this.percentDone) return;
+    this.percentDone = percent;
+    this.o.onProgress?.(percent);
+  }
+
+  private async run(): Promise<void> {
+    const { dir, fs, key, index, until } = this.o;
+    const pause = this.o.pause ?? (() => new Promise<void>((resolve) => setImmediate(resolve)));
+    const numbers = segmentNumbers(await fs.readdir(dir)).filter((n) => n <= until.segment);
+    // Resume where an earlier catch-up committed, if that record is still there as indexed.
+    let from = index.position;
+    if (from && (from.seq > until.seq || typeof (await checkResume(dir, fs, numbers, from, key)) === 'string')) {
+      await index.reset();
+      from = null;
+    }
+    this.fromSeq = from?.seq ?? 0;
+    for (const n of numbers) {
+      if (from && n < from.segment) continue;
+      const bytes = await fs.readFile(inDir(dir, segmentName(n)));
+      const end = n === until.segment ? Math.min(until.offset, bytes.length) : bytes.length;
+      let offset = from && n === from.segment ? from.offset : 0;
+      // Each record's checksum (and seal) is checked here; the links between them are the full
+      // verification's job, which reads everything after this.
+      let cursor = { prevHash: null as string | null, nextSeq: null as number | null };
+      while (offset < end) {
+        await pause();
+        const scan = scanSegment(bytes, cursor, offset, Math.min(offset + SLICE_BYTES, end), key);
+        for (const r of scan.records) index.addClassified(r.record, { segment: n, offset: r.offset, length: r.length });
+        const last = scan.records.at(-1);
+        if (last) this.progress(last.record.seq);
+        cursor = scan.cursor;
+        if (scan.unusedFrom <= offset) break;
+        offset = scan.unusedFrom;
+        if (index.backlog >= BACKLOG) await index.flush();
+      }
+    }
+    // Then what was appended meanwhile, read back from where it was written, until nothing is
+    // left: the switch to indexing records as they are appended happens in the same turn.
+    while (this.held.length > 0) {
+      await pause();
+      const batch = this.held.splice(0, HELD_BATCH);
+      const records = await this.o.readAt(batch);
+      const bySeq = records.length === batch.length ? null : await this.pair(batch);
+      for (let i = 0; i < batch.length; i++) {
+        const record = bySeq ? bySeq[i] : records[i];
+        if (record) index.addClassified(record, batch[i]!);
+      }
+      if (index.backlog >= BACKLOG) await index.flush();
+    }
+    this.o.onLive();
+    await index.flush();
+    this.percentDone = 100;
+    this.o.onProgress?.(100);
+  }
+
+  /** Records at `batch` one by one (a place that no longer holds a valid record is left out). */
+  private async pair(batch: RecordLocation[]): Promise<Array<StoredRecord | undefined>> {
+    const out: Array<StoredRecord | undefined> = [];
+    for (const loc of batch) out.push((await this.o.readAt([loc]))[0]);
+    return out;
+  }
+}
+
+/** An operation as the records of the tail show it. */
+interface TailOp {
+  state: OperationState;
+  /** Its records seen here (all of them when its proposal is among them). */
+  records: StoredRecord[];
+  proposed: boolean;
+}
+
+/**
+ * The operations the records read at start (the end of the log) and appended since leave
+ * unfinished: each one's last state there is its last state anywhere, because every later record
+ * of it is there too. Finished ones are dropped as they finish, so this holds only live ones.
+ */
+export class TailOperations {
+  private readonly ops = new Map<string, TailOp>();
+  /** The last state of operations that finished here after recovery handed them on. */
+  private readonly finished = new Map<string, OperationState>();
+
+  apply(record: StoredRecord): void {
+    if (record.type !== 'op.proposed' && record.type !== 'op.transition') return;
+    let event: ReturnType<typeof parseJournalEvent>;
+    try {
+      event = parseJournalEvent(record.type, record.payload);
+    } catch {
+      return;
+    }
+    if (event?.type === 'op.proposed') {
+      if (!this.ops.has(event.payload.operationId)) this.ops.set(event.payload.operationId, { state: 'proposed', records: [record], proposed: true });
+    } else if (event?.type === 'op.transition') {
+      const id = event.payload.operationId;
+      const op = this.ops.get(id) ?? { state: event.payload.from, records: [], proposed: false };
+      op.state = event.payload.to;
+      op.records.push(record);
+      if (TERMINAL_STATES.has(op.state)) {
+        this.ops.delete(id);
+        this.finished.set(id, op.state);
+      } else this.ops.set(id, op);
+    }
+  }
+
+  /** Unfinished operations: id, state, and the recorded operation when its proposal is here. */
+  unfinished(): Array<{ id: string; state: OperationState; recorded: RecordedOperation | undefined }> {
+    return [...this.ops].map(([id, op]) => ({
+      id,
+      state: op.state,
+      recorded: op.proposed ? LedgerProjections.fromRecords(op.records, new Set([id])).recorded(id) : undefined,
+    }));
+  }
+
+  /** The state of an operation seen here (live or finished), if it was. */
+  stateOf(id: string): OperationState | undefined {
+    return this.ops.get(id)?.state ?? this.finished.get(id);
+  }
+}
+
+/** The error history reads fail with after the catch-up stopped (closing). */
+export function catchUpStopped(): WardenError {
+  return new WardenError('CONFLICT', 'ledger: closed while the history was being indexed');
+}
