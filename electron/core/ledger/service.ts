@@ -10,6 +10,11 @@
  *      (catch-up.ts); history reads wait for it.
  *   2. Build the gate with `journal: service.ledger` and `history: service.history`.
  *   3. `service.recoverOperations(gate)` — the one place that settles what a crash interrupted.
+ *
+ * Why this file is long: settling interrupted operations depends on how far the index has caught
+ * up (what start read from the end of the log, what was settled then, what is left for later), so
+ * recovery, the catch-up's state and the pins it rebuilds share one owner. The next split is
+ * `settle`/`reconcile` into their own file once the catch-up's state has a small interface.
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
