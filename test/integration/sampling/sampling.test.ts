@@ -160,6 +160,12 @@ describe('sampling through the real core', () => {
     const record = samplingRecords()[0]!;
     expect(record.requestBytes).toBeGreaterThan(0);
     expect(record.responseBytes).toBeGreaterThan(0);
+    // Activity shows both in words: the setting change and the request, with who decided.
+    const audit = await call<{ rows: Array<{ type: string; reason: string | null }> }>('activity:audit', {});
+    expect(audit.rows.filter((r) => r.type === 'server.sampling' || r.type === 'sampling.setting-changed').map((r) => r.reason)).toEqual([
+      'Sampling answered with claude-fixture (allowed by you, 31 tokens in, 7 out)',
+      'Sampling set to ask every time (was off)',
+    ]);
     for (const r of journal.read().filter((x) => x.type === 'server.sampling' || x.type === 'sampling.setting-changed')) validateJournalEntry(r);
   });
 
