@@ -20,6 +20,9 @@ import { validateJournalEntry } from '../../../shared/domain/journal-events';
 import { confirmEveryServerChange } from '../../host/standin-server-confirmer';
 import { startAnthropicFixture, type FixtureTurn, type ModelFixture, type RecordedRequest } from '../../fixtures/models';
 import { MapSecretStore, ROOT, TSX_LOADER } from '../mcp/helpers';
+import { LedgerService } from '../../../electron/core/ledger/service';
+import { REDACTED, Redactor } from '../../../electron/core/redact/redactor';
+import { allFiles, recordsOf } from '../../unit/ledger/helpers';
 
 const EVERYTHING = resolve(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 const KEY = 'sk-ant-sampling-test-key-0123456789';
@@ -69,13 +72,14 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function startCore(limits: Partial<SamplingLimits> = {}) {
+async function startCore(limits: Partial<SamplingLimits> = {}, ledger?: LedgerService) {
   journal = new MemoryJournal(systemClock);
   asker = new ScriptedAsker();
   core = createCore({
+    ...(ledger ? { ledger } : {}),
     confirmServerChange: confirmEveryServerChange,
     version: 'test',
-    journal,
+    ...(ledger ? {} : { journal }),
     servers: { secrets: new ListableMapSecretStore() },
     // The person confirms permission changes (Always Allow for the tools that make a server ask) and approves no tool call.
     gate: { prompter: { prompt: async (preview) => (preview.change ? 'approve' : 'deny') } },
@@ -304,6 +308,30 @@ describe('sampling through the real core', () => {
     // No longer reviewing is a loosening.
     asker.confirm = false;
     expect(await call('sampling:set', { ...key, mode: 'always', reviewReplies: false })).toMatchObject({ applied: false, setting: { reviewReplies: true } });
+  });
+});
+
+describe('sampling in the durable ledger', () => {
+  it('each request is recorded with sizes, model and usage; a secret of Warden’s in the request or the reply is redacted, never written', async () => {
+    const secret = `ghp_${'s3cr3t'.repeat(6)}`;
+    const redactor = new Redactor();
+    redactor.register(secret);
+    const ledger = await LedgerService.open({ dir: join(dir, 'ledger'), redactor });
+    const { core: c, call } = await startCore({}, ledger);
+    await c.recovered;
+    const key = await addServer(call, askerServer(join(dir, 'calls')), ['ask']);
+    asker.confirm = true;
+    await call('sampling:set', { ...key, mode: 'always', reviewReplies: false });
+    model.enqueue({ kind: 'reply', text: [`Your token is ${secret}.`], usage: { input: 12, output: 9 } });
+    const got = await serverAsks(c, key, 'ask', { text: `Repeat my token ${secret}` });
+    expect(got.result).toBeDefined();
+    const records = (await recordsOf(ledger.ledger)).filter((r) => r.type === 'server.sampling').map((r) => r.payload as Record<string, unknown>);
+    expect(records).toMatchObject([{ outcome: 'answered', decidedBy: 'always', model: 'claude-fixture', maxTokens: 200, inputTokens: 12, outputTokens: 9 }]);
+    expect(records[0]!.requestExcerpt).toContain(`Repeat my token ${REDACTED}`);
+    expect(records[0]!.responseExcerpt).toContain(`Your token is ${REDACTED}`);
+    await core!.close();
+    core = undefined;
+    for (const f of allFiles(join(dir, 'ledger'))) expect(f.bytes.includes(secret), f.path).toBe(false);
   });
 });
 
