@@ -267,6 +267,27 @@ describe('sampling through the real core', () => {
     ]);
   });
 
+  it('with tools, the whole exchange works as the spec says: tool_use goes to the server, its tool_result comes back to the model, Warden runs nothing', async () => {
+    const { core: c, call } = await startCore();
+    const key = await addServer(call, askerServer(join(dir, 'calls')), ['ask_two_rounds']);
+    asker.confirm = true;
+    await call('sampling:set', { ...key, mode: 'always', reviewReplies: false });
+    model.enqueue(
+      { kind: 'reply', toolCalls: [{ id: 'toolu_1', name: 'search', argumentsJson: '{"query":"reports"}' }] },
+      { kind: 'reply', text: ['There are 3 reports.'], stop: 'end_turn' },
+    );
+    const got = await serverAsks(c, key, 'ask_two_rounds');
+    expect(got.result).toEqual({ role: 'assistant', model: 'claude-fixture', stopReason: 'endTurn', content: [{ type: 'text', text: 'There are 3 reports.' }] });
+    // The second request carried the model's tool_use and the server's tool_result, in Anthropic's wire shape.
+    const second = model.completions()[1]!.body as { messages: Array<{ role: string; content: Array<Record<string, unknown>> }> };
+    expect(second.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
+    expect(second.messages[1]!.content).toContainEqual(expect.objectContaining({ type: 'tool_use', id: 'toolu_1', name: 'search', input: { query: 'reports' } }));
+    expect(second.messages[2]!.content).toContainEqual(expect.objectContaining({ type: 'tool_result', tool_use_id: 'toolu_1' }));
+    expect(JSON.stringify(second.messages[2])).toContain('found 3 reports');
+    const proposed = journal.read().filter((r) => r.type === 'op.proposed').map((r) => (r.payload as { identity: { toolName: string } }).identity.toolName);
+    expect(proposed).toEqual(['ask_two_rounds']);
+  });
+
   it('the smuggled text is flagged in the native question, and what the person sees names the tools as the server’s', async () => {
     const { core: c, call } = await startCore();
     const key = await addServer(call, askerServer(join(dir, 'calls')), ['ask_with_tools']);
