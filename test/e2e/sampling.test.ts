@@ -7,7 +7,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { resolve } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCore, type WardenCore } from '../../electron/core/app-core';
 import { dispatch } from '../../electron/core/dispatch';
@@ -16,18 +16,15 @@ import { systemClock } from '../../electron/core/ports';
 import type { SamplingLoosening } from '../../electron/core/sampling/sampling-service';
 import type { ServerView } from '../../shared/domain/servers';
 import type { ChannelName } from '../../shared/ipc';
-import { CHROMIUM_ARGS, CHROMIUM_PATH, openWatchedAppPage } from '../helpers/chromium';
+import { closeInOrder, openAppInBrowser, type AppInBrowser } from '../helpers/app-in-browser';
 import { look } from '../helpers/look';
-import { ensureRendererBuilt } from '../host/build-renderer';
 import { confirmEveryServerChange } from '../host/standin-server-confirmer';
-import { startTestHost, type TestHost } from '../host/test-host';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const EVERYTHING = resolve(root, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 
 let core: WardenCore | undefined;
-let host: TestHost | undefined;
-let browser: Browser | undefined;
+let app: AppInBrowser | undefined;
 let page: Page;
 const errors = { consoleErrors: [] as string[], pageErrors: [] as string[] };
 /** The stand-in for main's confirmation: what it was asked, and what the person answers next. */
@@ -42,7 +39,6 @@ async function call<T>(channel: ChannelName, request: unknown): Promise<T> {
 
 describe('whether a server may use the person’s model, as a person sees it', () => {
   beforeAll(async () => {
-    const rendererDir = await ensureRendererBuilt(root);
     core = createCore({
       confirmServerChange: confirmEveryServerChange,
       version: '0.1.0-e2e-sampling',
@@ -60,22 +56,17 @@ describe('whether a server may use the person’s model, as a person sees it', (
         },
       },
     });
-    host = await startTestHost({ core: { handlers: core.handlers, events: core.events }, rendererDir, logError: () => {} });
-    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
-    page = await openWatchedAppPage(browser, host.url, { width: 1280, height: 800 }, errors);
+    app = await openAppInBrowser(core, errors);
+    page = app.page;
   }, 120_000);
 
-  afterAll(async () => {
-    try {
-      await browser?.close();
-    } finally {
-      try {
-        await host?.close();
-      } finally {
-        await core?.close();
-      }
-    }
-  });
+  afterAll(() =>
+    closeInOrder(
+      () => app?.browser.close(),
+      () => app?.host.close(),
+      () => core?.close(),
+    ),
+  );
 
   it('off by default; a looser choice waits for the native confirmation and is not applied without it', { timeout: 180_000 }, async () => {
     const added = await call<ServerView>('servers:add', {
