@@ -253,12 +253,15 @@ export class SamplingService {
     // Reserve what the request may use (its text at about 4 characters a token, and its reply) so
     // requests in flight together cannot go over the hour's budget between them.
     const reserve = Math.ceil(translated.characters / 4) + maxTokens;
-    const spent = (this.spent.get(key) ?? []).filter((s) => s.at > now - HOUR);
-    this.spent.set(key, spent);
-    const used = spent.reduce((n, s) => n + s.tokens, 0);
-    if (used + reserve > this.limits.tokensPerHour) {
-      return refuse('refused', 'limit', `this request could use up to ${reserve} tokens and ${names.serverName} has used ${used} of its ${this.limits.tokensPerHour} tokens in the last hour; try again later`, { maxTokens });
-    }
+    const overBudget = () => {
+      const used = this.spentInLastHour(key);
+      return used + reserve > this.limits.tokensPerHour
+        ? `this request could use up to ${reserve} tokens and ${names.serverName} has used ${used} of its ${this.limits.tokensPerHour} tokens in the last hour; try again later`
+        : null;
+    };
+    // Checked before anyone is asked (no dialog for a request that cannot run) …
+    const overBefore = overBudget();
+    if (overBefore) return refuse('refused', 'limit', overBefore, { maxTokens });
 
     const choice = await this.options.modelChoice().catch(() => null);
     if (!choice) return refuse('refused', 'invalid', 'no model is set up in Warden to answer it', { maxTokens });
@@ -288,8 +291,11 @@ export class SamplingService {
       }
     }
 
-    const entry = { at: now, tokens: reserve };
-    spent.push(entry);
+    // … and again when the tokens are reserved: others may have spent some while the person decided.
+    const overAfter = overBudget();
+    if (overAfter) return refuse('refused', 'limit', overAfter, model);
+    const entry = { at: this.options.clock.now(), tokens: reserve };
+    this.spent.get(key)!.push(entry);
     let reply: ModelReply;
     let usage: ModelUsage | null = null;
     try {
@@ -360,6 +366,14 @@ export class SamplingService {
         return { ...(await state(serverId, accountId)), applied };
       },
     };
+  }
+
+  /** Tokens (server, account) used or reserved in the last hour; forgets older spending. */
+  private spentInLastHour(key: string): number {
+    const since = this.options.clock.now() - HOUR;
+    const recent = (this.spent.get(key) ?? []).filter((s) => s.at > since);
+    this.spent.set(key, recent);
+    return recent.reduce((n, s) => n + s.tokens, 0);
   }
 
   private labels(serverId: string, accountId: string): { serverName: string; accountName: string } {

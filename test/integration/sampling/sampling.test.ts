@@ -316,6 +316,29 @@ describe('sampling through the real core', () => {
     expect(samplingRecords().map((r) => [r.outcome, r.decidedBy])).toEqual([['answered', 'always'], ['refused', 'limit'], ['refused', 'limit']]);
   });
 
+  it('two requests waiting for the person at once cannot spend the hour’s budget twice: the second is refused when it would reserve', async () => {
+    const { core: c, call } = await startCore({ tokensPerHour: 500 });
+    const key = await addServer(call, askerServer(join(dir, 'calls')), ['ask']);
+    asker.confirm = true;
+    await call('sampling:set', { ...key, mode: 'ask', reviewReplies: false });
+    // The person answers only once both questions are open.
+    const release: Array<() => void> = [];
+    asker.ask = async (question) => {
+      asker.questions.push(question);
+      await new Promise<void>((done) => {
+        release.push(done);
+        if (release.length === 2) for (const r of release) r();
+      });
+      return 'once';
+    };
+    model.enqueue({ kind: 'reply', text: ['first'] }, { kind: 'reply', text: ['second'] });
+    const [a, b] = await Promise.all([serverAsks(c, key, 'ask', { text: 'one', maxTokens: 300 }), serverAsks(c, key, 'ask', { text: 'two', maxTokens: 300 })]);
+    expect(asker.questions).toHaveLength(2);
+    expect([a, b].filter((x) => x.result)).toHaveLength(1);
+    expect([a, b].find((x) => x.error)?.error?.message).toMatch(/of its 500 tokens in the last hour; try again later/);
+    expect(model.completions()).toHaveLength(1);
+  });
+
   it('review replies: the reply is shown before it is returned, and not sent when the person says no', async () => {
     const { core: c, call } = await startCore();
     const key = await addServer(call, askerServer(join(dir, 'calls')), ['ask']);
