@@ -14,7 +14,7 @@ import { WardenError } from '../../../shared/result';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { BrowserOpener, Clock, SecretStore } from '../ports';
 import type { Elicitor } from '../elicitation/elicitation';
-import type { SamplingAnswer } from '../sampling/sampling-handler';
+import type { SamplingAnswer } from './sampling-handler';
 import {
   Connection,
   type CallProgress,

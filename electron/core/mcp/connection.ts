@@ -49,7 +49,7 @@ import { displayText } from '../text/sanitize';
 import { LinearJsonSchemaValidator } from '../validation/schemas';
 import { OutputSchemas } from './output-schema';
 import { registerRoots, ROOTS_CAPABILITIES } from './roots-handler';
-import { registerSampling, SAMPLING_CAPABILITIES, type SamplingAnswer } from '../sampling/sampling-handler';
+import { registerSampling, SAMPLING_CAPABILITIES, type SamplingAnswer } from './sampling-handler';
 
 /** Most of a server's text kept for each use (names, descriptions, instructions, messages), in UTF-8 bytes. */
 const TEXT_LIMITS = { name: 256, description: 8 * 1024, instructions: 16 * 1024, message: 8 * 1024, note: 1024 } as const;
