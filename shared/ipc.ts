@@ -26,6 +26,7 @@ import { settingsChannels, settingsEvents } from './contract/settings';
 import { serverDataChannels, serverDataEvents } from './contract/server-data';
 import { elicitationChannels, elicitationEvents } from './contract/elicitation';
 import { rootsChannels } from './contract/roots';
+import { samplingChannels } from './contract/sampling';
 
 /** Every request/response channel. */
 export const channels = {
@@ -46,6 +47,7 @@ export const channels = {
   ...serverDataChannels,
   ...elicitationChannels,
   ...rootsChannels,
+  ...samplingChannels,
 } as const satisfies Record<string, ChannelSpec>;
 
 /** Every main→renderer event. */

@@ -47,6 +47,7 @@ import type { LedgerVerifyResult } from '../../shared/domain/ledger';
 import type { Redactor } from './redact/redactor';
 import { ServerAutostart, type AutostartPolicy } from './mcp/autostart';
 import { ServerData, serverDataHandlers } from './mcp/server-data';
+import { denyingSamplingAsker, SamplingService, type SamplingAsker, type SamplingLimits, type SamplingModelChoice } from './sampling/sampling-service';
 
 /** What the core needs from its host. */
 export interface CoreDeps {
@@ -115,6 +116,12 @@ export interface CoreDeps {
   listingsDir?: string;
   /** Folder where the roots people give servers are kept (one file per server). Default: memory only. */
   rootsDir?: string;
+  /**
+   * Servers asking the person's model for completions: the native dialogs that ask the person
+   * (default: every request denied, nothing loosened), where each server's setting is kept (default:
+   * memory only) and the limits.
+   */
+  sampling?: { asker?: SamplingAsker; dir?: string; limits?: Partial<SamplingLimits> };
   /** The folder Warden keeps its files in (main: the user-data folder), shown in Settings. */
   dataFolder?: string;
   /** Verifies a ledger folder for `ledger:verify` with its key and anchor (default: in a worker thread, off the main thread). */
@@ -251,13 +258,40 @@ export function createCore(deps: CoreDeps): WardenCore {
     },
     serverName: names.server,
   });
+  // The model a server's sampling request would be answered by: the one the person used last in
+  // the chat (its newest conversation's), else the first provider with a model chosen.
+  // `chat` is assembled below; the choice is only asked for once a server asks.
+  let chatRef: { list(): Array<{ providerId: string; model: string | null }> } | null = null;
+  const samplingModel = async (): Promise<SamplingModelChoice | null> => {
+    const choices = await modelsModule.service.list();
+    const last = chatRef?.list()[0];
+    const lastChoice = last && last.model ? choices.find((c) => c.providerId === last.providerId) : undefined;
+    if (lastChoice && last?.model) return { providerId: lastChoice.providerId, providerLabel: lastChoice.label, model: last.model };
+    const first = choices.find((c) => c.defaultModel);
+    return first ? { providerId: first.providerId, providerLabel: first.label, model: first.defaultModel! } : null;
+  };
+  const sampling = new SamplingService({
+    dir: deps.sampling?.dir ?? null,
+    asker: deps.sampling?.asker ?? denyingSamplingAsker,
+    providers: modelsModule.service,
+    modelChoice: samplingModel,
+    names,
+    journal,
+    clock,
+    ...(deps.sampling?.limits ? { limits: deps.sampling.limits } : {}),
+    ...(redactor ? { redact: (text: string) => redactor.scrubString(text) } : {}),
+  });
   serversModule.service.onChange((change) => {
     if (change.serverId === null) return;
-    if (change.reason === 'removed') void roots.forgetServer(change.serverId);
+    if (change.reason === 'removed') {
+      void roots.forgetServer(change.serverId);
+      void sampling.forgetServer(change.serverId);
+    }
     // The change names only the server: every account of it that is gone loses its folders.
     else if (change.reason === 'account-removed') {
       const live = new Set(serversModule.service.accountsOf(change.serverId).map((a) => a.id));
       void roots.forgetMissingAccounts(change.serverId, (accountId) => live.has(accountId));
+      void sampling.forgetMissingAccounts(change.serverId, (accountId) => live.has(accountId));
     }
   });
   const connections = createConnectionLayer({
@@ -271,6 +305,7 @@ export function createCore(deps: CoreDeps): WardenCore {
       authProviderFor: (d, a) => oauth.providerFor(d, a),
       elicitation: { elicitor, browser },
       roots: (serverId, accountId) => roots.forServer(serverId, accountId),
+      sampling: (serverId, accountId, params, signal) => sampling.answer(serverId, accountId, params, signal),
       builtinTransport: openBuiltinTransport,
       relistAfterMs: () => serversModule.settings.get().preferences.relistAfterMs ?? DEFAULT_RELIST_AFTER_MS,
       ...deps.connections,
@@ -351,6 +386,7 @@ export function createCore(deps: CoreDeps): WardenCore {
     // The ledger's redactor, which the keychain and OAuth feed: the chat keeps what the ledger would.
     ...(redactor ? { redact: (text: string) => redactor.scrubString(text) } : {}),
   });
+  chatRef = chat.service;
   const permissions = createPermissionsModule({
     gate: gateModule,
     servers: serversModule.service,
@@ -437,6 +473,7 @@ export function createCore(deps: CoreDeps): WardenCore {
     'core:ping': ({ nonce }) => ({ nonce, receivedAt: new Date(clock.now()).toISOString() }),
     ...elicitationHandlers(formQuestions),
     ...rootsHandlers(roots, (serverId, accountId) => serversModule.service.accountsOf(serverId).some((a) => a.id === accountId)),
+    ...sampling.handlers((serverId, accountId) => serversModule.service.accountsOf(serverId).some((a) => a.id === accountId)),
     ...activity,
     'ledger:acknowledge-safe-mode': async (request) => {
       const result = await acknowledgeSafeMode(request);
@@ -498,6 +535,7 @@ export function createCore(deps: CoreDeps): WardenCore {
       offIndexing?.();
       await permissions.close();
       await roots.flush();
+      await sampling.flush();
       gateModule.close();
       serverData.close();
       modelsModule.dispose();

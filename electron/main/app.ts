@@ -23,6 +23,7 @@ import { createDialogPrompter, createLinkConfirmer, createServerChangeConfirmer 
 import { createDialogElicitor } from './elicitor';
 import { createAuthorizationServerConfirmer } from './oauth-dialog';
 import { createProviderEndpointConfirmer } from './provider-dialog';
+import { createSamplingAsker } from './sampling-dialog';
 import { openElectronSettingsStore } from './electron-settings-store';
 import { bindContract, createSenderCheck } from './ipc';
 import { createPendingBadge } from './badge';
@@ -86,6 +87,7 @@ export async function openDurableState(): Promise<Partial<Parameters<typeof crea
     // What each account listed (a disconnected account's tools, before/after of a changed tool).
     listingsDir: join(userData, 'listings'),
     rootsDir: join(userData, 'roots'),
+    sampling: { dir: join(userData, 'sampling') },
     servers: { settingsStore: openElectronSettingsStore(), onSecretValue },
     // Model providers in their own file (`models.json`); their keys only in the keychain.
     models: { settingsStore: openElectronSettingsStore('models') },
@@ -160,6 +162,9 @@ export async function startWarden(options: StartOptions = {}): Promise<RunningWa
     fileDialogs: createFileDialogs(() => window),
     // A model provider's address is where conversations go: a person confirms it natively.
     confirmProviderEndpoint: createProviderEndpointConfirmer(() => window),
+    // A server asking the person's model for a reply is asked about natively (Deny the default);
+    // turning sampling on or to Always is confirmed there too.
+    sampling: { ...durable.sampling, asker: createSamplingAsker(() => window) },
     // First run with no servers: add the in-process demo server (README: useful offline, no keys).
     offerDemoServer: true,
     // Enabled servers connect at launch, all at once, retrying failures with backoff.

@@ -23,6 +23,10 @@
  *                        or removed from the server's list.
  * - `server.data-read` — a resource was read or a prompt was filled in by its server, at the
  *                        person's request (its URI or name, who asked, what came back or why not).
+ * - `server.sampling`  — a server asked for a model completion (sampling): who decided (the
+ *                        setting being off, the person, Always), the outcome, sizes, model, max
+ *                        tokens and usage, with short redacted excerpts.
+ * - `sampling.setting-changed` — the sampling setting of one server and account changed.
  *
  * Projection rules the ledger can rely on:
  * - An operation's current state is the `to` of its last `op.transition` (or `proposed` if it
@@ -216,6 +220,47 @@ export const ServerDataRead = z.object({
 });
 export type ServerDataRead = z.infer<typeof ServerDataRead>;
 
+/** `server.sampling`: one sampling request of a server, and what became of it. */
+export const ServerSampling = z.object({
+  serverId: z.string(),
+  accountId: z.string(),
+  outcome: z.enum(['answered', 'refused', 'denied', 'failed']),
+  /** Who decided: the setting being off, the person in the dialog, the Always setting, or a limit. */
+  decidedBy: z.enum(['off', 'person', 'always', 'limit', 'invalid']),
+  /** Why it was refused, denied or failed, in words. */
+  reason: z.string().nullable(),
+  providerId: z.string().nullable(),
+  model: z.string().nullable(),
+  /** The max tokens the server asked for, and what was allowed (capped). */
+  requestedMaxTokens: z.number().int().nonnegative(),
+  maxTokens: z.number().int().nonnegative().nullable(),
+  /** UTF-8 bytes of the server's request params, and of the result returned to it. */
+  requestBytes: z.number().int().nonnegative(),
+  responseBytes: z.number().int().nonnegative().nullable(),
+  inputTokens: z.number().int().nonnegative().nullable(),
+  outputTokens: z.number().int().nonnegative().nullable(),
+  toolsOffered: z.number().int().nonnegative(),
+  /** tool_use blocks returned to the server (it runs them; Warden runs nothing). */
+  toolUses: z.number().int().nonnegative(),
+  /** The start of the request and of the reply, cleaned, cut and with Warden's secrets redacted. */
+  requestExcerpt: z.string(),
+  responseExcerpt: z.string().nullable(),
+  at: z.number(),
+});
+export type ServerSampling = z.infer<typeof ServerSampling>;
+
+/** `sampling.setting-changed`: off / ask / always and reply review for one server and account. */
+export const SamplingSettingChanged = z.object({
+  serverId: z.string(),
+  accountId: z.string(),
+  from: z.object({ mode: z.enum(['off', 'ask', 'always']), reviewReplies: z.boolean() }),
+  to: z.object({ mode: z.enum(['off', 'ask', 'always']), reviewReplies: z.boolean() }),
+  /** Where it was changed: the Servers view (confirmed natively when looser), or "Always" in a sampling dialog. */
+  source: z.enum(['settings', 'dialog', 'removed']),
+  at: z.number(),
+});
+export type SamplingSettingChanged = z.infer<typeof SamplingSettingChanged>;
+
 /** Every journal event type and its payload schema. */
 export const journalEventSchemas = {
   'op.proposed': OpProposed,
@@ -225,6 +270,8 @@ export const journalEventSchemas = {
   'server.endpoint-changed': ServerEndpointChanged,
   'tool.contract-changed': ToolContractChanged,
   'server.data-read': ServerDataRead,
+  'server.sampling': ServerSampling,
+  'sampling.setting-changed': SamplingSettingChanged,
 } as const;
 
 export type JournalEventType = keyof typeof journalEventSchemas;

@@ -87,8 +87,8 @@ const isKeytar = (s: string) => s === 'keytar' || s.startsWith('keytar/');
 export const CORE_FLOORS: ReadonlyArray<readonly string[]> = [
   // The assembly.
   ['app-core'],
-  // What a person works with: conversations, permission management, Run.
-  ['chat', 'permissions', 'run'],
+  // What a person works with: conversations, permission management, Run, servers using the person's model.
+  ['chat', 'permissions', 'run', 'sampling'],
   // The connection layer, model providers, import from other apps, the demo and the preferences.
   ['mcp', 'models', 'import', 'demo', 'appearance', 'preferences'],
   // The gate, the stored servers and accounts, the ledger, elicitation: none knows the others.
@@ -146,6 +146,9 @@ function brokenCoreRule(fromPath: string, targetPath: string): string | null {
   if (from === 'policy' && !POLICY_USES.includes(to)) return 'policy is a leaf: it imports only canonical forms, validation, local paths and the ports';
   if (from === 'gate' && !GATE_USES.includes(to)) return 'the gate uses only the policy engine, the ports and the leaves below them: everything else reaches it through its ports';
   if (from === 'mcp' && to === 'settings') return MCP_NOT_SETTINGS;
+  // A server's sampling request can only ever become a model's reply to that server: sampling
+  // cannot reach the gate, a connection or the chat loop, so it cannot call a tool.
+  if (from === 'sampling' && ['gate', 'mcp', 'chat', 'app-core'].includes(to)) return 'sampling never imports the gate, the MCP connections, the chat or the app assembly: it cannot call a tool';
   if (from === 'settings' && to === 'import') return 'settings never imports import: import builds on settings';
   const a = floorOf.get(from);
   const b = floorOf.get(to);
@@ -358,6 +361,8 @@ describe('the boundary checker itself', () => {
     'electron/core/gate/y.ts': "import type { ServerService } from '../settings/server-service';",
     'electron/core/canonical/x.ts': "import { decide } from '../policy/engine';",
     'electron/core/policy/x.ts': "import type { Gate } from '../gate/gate';",
+    'electron/core/sampling/x.ts': "import type { ToolExecutor } from '../gate/gate';",
+    'electron/core/sampling/y.ts': "import { ConnectionManager } from '../mcp/connection-manager';",
     'electron/core/gate/z.ts': "import { createOperationPresenter } from '../mcp/result-display';",
     'electron/core/gate/w.ts': "import { changeConfirmation } from '../permissions/confirmations';",
     'electron/core/mcp/x.ts': "import type { ServerService } from '../settings/server-service';",

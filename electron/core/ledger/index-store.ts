@@ -655,6 +655,8 @@ function classify(record: StoredRecord, location: RecordLocation): Pending {
       return { kind: 'row', record, location, server: p.serverId, account: p.accountId, tool: p.toolName, conv: null, pin };
     }
     case 'server.data-read':
+    case 'server.sampling':
+    case 'sampling.setting-changed':
       return { kind: 'row', record, location, server: event.payload.serverId, account: event.payload.accountId, tool: null, conv: null };
   }
 }

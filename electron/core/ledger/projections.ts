@@ -19,6 +19,7 @@ import {
   type OpProposed,
   type OpTransition,
   type PolicyChanged,
+  type ServerSampling,
   type TypedJournalEntry,
 } from '../../../shared/domain/journal-events';
 import {
@@ -148,6 +149,16 @@ export class LedgerProjections {
         const what = p.kind === 'resource' ? `Resource ${p.target}` : `Prompt ${p.target}`;
         const how = p.outcome === 'read' ? (p.kind === 'resource' ? 'read' : 'filled in') : `${p.outcome}${p.reason ? `: ${p.reason}` : ''}`;
         this.rows.push({ ...this.genericRow(record), serverId: p.serverId, accountId: p.accountId, actor: p.source, reason: `${what} ${how}` });
+        return;
+      }
+      case 'server.sampling': {
+        const p = event.payload;
+        this.rows.push({ ...this.genericRow(record), serverId: p.serverId, accountId: p.accountId, actor: p.decidedBy === 'person' ? 'user' : 'system', reason: samplingRowText(p) });
+        return;
+      }
+      case 'sampling.setting-changed': {
+        const p = event.payload;
+        this.rows.push({ ...this.genericRow(record), serverId: p.serverId, accountId: p.accountId, actor: p.source === 'removed' ? 'system' : 'user', reason: `Sampling set to ${SAMPLING_MODE_WORDS[p.to.mode]}${p.to.reviewReplies ? ', replies reviewed first' : ''} (was ${SAMPLING_MODE_WORDS[p.from.mode]})` });
         return;
       }
     }
@@ -471,4 +482,19 @@ export function policyChangeWords(p: PolicyChanged): string {
   if (p.old === null) return `${what} set to ${modeWords(p.new)}`;
   if (p.new === null) return `${what} removed (was ${modeWords(p.old)})`;
   return `${what} changed from ${modeWords(p.old)} to ${modeWords(p.new)}`;
+}
+
+const SAMPLING_MODE_WORDS = { off: 'off', ask: 'ask every time', always: 'always' } as const;
+
+/** One sampling request in words for the audit log. */
+export function samplingRowText(p: ServerSampling): string {
+  const model = p.model ? ` with ${p.model}` : '';
+  if (p.outcome === 'answered') {
+    const by = p.decidedBy === 'always' ? 'allowed by the Always setting' : 'allowed by you';
+    const tokens = p.inputTokens !== null || p.outputTokens !== null ? `, ${p.inputTokens ?? '?'} tokens in, ${p.outputTokens ?? '?'} out` : '';
+    const tools = p.toolUses ? `, ${p.toolUses} tool request${p.toolUses === 1 ? '' : 's'} returned to the server` : '';
+    return `Sampling answered${model} (${by}${tokens}${tools})`;
+  }
+  const who = { off: 'sampling is off', person: 'you denied it', always: 'the Always setting', limit: 'a limit', invalid: 'the request was not valid' }[p.decidedBy];
+  return `Sampling ${p.outcome} (${who})${p.reason ? `: ${p.reason}` : ''}`;
 }

@@ -14,6 +14,7 @@ import { WardenError } from '../../../shared/result';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { BrowserOpener, Clock, SecretStore } from '../ports';
 import type { Elicitor } from '../elicitation/elicitation';
+import type { SamplingAnswer } from './sampling-handler';
 import {
   Connection,
   type CallProgress,
@@ -49,6 +50,8 @@ export interface ConnectionManagerOptions {
   elicitation?: { elicitor: Elicitor; browser: BrowserOpener };
   /** The folders given to (server, account) as roots (absent = roots not offered to servers). */
   roots?: (serverId: string, accountId: string) => Array<{ uri: string; name: string }>;
+  /** Answers (server, account)'s sampling requests (absent = sampling not offered to servers). */
+  sampling?: (serverId: string, accountId: string, params: Parameters<SamplingAnswer>[0], signal: AbortSignal) => ReturnType<SamplingAnswer>;
   /** Per-call timeout when neither the call nor the server sets one (default 60 s). */
   defaultCallTimeoutMs?: number;
   /** Bound on connecting + first discovery (default 30 s). */
@@ -203,6 +206,7 @@ export class ConnectionManager implements ToolRegistry, ToolExecutor {
         serverLabel: definition.name,
       },
       ...(this.options.roots ? { roots: () => this.options.roots!(serverId, accountId) } : {}),
+      ...(this.options.sampling ? { sampling: (params, signal) => this.options.sampling!(serverId, accountId, params, signal) } : {}),
       defaultCallTimeoutMs: this.options.defaultCallTimeoutMs ?? 60_000,
       connectTimeoutMs: this.options.connectTimeoutMs ?? 30_000,
       relistTimeoutMs: this.options.relistTimeoutMs ?? DEFAULT_RELIST_TIMEOUT_MS,

@@ -49,6 +49,7 @@ import { displayText } from '../text/sanitize';
 import { LinearJsonSchemaValidator } from '../validation/schemas';
 import { OutputSchemas } from './output-schema';
 import { registerRoots, ROOTS_CAPABILITIES } from './roots-handler';
+import { registerSampling, SAMPLING_CAPABILITIES, type SamplingAnswer } from './sampling-handler';
 
 /** Most of a server's text kept for each use (names, descriptions, instructions, messages), in UTF-8 bytes. */
 const TEXT_LIMITS = { name: 256, description: 8 * 1024, instructions: 16 * 1024, message: 8 * 1024, note: 1024 } as const;
@@ -169,6 +170,8 @@ export interface ConnectionDeps {
   elicitation?: { elicitor: Elicitor; browser: BrowserOpener; serverLabel: string };
   /** The folders given to this (server, account) as roots; absent = the client does not offer roots. */
   roots?: () => Array<{ uri: string; name: string }>;
+  /** Answers the server's sampling requests; absent = the client does not offer sampling. */
+  sampling?: SamplingAnswer;
   defaultCallTimeoutMs: number;
   connectTimeoutMs: number;
   reconnect: ReconnectPolicy;
@@ -464,9 +467,10 @@ export class Connection {
   private async attach(transport: Transport, generation: number): Promise<Client> {
     const elicitation = this.deps.elicitation;
     // Schemas the SDK compiles itself (none for tool results: see output-schema.ts) run on the linear-time engine too.
-    const capabilities = { ...(elicitation ? ELICITATION_CAPABILITIES : {}), ...(this.deps.roots ? ROOTS_CAPABILITIES : {}) };
+    const capabilities = { ...(elicitation ? ELICITATION_CAPABILITIES : {}), ...(this.deps.roots ? ROOTS_CAPABILITIES : {}), ...(this.deps.sampling ? SAMPLING_CAPABILITIES : {}) };
     const client = new Client(this.deps.clientInfo, { capabilities, jsonSchemaValidator: new LinearJsonSchemaValidator() });
     if (this.deps.roots) registerRoots(client, this.deps.roots);
+    if (this.deps.sampling) registerSampling(client, this.deps.sampling);
     if (elicitation) {
       // Labelled with Warden's id and label for the server, never its self-declared name; an
       // answer is only an answer, never a tool approval (the gate is not reachable from here).

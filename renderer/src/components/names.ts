@@ -77,6 +77,9 @@ const TYPE_WORDS: Record<string, string> = {
   'server.endpoint-changed': 'Server address changed',
   'model.provider-changed': 'Model provider changed',
   'account.switched': 'Active account switched',
+  'server.data-read': 'Read from a server',
+  'server.sampling': 'A server asked your model',
+  'sampling.setting-changed': 'Model use by a server changed',
   'op.reconciled': 'Outcome recorded by you',
   'ledger.safe_mode_acknowledged': 'Damage acknowledged',
 };

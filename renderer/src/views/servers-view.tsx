@@ -21,6 +21,7 @@ import { useAppStore } from '../store';
 import { connectionKey } from '../store/servers-slice';
 import { ImportPanel } from './import-panel';
 import { RootsPanel } from './roots-panel';
+import { SamplingPanel } from './sampling-panel';
 import { RunForm } from './run-form';
 import { ServerDataPanel } from './server-data-panel';
 import { ServerForm } from './server-form';
@@ -261,6 +262,7 @@ function AccountPanel({ server, account }: { server: ServerView; account: Accoun
         </pre>
       ) : null}
       <RootsPanel serverId={serverId} accountId={account.id} serverName={server.definition.name} accountLabel={account.label} testPrefix={prefix} />
+      <SamplingPanel serverId={serverId} accountId={account.id} serverName={server.definition.name} testPrefix={prefix} />
       {tools ? <ToolList tools={tools} testPrefix={prefix} /> : state === 'connected' ? <p className="muted">Loading tools…</p> : null}
       {state === 'connected' ? <ServerDataPanel serverId={serverId} accountId={account.id} serverName={server.definition.name} testPrefix={prefix} /> : null}
     </div>

@@ -16,6 +16,7 @@ import {
 } from '../../../renderer/src/store/layout-slice';
 import { connectionWords, ledgerWords, pendingWords, serversWords } from '../../../renderer/src/components/status-words';
 import { eventWords, namesFor } from '../../../renderer/src/components/names';
+import { journalEventSchemas } from '../../../shared/domain/journal-events';
 import { OperationState } from '../../../shared/domain/operations';
 import { expiryChoices, formatDuration, isSettableExpiry, EXPIRY_CHOICES_MS } from '../../../renderer/src/views/settings-helpers';
 import type { ServerView } from '../../../shared/domain/servers';
@@ -142,6 +143,10 @@ describe('names, not ids', () => {
     const said = OperationState.options.map((to) => eventWords({ type: 'op.transition', to }));
     expect(said.filter((w, i) => w === OperationState.options[i])).toEqual([]);
     expect(new Set(said).size).toBe(said.length);
+  });
+  it('every journal event type that is not a state change has words of its own in Activity', () => {
+    const types = Object.keys(journalEventSchemas).filter((t) => t !== 'op.proposed' && t !== 'op.transition');
+    expect(types.filter((type) => eventWords({ type, to: null }) === type)).toEqual([]);
   });
 });
 

@@ -118,6 +118,16 @@ describe('app lifecycle', () => {
     expect(electronMock.dialog.showMessageBox).toHaveBeenCalledWith(electronMock.state.windows[0], expect.objectContaining({ cancelId: 0, defaultId: 0, title: 'Warden: send conversations to this address?' }));
   });
 
+  it('gives the core the native sampling dialogs: a dismissed question denies', async () => {
+    const makeCoreSpy = vi.fn(makeCore);
+    await startWarden({ mainDir, env: {}, makeCore: makeCoreSpy });
+    const asker = makeCoreSpy.mock.calls[0]![0].sampling!.asker!;
+    electronMock.dialog.showMessageBox.mockResolvedValueOnce({ response: 0, checkboxChecked: false });
+    const question = { serverName: 'S', accountName: 'A', modelLabel: 'm from P', maxTokens: 10, requestedMaxTokens: 10, systemPrompt: '', transcript: 'hi', tools: [], warnings: [] };
+    expect(await asker.ask(question, new AbortController().signal)).toBe('deny');
+    expect(electronMock.dialog.showMessageBox).toHaveBeenCalledWith(electronMock.state.windows[0], expect.objectContaining({ cancelId: 0, defaultId: 0, title: 'Warden: let a server use your model?' }));
+  });
+
   it('forwards core events to the window on their wire channel', async () => {
     const running = await start();
     const [window] = electronMock.state.windows;
