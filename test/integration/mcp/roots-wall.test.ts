@@ -19,6 +19,12 @@ import { scriptedFileDialogs } from '../../host/standin-file-dialogs';
 import { confirmEveryServerChange } from '../../host/standin-server-confirmer';
 import { MapSecretStore, ROOT, waitUntil } from './helpers';
 
+class ListableMapSecretStore extends MapSecretStore {
+  async keys(prefix: string): Promise<string[]> {
+    return [...this.values.keys()].filter((k) => k.startsWith(prefix));
+  }
+}
+
 const FILESYSTEM = resolve(ROOT, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
 
 let base: string;
@@ -48,7 +54,7 @@ async function setup() {
     confirmServerChange: confirmEveryServerChange,
     version: 'test',
     journal,
-    servers: { secrets: new MapSecretStore() },
+    servers: { secrets: new ListableMapSecretStore() },
     fileDialogs: dialogs,
     gate: {
       prompter: {
