@@ -224,4 +224,12 @@ export const serverDataEvents = defineEvents({
     doc: 'A subscribed resource changed on its server.',
     payload: z.object({ serverId: z.string(), accountId: z.string(), uri: z.string(), displayUri: z.string() }).strict(),
   },
+  'resources:list-changed': {
+    doc: 'A server said its list of resources changed: a view showing it lists again.',
+    payload: z.object({ serverId: z.string(), accountId: z.string() }).strict(),
+  },
+  'prompts:list-changed': {
+    doc: 'A server said its list of prompts changed: a view showing it lists again.',
+    payload: z.object({ serverId: z.string(), accountId: z.string() }).strict(),
+  },
 });

@@ -306,7 +306,12 @@ export class ServerData {
     if (method === 'notifications/resources/updated' && typeof p.uri === 'string') {
       if (!this.subscriptions.get(keyOf(serverId, accountId))?.has(p.uri)) return;
       this.deps.events.emit('resources:updated', { serverId, accountId, uri: p.uri, displayUri: displayText(p.uri, 2048) });
+      return;
     }
+    // Lists are read page by page when a view asks, so there is nothing kept here to refresh: the
+    // view is told, and lists again through the same checks as the first time.
+    if (method === 'notifications/resources/list_changed') this.deps.events.emit('resources:list-changed', { serverId, accountId });
+    else if (method === 'notifications/prompts/list_changed') this.deps.events.emit('prompts:list-changed', { serverId, accountId });
   }
 
   // ---- staging ------------------------------------------------------------------------------
