@@ -334,6 +334,11 @@ export function createCore(deps: CoreDeps): WardenCore {
     journal,
     clock,
     events,
+    // Kept with the account (settings), so a restart asks for the same level again.
+    levels: {
+      get: (_serverId, accountId) => serversModule.service.logLevelOf(accountId),
+      set: (_serverId, accountId, level) => serversModule.service.setLogLevel(accountId, level),
+    },
   });
   const chat = createChatModule({ options: deps.chat, demo: demoModel, providers: modelsModule.service, gate: gateModule, registry: deps.gate?.registry ?? connections.manager, connections: connections.manager, servers: serversModule.service, events, clock, browser, recovered,
     attachment: (id: string) => serverData.attachmentForChat(id),
