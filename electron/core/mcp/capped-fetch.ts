@@ -43,7 +43,8 @@ export function cappedFetch(inner: FetchLike | undefined, onTooLarge: (why: stri
   const base: FetchLike = inner ?? ((url, init) => fetch(url, init));
   return async (url, init) => {
     const response = await base(url, init);
-    if (!response.body) return response;
+    // No body, or a status that may not carry one (a Response cannot be rebuilt around it).
+    if (!response.body || NULL_BODY_STATUS.has(response.status)) return response;
     const eventStream = (response.headers.get('content-type') ?? '').toLowerCase().includes('text/event-stream');
     const declared = Number(response.headers.get('content-length') ?? NaN);
     const refuse = (controller?: TransformStreamDefaultController<Uint8Array>) => {
@@ -69,6 +70,8 @@ export function cappedFetch(inner: FetchLike | undefined, onTooLarge: (why: stri
     return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
   };
 }
+
+const NULL_BODY_STATUS: ReadonlySet<number> = new Set([101, 103, 204, 205, 304]);
 
 /** True once the whole body is past `max`. */
 function totalCounter(max: number): (chunk: Uint8Array) => boolean {

@@ -28,6 +28,13 @@ describe('cappedFetch', () => {
     expect(told).toEqual(["the server's answer is larger than 64 bytes, the most Warden reads of one message; it was not read"]);
   });
 
+  it('an answer that may carry no body (204) is passed through as it came', async () => {
+    const told: string[] = [];
+    const f = cappedFetch(async () => new Response(null, { status: 204 }), (why) => told.push(why), 64);
+    expect((await f('http://x')).status).toBe(204);
+    expect(told).toEqual([]);
+  });
+
   it('a declared Content-Length past the limit is refused before reading', async () => {
     const told: string[] = [];
     const f = cappedFetch(answer(['{}'], 'application/json', { 'content-length': '1000' }), (why) => told.push(why), 64);
