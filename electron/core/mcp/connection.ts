@@ -440,7 +440,10 @@ export class Connection {
     const authFetch = authProvider ? (guardedFetchOf(authProvider) ?? this.deps.authFetch) : undefined;
     // One message is capped before the SDK reads it whole; a larger one closes the connection.
     let opened: { close(): Promise<void> } | undefined;
-    const fetch = cappedFetch(authFetch, (why) => (this.deps.log.note(`${why}; closing the connection`), void opened?.close().catch(() => undefined)));
+    const fetch = cappedFetch(authFetch, (why) => {
+      this.deps.log.note(`${why}; closing the connection`);
+      void opened?.close().catch(() => undefined);
+    });
     try {
       const transport = (opened = new StreamableHTTPClientTransport(url, { requestInit, authProvider, fetch }));
       const client = await this.attach(transport, generation);
