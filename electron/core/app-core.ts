@@ -312,6 +312,8 @@ export function createCore(deps: CoreDeps): WardenCore {
     },
   });
   rootsListeners.add((serverId, accountId) => connections.manager.rootsChanged(serverId, accountId));
+  // A server's folders are also a wall when the person chose so: the policy decides with them.
+  rootsListeners.add((serverId, accountId) => void gateModule.rootFoldersChanged(serverId, accountId, roots.list(serverId, accountId).map((r) => r.path)).catch(() => undefined));
   signInListeners.add((s) => {
     if (s.signedIn) void connections.manager.connect(s.serverId, s.accountId).catch(() => undefined);
     else void connections.manager.disconnect(s.serverId, s.accountId).catch(() => undefined);
@@ -380,6 +382,11 @@ export function createCore(deps: CoreDeps): WardenCore {
     journal,
     clock,
     events,
+    // Kept with the account (settings), so a restart asks for the same level again.
+    levels: {
+      get: (_serverId, accountId) => serversModule.service.logLevelOf(accountId),
+      set: (_serverId, accountId, level) => serversModule.service.setLogLevel(accountId, level),
+    },
   });
   const chat = createChatModule({ options: deps.chat, demo: demoModel, providers: modelsModule.service, gate: gateModule, registry: deps.gate?.registry ?? connections.manager, connections: connections.manager, servers: serversModule.service, events, clock, browser, recovered,
     attachment: (id: string) => serverData.attachmentForChat(id),
@@ -472,7 +479,15 @@ export function createCore(deps: CoreDeps): WardenCore {
     'core:status': () => status(),
     'core:ping': ({ nonce }) => ({ nonce, receivedAt: new Date(clock.now()).toISOString() }),
     ...elicitationHandlers(formQuestions),
-    ...rootsHandlers(roots, (serverId, accountId) => serversModule.service.accountsOf(serverId).some((a) => a.id === accountId)),
+    ...rootsHandlers(
+      roots,
+      (serverId, accountId) => serversModule.service.accountsOf(serverId).some((a) => a.id === accountId),
+      {
+        enforced: (serverId) => gateModule.policy.current().enforcedRoots?.includes(serverId) === true,
+        set: (serverId, enforced) => gateModule.setRootsEnforced(serverId, enforced),
+      },
+      (serverId) => serversModule.service.getServer(serverId) !== undefined,
+    ),
     ...sampling.handlers((serverId, accountId) => serversModule.service.accountsOf(serverId).some((a) => a.id === accountId)),
     ...activity,
     'ledger:acknowledge-safe-mode': async (request) => {

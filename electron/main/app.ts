@@ -92,7 +92,7 @@ export async function openDurableState(): Promise<Partial<Parameters<typeof crea
     // Model providers in their own file (`models.json`); their keys only in the keychain.
     models: { settingsStore: openElectronSettingsStore('models') },
     gate: {
-      initialPolicy: { user: rules.user, conversation: rules.conversation, organization: org.rules },
+      initialPolicy: { user: rules.user, conversation: rules.conversation, enforcedRoots: rules.enforcedRoots, organization: org.rules },
       persistPolicy: (state) => savePolicyFile(rulesStore, state),
     },
   };

@@ -61,6 +61,11 @@ export const MatrixRow = z.object({
   orgLock: z.enum(['forbid', 'ask']).nullable().optional(),
   /** The argument-constraint rules of this tool on this account (or every account). */
   constraintRules: z.array(z.object({ ruleId: z.string(), mode: PermissionMode.nullable(), words: z.string(), anyAccount: z.boolean() })).optional(),
+  /**
+   * Set when the server is kept inside its folders and this tool takes a path: what that means for
+   * its calls, in words ("Calls with a path outside Work's folders (2) ask first").
+   */
+  rootsWall: z.string().nullable().optional(),
   /** Conversation overrides that apply to this tool, with the conversation's title. */
   conversationOverrides: z.array(z.object({ ruleId: z.string(), conversationId: z.string(), conversationTitle: z.string(), mode: PermissionMode.nullable() })).optional(),
 });
@@ -82,6 +87,8 @@ export const MatrixAccount = z.object({
   ruleId: z.string().nullable(),
   /** What tools without their own mode get, in words ("Ask: you set Ask for all tools of Files"). */
   explanation: z.string(),
+  /** The folders this account gave the server (its roots). */
+  rootFolders: z.array(z.string()).optional(),
 });
 export type MatrixAccount = z.infer<typeof MatrixAccount>;
 
@@ -97,6 +104,8 @@ export const MatrixServer = z.object({
   explanation: z.string(),
   /** What the organization's policy does to the whole server, if anything. */
   orgLock: z.enum(['forbid', 'ask']).nullable(),
+  /** Whether its tools are kept inside the folders of each account (a path outside them asks). */
+  rootsEnforced: z.boolean().optional(),
   accounts: z.array(MatrixAccount),
 });
 export type MatrixServer = z.infer<typeof MatrixServer>;

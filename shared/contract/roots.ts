@@ -3,6 +3,7 @@
  *
  * There is no channel that takes a path to add: `roots:choose` opens the native folder chooser
  * and adds only what the person picked there. Removing names a path (it only narrows).
+ * `roots:enforce` turns a server's folders into a wall; turning the wall off is confirmed natively.
  */
 import { z } from 'zod';
 import { defineChannels } from '../contract-kit';
@@ -14,7 +15,13 @@ export const rootsChannels = defineChannels({
   'roots:list': {
     doc: 'The folders given to one server and account as its roots.',
     request: z.object(Key).strict(),
-    response: z.object({ roots: z.array(RootFolderView) }),
+    /** `enforced`: whether the server is kept inside its folders (calls with a path outside them ask). */
+    response: z.object({ roots: z.array(RootFolderView), enforced: z.boolean() }),
+  },
+  'roots:enforce': {
+    doc: "Keeps a server's tools inside the folders of each account (a call with a path outside them asks first), or stops doing so; stopping is confirmed in a native dialog.",
+    request: z.object({ serverId: Key.serverId, enforced: z.boolean() }).strict(),
+    response: z.object({ enforced: z.boolean() }),
   },
   'roots:choose': {
     doc: "Opens the native folder chooser and gives the chosen folder to the server and account as a root; added is null if the person cancelled.",

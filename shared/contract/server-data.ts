@@ -11,7 +11,7 @@
  */
 import { z } from 'zod';
 import { defineChannels, defineEvents } from '../contract-kit';
-import { EntityId } from '../domain/servers';
+import { EntityId, LogLevel } from '../domain/servers';
 
 /** The most characters of a URI or URI template Warden sends or shows. */
 export const MAX_URI_CHARS = 2048;
@@ -136,8 +136,7 @@ export const PromptGotView = z
 export type PromptGotView = z.infer<typeof PromptGotView>;
 
 /** Log levels of MCP, least to most severe. */
-export const LogLevel = z.enum(['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency']);
-export type LogLevel = z.infer<typeof LogLevel>;
+export { LogLevel };
 
 /** Argument values of a prompt or template from the window: bounded names and values. */
 const ArgumentValues = z.record(z.string().min(1).max(200), z.string().max(10_000)).refine((r) => Object.keys(r).length <= 50, 'at most 50 arguments');
@@ -223,5 +222,13 @@ export const serverDataEvents = defineEvents({
   'resources:updated': {
     doc: 'A subscribed resource changed on its server.',
     payload: z.object({ serverId: z.string(), accountId: z.string(), uri: z.string(), displayUri: z.string() }).strict(),
+  },
+  'resources:list-changed': {
+    doc: 'A server said its list of resources changed: a view showing it lists again.',
+    payload: z.object({ serverId: z.string(), accountId: z.string() }).strict(),
+  },
+  'prompts:list-changed': {
+    doc: 'A server said its list of prompts changed: a view showing it lists again.',
+    payload: z.object({ serverId: z.string(), accountId: z.string() }).strict(),
   },
 });

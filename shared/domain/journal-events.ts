@@ -73,7 +73,7 @@ export const DecisionRecord = z.object({
   decision: Decision,
   /** Human explanation ("Disabled by organization policy"). */
   reason: z.string(),
-  layer: z.enum(['organization', 'conversation', 'user', 'default', 'availability', 'configuration', 'safe-mode']),
+  layer: z.enum(['organization', 'conversation', 'user', 'default', 'availability', 'configuration', 'safe-mode', 'roots']),
   ruleId: z.string().nullable(),
   /** Configuration errors found while deciding (e.g. an unknown mode value read as disabled). */
   configErrors: z.array(z.string()).default([]),

@@ -116,6 +116,14 @@ export const ActiveAccount = z.object({
 });
 export type ActiveAccount = z.infer<typeof ActiveAccount>;
 
+/** The folders one (server, account) was given as its roots: absolute paths as chosen. */
+export const RootFoldersOf = z.object({
+  serverId: z.string().min(1),
+  accountId: z.string().min(1),
+  folders: z.array(z.string().min(1)),
+});
+export type RootFoldersOf = z.infer<typeof RootFoldersOf>;
+
 /** Everything `decide()` depends on. Treated as immutable: replace, never mutate. */
 export const PolicyState = z.object({
   organization: z.array(OrgRule).default([]),
@@ -130,6 +138,14 @@ export const PolicyState = z.object({
   defaultMode: z.enum(['ask', 'disabled']).optional(),
   /** The active account of each server a person chose one for (in memory: a choice, not a setting). */
   activeAccounts: z.array(ActiveAccount).optional(),
+  /**
+   * Servers whose folders (roots) are a wall: a call of theirs with a path argument outside the
+   * folders the person gave that server and account asks first. The person's option, kept with
+   * the rules; off for every server not listed.
+   */
+  enforcedRoots: z.array(z.string().min(1)).optional(),
+  /** The folders each (server, account) was given (the roots service's, in memory). */
+  rootFolders: z.array(RootFoldersOf).optional(),
 });
 export type PolicyState = z.infer<typeof PolicyState>;
 
@@ -180,6 +196,12 @@ export interface PolicyContext {
    * if they differ, or the place is unknown, it may only make the decision stricter.
    */
   pathValues?: ReadonlyMap<string, { written: string; opened: string | null; why?: string }>;
+  /**
+   * Every path argument of the call (any field with a path-like name, at any depth, each string
+   * of a list too), as written and where the server will open it (null when that cannot be
+   * known). Read only for a server whose folders are a wall (`enforcedRoots`).
+   */
+  argumentPaths?: ReadonlyArray<{ field: string; written: string; opened: string | null; why?: string }>;
   /** Display labels for explanations (`activeAccount`: the name of the server's active account). */
   labels?: { server?: string; account?: string; activeAccount?: string };
 }

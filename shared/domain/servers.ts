@@ -213,11 +213,17 @@ export type ServerDraft = z.infer<typeof ServerDraft>;
  * A credential profile of a server ("Work", "Personal"): its own secrets in the keychain, its own
  * connection, its own permission key (serverId, accountId, toolName).
  */
+/** The least severe log message level a server is asked to send (MCP `logging/setLevel`). */
+export const LogLevel = z.enum(['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency']);
+export type LogLevel = z.infer<typeof LogLevel>;
+
 export const Account = z
   .object({
     id: EntityId,
     serverId: EntityId,
     label: DisplayName,
+    /** The log level the person chose for this account's server (absent: `info`). */
+    logLevel: LogLevel.optional(),
   })
   .strict();
 export type Account = z.infer<typeof Account>;

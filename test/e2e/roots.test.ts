@@ -3,9 +3,11 @@
  * real core, and @modelcontextprotocol/server-everything as a real stdio process. In a server's
  * details a person adds a folder through the folder chooser (the test host's scripted stand-in for
  * main's native dialog), the server itself reports it among its roots, and Remove takes it away
- * again. The empty state says what roots are: a request to the server, not a wall.
+ * again. The empty state says what roots are: a request to the server, not a wall — unless the
+ * person turns on "Keep this server inside its folders", which the matrix then shows per server and
+ * per tool that takes a path; the page itself cannot turn it off without the native dialog.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -25,6 +27,9 @@ import { closeInOrder, openAppInBrowser } from '../helpers/app-in-browser';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const EVERYTHING = resolve(root, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+const FILESYSTEM = resolve(root, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
+/** What the stand-in for main's native dialog answers (permission changes and approvals). */
+let dialogAnswer: 'approve' | 'deny' = 'approve';
 
 let core: WardenCore | undefined;
 let host: TestHost | undefined;
@@ -55,7 +60,7 @@ describe('the folders a server may work in, as a person sees them', () => {
       version: '0.1.0-e2e-roots',
       journal: new MemoryJournal(systemClock),
       fileDialogs: dialogs,
-      gate: { prompter: { prompt: async () => 'approve' } },
+      gate: { prompter: { prompt: async () => dialogAnswer } },
       connections: { reconnect: { maxAttempts: 0 } },
     });
     ({ host, browser, page } = await openAppInBrowser(core, errors));
@@ -97,7 +102,7 @@ describe('the folders a server may work in, as a person sees them', () => {
     // A cancelled chooser changes nothing and says so.
     await section.getByRole('button', { name: 'Add folder…' }).click();
     await expect.poll(() => section.getByRole('status').innerText()).toContain('nothing changed');
-    expect(await call('roots:list', key)).toEqual({ roots: [] });
+    expect(await call('roots:list', key)).toEqual({ roots: [], enforced: false });
 
     const folder = mkdtempSync(join(dir, 'garden-plans-'));
     const name = folder.split('/').at(-1)!;
@@ -108,7 +113,7 @@ describe('the folders a server may work in, as a person sees them', () => {
     expect(await list.innerText()).toContain(name);
     expect(await list.innerText()).toContain(folder);
     expect(dialogs.requests.at(-1)).toEqual({ title: 'Choose a folder Everything may work in' });
-    expect(await call('roots:list', key)).toEqual({ roots: [{ path: folder, name }] });
+    expect(await call('roots:list', key)).toEqual({ roots: [{ path: folder, name }], enforced: false });
     // The server asks again when told its roots changed (asynchronously, on its side).
     const uri = pathToFileURL(folder).href;
     await expect.poll(() => serverSees(key), { timeout: 20_000 }).toContain(`URI: ${uri}`);
@@ -116,8 +121,61 @@ describe('the folders a server may work in, as a person sees them', () => {
 
     await section.getByRole('button', { name: `Remove the folder ${name}` }).click();
     await page.getByTestId(`${prefix}-roots-empty`).waitFor();
-    expect(await call('roots:list', key)).toEqual({ roots: [] });
+    expect(await call('roots:list', key)).toEqual({ roots: [], enforced: false });
     await expect.poll(() => serverSees(key), { timeout: 20_000 }).toContain('no roots are currently configured');
+    expect(errors.pageErrors).toEqual([]);
+  });
+
+  it('“Keep this server inside its folders”: the matrix shows it on the server and on tools that take a path, and the page cannot turn it off without the native dialog', { timeout: 180_000 }, async () => {
+    const project = join(realpathSync(dir), 'holiday-photos');
+    mkdirSync(project);
+    const added = await call<ServerView>('servers:add', {
+      definition: { name: 'Files', transport: 'stdio', command: process.execPath, args: [FILESYSTEM, project], env: [] },
+      accountLabel: 'Home',
+    });
+    const key = { serverId: added.definition.id, accountId: added.accounts[0]!.id };
+    const prefix = `account-${key.serverId}-${key.accountId}`;
+    await page.getByTestId('nav-servers').click();
+    // Back from the server the test above opened, to the list.
+    if (await page.getByTestId('server-details-back').isVisible()) await page.getByTestId('server-details-back').click();
+    await page.getByTestId(`server-open-${key.serverId}`).click();
+    await page.getByTestId(`${prefix}-connect`).click();
+    await page.locator(`[data-testid="${prefix}-status"][data-state="connected"]`).waitFor({ timeout: 60_000 });
+    dialogs.choose(project);
+    const section = page.getByTestId(`${prefix}-roots`);
+    await section.getByRole('button', { name: 'Add folder…' }).click();
+    await page.getByTestId(`${prefix}-roots-list`).waitFor();
+
+    const box = page.getByTestId(`${prefix}-roots-enforce`);
+    expect(await box.isChecked()).toBe(false);
+    await box.check();
+    await expect.poll(() => section.getByRole('status').innerText()).toContain('now ask first');
+    expect(await section.innerText()).toContain('Warden keeps it inside them');
+    expect(await call('roots:list', key)).toMatchObject({ enforced: true });
+    await look(page, 'roots-enforced', { focus: section });
+
+    await page.getByTestId('nav-permissions').click();
+    // The other server's many tools come first; a person would search for this one.
+    await page.getByTestId('perm-search').fill('read_text_file');
+    const server = page.getByTestId(`perm-server-${key.serverId}`);
+    await server.waitFor();
+    expect(await page.getByTestId(`perm-server-roots-${key.serverId}`).innerText()).toBe('Kept inside its folders');
+    expect(await page.getByTestId(`perm-server-roots-explain-${key.serverId}`).innerText()).toContain('a call with a path outside them asks first');
+    const rowRoots = page.getByTestId(`perm-roots-${key.serverId}-${key.accountId}-read_text_file`);
+    expect(await rowRoots.innerText()).toContain('Calls with a path (path) outside Home’s folder ask first');
+    // The server's long description is shown whole once the row is opened (as a person would).
+    await page.getByTestId(`perm-details-${key.serverId}-${key.accountId}-read_text_file`).click();
+    await look(page, 'permissions-roots-enforced', { focus: server });
+
+    // A compromised page calls the bridge directly: the person says no in the native dialog.
+    dialogAnswer = 'deny';
+    try {
+      const answer = (await page.evaluate(`window.warden.roots.enforce({ serverId: ${JSON.stringify(key.serverId)}, enforced: false })`)) as { ok: boolean; error?: { code: string } };
+      expect(answer).toMatchObject({ ok: false, error: { code: 'DENIED' } });
+    } finally {
+      dialogAnswer = 'approve';
+    }
+    expect(await call('roots:list', key)).toMatchObject({ enforced: true });
     expect(errors.pageErrors).toEqual([]);
   });
 });

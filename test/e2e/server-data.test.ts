@@ -144,4 +144,20 @@ describe('resources and prompts as a person sees them', () => {
     });
     expect(errors.pageErrors).toEqual([]);
   });
+  it('when a server says its resources and prompts changed, the lists shown are read again without a click', { timeout: 120_000 }, async () => {
+    const def = stdioFixture('ignored', 'changing-lists');
+    const notebook = await add({ name: 'Notebook', transport: 'stdio', command: def.command, args: def.args, env: [] });
+    const prefix = await openAndConnect(notebook);
+    const resources = page.getByTestId(`${prefix}-resources`);
+    const prompts = page.getByTestId(`${prefix}-prompts`);
+    await expect.poll(() => resources.innerText(), { timeout: 20_000 }).toContain('First note');
+    expect(await prompts.innerText()).toContain('First prompt');
+    expect(await resources.innerText()).not.toContain('Added note 1');
+    // The server grows its lists (here through its own tool, run by the test) and says so.
+    await call('permissions:set', { scope: 'tool', ...notebook, toolName: 'grow', mode: 'allow' });
+    expect((await core!.gate.gate.request({ source: 'user', ...notebook, toolName: 'grow', arguments: {} })).state).toBe('succeeded');
+    await expect.poll(() => resources.innerText(), { timeout: 20_000 }).toContain('Added note 1');
+    await expect.poll(() => prompts.innerText(), { timeout: 20_000 }).toContain('Added prompt 1');
+    expect(errors.pageErrors).toEqual([]);
+  });
 });

@@ -8,8 +8,8 @@ import type { RequestOrigin, ToolIdentity } from '../../../shared/domain/journal
 import type { PolicyDecision, PolicyState } from '../../../shared/domain/policy';
 import { canonicalCopy } from '../canonical/canonical-json';
 import { fingerprint as computeFingerprint } from '../canonical/hashes';
-import { decide, inactiveAccount, readsArguments } from '../policy/engine';
-import { normalizeForPolicy, pathRulesFor } from '../policy/normalize';
+import { decide, inactiveAccount, readsArguments, rootFoldersOf, rootsEnforced } from '../policy/engine';
+import { argumentPathsOf, normalizeForPolicy, pathRulesFor } from '../policy/normalize';
 import type { PathFs, PathSemantics } from '../policy/paths';
 import type { ArgumentValidator } from './arguments';
 import { newOperation, type Operation, type OperationNames } from './operation';
@@ -41,6 +41,8 @@ interface CachedDecision {
   safeMode: PolicyState['safeMode'];
   defaultMode: PolicyState['defaultMode'];
   activeAccounts: PolicyState['activeAccounts'];
+  enforcedRoots: PolicyState['enforcedRoots'];
+  rootFolders: PolicyState['rootFolders'];
   conversationId: string | null;
   serverId: string;
   accountId: string;
@@ -69,8 +71,9 @@ export class GateDecisions {
   /** The policy decision for an operation under current state (request, approval, pre-execute). */
   decideNow(op: Operation, tool: ToolDescriptor | undefined): PolicyDecision {
     const state = this.policy.current();
-    // Without argument constraints the decision depends only on the rules, the tool's pins and
-    // labels, the conversation and the active account: reuse it while all of those are the same.
+    // Without argument constraints (or a folder wall) the decision depends only on the rules, the
+    // tool's pins and labels, the conversation, the active account and the walls: reuse it while
+    // all of those are the same.
     // Cached per descriptor object (registries hand out one per listed tool), with every input
     // compared again, so a registry that builds or edits descriptors only misses, never goes stale.
     const hit = tool ? this.decisions.get(tool) : undefined;
@@ -82,6 +85,8 @@ export class GateDecisions {
       hit.safeMode === state.safeMode &&
       hit.defaultMode === state.defaultMode &&
       hit.activeAccounts === state.activeAccounts &&
+      hit.enforcedRoots === state.enforcedRoots &&
+      hit.rootFolders === state.rootFolders &&
       hit.conversationId === op.origin.conversationId &&
       hit.serverId === op.identity.serverId &&
       hit.accountId === op.identity.accountId &&
@@ -106,6 +111,8 @@ export class GateDecisions {
         safeMode: state.safeMode,
         defaultMode: state.defaultMode,
         activeAccounts: state.activeAccounts,
+        enforcedRoots: state.enforcedRoots,
+        rootFolders: state.rootFolders,
         conversationId: op.origin.conversationId,
         serverId: op.identity.serverId,
         accountId: op.identity.accountId,
@@ -142,13 +149,17 @@ export class GateDecisions {
     }
     const paths = this.paths;
     const rules = pathRulesFor(state, op.identity.serverId, op.identity.toolName);
+    const walled = rootsEnforced(state, op.identity.serverId);
+    const folders = walled ? rootFoldersOf(state, op.identity.serverId, op.identity.accountId) : [];
     const normalized = normalizeForPolicy(op.args, {
       semantics: paths.semantics,
       fs: paths.fs,
       pathFields: rules.fields,
-      pathRoots: rules.roots,
+      // The wall's folders are resolved like a rule's, so a root reached through a symlink covers what it leads to.
+      pathRoots: folders.length ? [...rules.roots, ...folders] : rules.roots,
       workingFolder: tool?.workingFolder ?? null,
     });
+    const argumentPaths = walled ? argumentPathsOf(op.args, { semantics: paths.semantics, fs: paths.fs, workingFolder: tool?.workingFolder ?? null }) : undefined;
     if (normalized.refused !== null) {
       // The system would refuse to open such a path too; judging it as written would guess.
       return { decision: 'deny', reason: `Refused: ${normalized.refused}`, layer: 'availability', ruleId: null, pin: 'none', configErrors: [] };
@@ -162,6 +173,7 @@ export class GateDecisions {
         unresolvedPaths: normalized.unresolvedPaths,
         pathRoots: normalized.pathRoots,
         pathValues: normalized.pathValues,
+        ...(argumentPaths ? { argumentPaths } : {}),
         labels,
       },
     );

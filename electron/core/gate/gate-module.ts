@@ -14,7 +14,7 @@ import type { Decision } from '../../../shared/domain/operations';
 import type { GrantPin, PolicyState } from '../../../shared/domain/policy';
 import { WardenError } from '../../../shared/result';
 import type { CoreEvents } from '../events';
-import { changeConfirmation, removalConfirmation, type NameLookup } from '../preview/permission-confirmations';
+import { changeConfirmation, removalConfirmation, rootsWallOffConfirmation, type NameLookup } from '../preview/permission-confirmations';
 import { decide, effectiveMode } from '../policy/engine';
 import { PolicyStore } from '../policy/store';
 import { hostPaths, type PathFs, type PathSemantics } from '../policy/paths';
@@ -86,6 +86,13 @@ export interface GateModule {
    * names come from what is connected now.
    */
   useNames(names: NameLookup): void;
+  /**
+   * Turns a server's folder wall on (at once: it only tightens) or off (only after the person
+   * confirms it in the native dialog: it loosens), journals it and decides pending calls again.
+   */
+  setRootsEnforced(serverId: string, enforced: boolean): Promise<{ enforced: boolean }>;
+  /** Takes the folders (server, account) now has into the policy and decides pending calls again. */
+  rootFoldersChanged(serverId: string, accountId: string, folders: readonly string[]): Promise<void>;
   close(): void;
 }
 
@@ -414,6 +421,17 @@ export function createGateModule(options: GateModuleOptions): GateModule {
     offeredTools,
     useNames(lookup) {
       names = lookup;
+    },
+    async setRootsEnforced(serverId, enforced) {
+      const was = policy.current().enforcedRoots?.includes(serverId) === true;
+      if (was && !enforced) await confirm(rootsWallOffConfirmation(serverId, names));
+      const change = await policy.setRootsEnforced(serverId, enforced, 'user');
+      if (change) emitPermissionChanged(change.ruleId, 'roots');
+      return { enforced };
+    },
+    async rootFoldersChanged(serverId, accountId, folders) {
+      if (!policy.setRootFolders(serverId, accountId, folders)) return;
+      if (policy.current().enforcedRoots?.includes(serverId)) await gate.revalidate(`the folders of ${names.server(serverId) ?? 'a server'} changed`);
     },
     close() {
       unsubscribePolicy();

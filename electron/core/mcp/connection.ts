@@ -41,6 +41,7 @@ import { ELICITATION_CAPABILITIES, registerElicitation, type Elicitor } from '..
 import { LogRing } from './log-ring';
 import { SignInNeeded } from './oauth/network-scope';
 import { guardedFetchOf } from './oauth/provider';
+import { cappedFetch } from './capped-fetch';
 import type { ConnectFailure } from '../../../shared/domain/connect-failure';
 import { classifyConnectFailure, ConnectTimeoutError, MissingSecretError } from './connect-failure';
 import { CallNotSentError, ToolCallFailedError, ToolCallOutcomeUnknownError } from '../gate/call-outcome';
@@ -440,8 +441,14 @@ export class Connection {
     const requestInit: RequestInit = { headers };
     // Warden's OAuth provider brings the guarded fetch of its server's network scope.
     const authFetch = authProvider ? (guardedFetchOf(authProvider) ?? this.deps.authFetch) : undefined;
+    // One message is capped before the SDK reads it whole; a larger one closes the connection.
+    let opened: { close(): Promise<void> } | undefined;
+    const fetch = cappedFetch(authFetch, (why) => {
+      this.deps.log.note(`${why}; closing the connection`);
+      void opened?.close().catch(() => undefined);
+    });
     try {
-      const transport = new StreamableHTTPClientTransport(url, { requestInit, authProvider, ...(authFetch ? { fetch: authFetch } : {}) });
+      const transport = (opened = new StreamableHTTPClientTransport(url, { requestInit, authProvider, fetch }));
       const client = await this.attach(transport, generation);
       return { client, transport, kind: 'streamable-http' };
     } catch (error) {
@@ -450,7 +457,7 @@ export class Connection {
       if (!(error instanceof StreamableHTTPError) || !isLegacyAnswer(error.code)) throw error;
       this.deps.log.note(`Streamable HTTP answered ${error.code}; falling back to legacy HTTP+SSE`);
     }
-    const transport = new SSEClientTransport(url, { requestInit, authProvider, ...(authFetch ? { fetch: authFetch } : {}) });
+    const transport = (opened = new SSEClientTransport(url, { requestInit, authProvider, fetch }));
     const client = await this.attach(transport, generation);
     return { client, transport, kind: 'sse' };
   }

@@ -4,7 +4,8 @@
  *
  * A folder is only ever added through the native folder chooser (the FileDialogs port in main):
  * the window asks for the chooser, never names a path, so a compromised window cannot point a
- * server at a folder the person did not pick. Removing a folder needs no dialog (it only narrows
+ * server at a folder the person did not pick. A server's folders can also be made a wall (the
+ * policy engine decides with them; see `enforcedRoots` in the policy state). Removing a folder needs no dialog (it only narrows
  * what the server is told). Roots are kept one file per server in `dir` (JsonFileFolder: written
  * asynchronously and atomically); without a folder they live in memory only.
  */
@@ -95,7 +96,9 @@ export class RootsService {
 
   /** Forgets a deleted server's roots (and its file). */
   async forgetServer(serverId: string): Promise<void> {
+    const accounts = [...(this.byServer.get(serverId)?.keys() ?? [])];
     this.byServer.delete(serverId);
+    for (const accountId of accounts) this.options.onChanged(serverId, accountId);
     await this.files.remove(serverId);
   }
 
@@ -138,8 +141,20 @@ export class RootsService {
   }
 }
 
+/** Whether a server's folders are a wall, and the way to change it (the gate module's). */
+export interface RootsEnforcement {
+  enforced(serverId: string): boolean;
+  /** Turning it off is confirmed natively by the implementation. */
+  set(serverId: string, enforced: boolean): Promise<{ enforced: boolean }>;
+}
+
 /** The roots channels over `roots`. */
-export function rootsHandlers(roots: RootsService, known: (serverId: string, accountId: string) => boolean): Pick<Handlers, 'roots:list' | 'roots:choose' | 'roots:remove'> {
+export function rootsHandlers(
+  roots: RootsService,
+  known: (serverId: string, accountId: string) => boolean,
+  enforcement: RootsEnforcement,
+  knownServer: (serverId: string) => boolean,
+): Pick<Handlers, 'roots:list' | 'roots:choose' | 'roots:remove' | 'roots:enforce'> {
   const check = (serverId: string, accountId: string) => {
     if (!known(serverId, accountId)) throw new WardenError('NOT_FOUND', 'There is no such server and account.');
   };
@@ -147,7 +162,11 @@ export function rootsHandlers(roots: RootsService, known: (serverId: string, acc
     'roots:list': async ({ serverId, accountId }) => {
       check(serverId, accountId);
       await roots.loaded;
-      return { roots: roots.list(serverId, accountId) };
+      return { roots: roots.list(serverId, accountId), enforced: enforcement.enforced(serverId) };
+    },
+    'roots:enforce': async ({ serverId, enforced }) => {
+      if (!knownServer(serverId)) throw new WardenError('NOT_FOUND', 'serverId: there is no such server.');
+      return enforcement.set(serverId, enforced);
     },
     'roots:choose': async ({ serverId, accountId }) => {
       check(serverId, accountId);

@@ -66,6 +66,11 @@ export interface ServerDataDeps {
   events: CoreEvents;
   /** Cap on the text kept of one read or prompt (default: the tool-result cap). */
   maxBytes?: number;
+  /**
+   * Where the chosen log level of each (server, account) is kept between runs (the account's
+   * settings); absent: for this run only.
+   */
+  levels?: { get(serverId: string, accountId: string): LogLevel | undefined; set(serverId: string, accountId: string, level: LogLevel): void };
 }
 
 type Key = `${string}\u0000${string}`;
@@ -74,7 +79,8 @@ const keyOf = (serverId: string, accountId: string): Key => `${serverId}\u0000${
 /** Resources, prompts, completions and log levels of connected servers (see the file comment). */
 export class ServerData {
   private readonly staged = new Map<string, StagedAttachment>();
-  private readonly levels = new Map<Key, LogLevel>();
+  /** Levels chosen in this run when no keeper was given. */
+  private readonly levelsThisRun = new Map<Key, LogLevel>();
   private readonly subscriptions = new Map<Key, Set<string>>();
   private readonly maxBytes: number;
   private readonly unsubscribe: Array<() => void> = [];
@@ -129,7 +135,7 @@ export class ServerData {
       prompts: Boolean(caps.prompts),
       completions: Boolean(caps.completions),
       logging: Boolean(caps.logging),
-      logLevel: this.levels.get(keyOf(serverId, accountId)) ?? 'info',
+      logLevel: this.levelOf(serverId, accountId),
     };
   }
 
@@ -269,10 +275,16 @@ export class ServerData {
 
   // ---- logging ------------------------------------------------------------------------------
 
-  /** Sets the least severe level the server sends; kept for this run and applied on every (re)connect. */
+  /** The level asked of (server, account): the one chosen (kept with the account), else `info`. */
+  private levelOf(serverId: string, accountId: string): LogLevel {
+    return (this.deps.levels ? this.deps.levels.get(serverId, accountId) : this.levelsThisRun.get(keyOf(serverId, accountId))) ?? 'info';
+  }
+
+  /** Sets the least severe level the server sends; kept with the account and applied on every (re)connect. */
   async setLevel(serverId: string, accountId: string, level: LogLevel): Promise<{ level: LogLevel; applied: boolean }> {
     this.labels(serverId, accountId);
-    this.levels.set(keyOf(serverId, accountId), level);
+    if (this.deps.levels) this.deps.levels.set(serverId, accountId, level);
+    else this.levelsThisRun.set(keyOf(serverId, accountId), level);
     return { level, applied: await this.applyLevel(serverId, accountId) };
   }
 
@@ -280,7 +292,7 @@ export class ServerData {
   private async applyLevel(serverId: string, accountId: string): Promise<boolean> {
     const client = this.deps.manager.connection(serverId, accountId)?.liveClient;
     if (!client?.getServerCapabilities()?.logging) return false;
-    const level = this.levels.get(keyOf(serverId, accountId)) ?? 'info';
+    const level = this.levelOf(serverId, accountId);
     try {
       await client.setLoggingLevel(level, { timeout: REQUEST_TIMEOUT_MS });
       return true;
@@ -295,7 +307,7 @@ export class ServerData {
     if (method === 'notifications/message') {
       const level = LEVELS.includes(p.level as LogLevel) ? (p.level as LogLevel) : 'info';
       // A server that ignores the level it was asked for is held to it here.
-      const wanted = this.levels.get(keyOf(serverId, accountId)) ?? 'info';
+      const wanted = this.levelOf(serverId, accountId);
       if (LEVELS.indexOf(level) < LEVELS.indexOf(wanted)) return;
       const logger = typeof p.logger === 'string' ? ` ${sanitizeForDisplay(p.logger).slice(0, 100)}` : '';
       const data = typeof p.data === 'string' ? p.data : safeJson(p.data);
@@ -306,7 +318,12 @@ export class ServerData {
     if (method === 'notifications/resources/updated' && typeof p.uri === 'string') {
       if (!this.subscriptions.get(keyOf(serverId, accountId))?.has(p.uri)) return;
       this.deps.events.emit('resources:updated', { serverId, accountId, uri: p.uri, displayUri: displayText(p.uri, 2048) });
+      return;
     }
+    // Lists are read page by page when a view asks, so there is nothing kept here to refresh: the
+    // view is told, and lists again through the same checks as the first time.
+    if (method === 'notifications/resources/list_changed') this.deps.events.emit('resources:list-changed', { serverId, accountId });
+    else if (method === 'notifications/prompts/list_changed') this.deps.events.emit('prompts:list-changed', { serverId, accountId });
   }
 
   // ---- staging ------------------------------------------------------------------------------

@@ -13,7 +13,8 @@ import type { PermissionMode } from '../../../shared/domain/operations';
 import { parseMode, type OrgRule, type PolicyState, type UserRule } from '../../../shared/domain/policy';
 import type { Account, ServerDefinition } from '../../../shared/domain/servers';
 import type { ToolDescriptor, ToolRegistry } from '../gate/ports';
-import { decide, effectiveMode } from '../policy/engine';
+import { decide, effectiveMode, rootFoldersOf, rootsEnforced } from '../policy/engine';
+import { pathArgumentNames } from '../policy/normalize';
 import type { PathSemantics } from '../policy/paths';
 import { sanitizeForDisplay } from '../text/sanitize';
 import { endpointHash } from '../settings/identity';
@@ -105,6 +106,17 @@ function groupExplanation(
   return `Not set: tools without their own mode ask, and a tool Warden discovers never runs without you${capped}`;
 }
 
+/**
+ * What a server's folder wall means for one tool, in words, or null for a tool that takes no path
+ * (the wall never touches it).
+ */
+function rootsWallWords(pathArguments: readonly string[], account: string, folderCount: number): string | null {
+  if (pathArguments.length === 0) return null;
+  const args = pathArguments.slice(0, 3).join(', ') + (pathArguments.length > 3 ? ', …' : '');
+  if (folderCount === 0) return `Every call with a path (${args}) asks first: you gave ${account} no folders yet`;
+  return `Calls with a path (${args}) outside ${account}’s ${folderCount === 1 ? 'folder' : `${folderCount} folders`} ask first`;
+}
+
 const RANK: Record<PermissionMode, number> = { disabled: 0, ask: 1, allow: 2 };
 /** How permissive a raw mode is; a mode Warden does not know is read as Disabled. */
 const rank = (raw: unknown) => RANK[effectiveMode(raw)];
@@ -162,6 +174,7 @@ export function buildMatrix(src: MatrixSources, conversationId: string | null, s
     const active = src.activeAccount(def.id, conversationId);
     const accounts = src.accountsOf(def.id);
     const endpoint = endpointHash(def);
+    const walled = rootsEnforced(state, def.id);
     const accountViews: MatrixAccount[] = [];
     for (const [index, account] of accounts.entries()) {
       const accountRule = byScope.get(scopeKey('server', def.id, account.id, null));
@@ -197,7 +210,9 @@ export function buildMatrix(src: MatrixSources, conversationId: string | null, s
         mode: accountRule ? modeOf(accountRule.mode) : null,
         ruleId: accountRule?.id ?? null,
         explanation: groupExplanation(serverLabel, account.label, accountRule, serverRule, globalRule, accountOrg, state.defaultMode),
+        rootFolders: [...rootFoldersOf(state, def.id, account.id)],
       });
+      const folders = rootFoldersOf(state, def.id, account.id);
       for (const t of tools) {
         if (needle && ![t.name, serverLabel, account.label].some((s) => s.toLowerCase().includes(needle))) continue;
         const d = decide({ serverId: def.id, accountId: account.id, toolName: t.name, conversationId, arguments: {} }, state, {
@@ -239,6 +254,7 @@ export function buildMatrix(src: MatrixSources, conversationId: string | null, s
           orgLock: orgRuleFor(state.organization, def.id, account.id, t.name),
           constraintRules,
           conversationOverrides,
+          rootsWall: walled ? rootsWallWords(pathArgumentNames(t.inputSchema), account.label, folders.length) : null,
         });
       }
     }
@@ -250,6 +266,7 @@ export function buildMatrix(src: MatrixSources, conversationId: string | null, s
       ruleId: serverRule?.id ?? null,
       explanation: groupExplanation(serverLabel, null, serverRule, undefined, globalRule, serverOrg, state.defaultMode),
       orgLock: serverOrg,
+      rootsEnforced: walled,
       accounts: accountViews,
     });
   }

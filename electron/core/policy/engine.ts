@@ -9,7 +9,8 @@
  *
  * Layers, highest first; each higher layer is a ceiling on the ones below:
  *   availability (tool not listed → deny) > organization (forbid / cap at ask / allow)
- *   > safe mode (cap at ask) > unverified listing (cap at ask) > conversation override > user rules
+ *   > safe mode (cap at ask) > unverified listing (cap at ask) > the server's folder wall (a path
+ *   outside its roots: cap at ask) > conversation override > user rules
  *   [tool+constraint > tool > server/account > global; most restrictive wins within a level]
  *   > the default for tools with no rule (`ask`, or `disabled` when the person chose so).
  * Always Allow is pinned to the tool's contract hash and the server's endpoint hash.
@@ -182,6 +183,16 @@ export function decide(request: PolicyRequest, policyState: PolicyState, context
     capRule = null;
   }
 
+  // The person made this server's folders a wall: a path outside them (or one whose place cannot
+  // be known) asks, whatever the rules below say. A ceiling like the organization's Ask, so it
+  // can only make a call stricter.
+  const outside = outsideRoots(request, policyState, context);
+  if (outside !== null && cap === 'allow') {
+    cap = 'ask';
+    capLayer = 'roots';
+    capRule = rootsRuleId(request.serverId);
+  }
+
   // 2. Conversation override, 3. user rules, 4. built-in default.
   let chosen: CompiledRule | null = null;
   let layer: Layer = 'default';
@@ -260,21 +271,68 @@ export function decide(request: PolicyRequest, policyState: PolicyState, context
         ? 'the activity log failed verification, so every tool asks until you acknowledge it'
         : capLayer === 'availability'
           ? context.tool.unverifiedListing
-          : 'your organization requires asking for this tool';
+          : capLayer === 'roots'
+            ? outside
+            : 'your organization requires asking for this tool';
     return result('ask', `Asks: ${why}`, capLayer!, capRule, pin, configErrors);
   }
+  // Asked for another reason: the wall is said too, so the person knows what they are approving.
+  if (decision === 'ask' && outside !== null) reason = `${reason}; also, ${outside}`;
   return result(decision, reason, layer, chosen?.id ?? null, pin, configErrors);
+}
+
+/** The rule id a server's folder wall is journaled and explained under. */
+export function rootsRuleId(serverId: string): string {
+  return `roots:${serverId}`;
+}
+
+/** True when the person made this server's folders a wall. */
+export function rootsEnforced(state: PolicyState, serverId: string): boolean {
+  return state.enforcedRoots?.includes(serverId) === true;
+}
+
+/** The folders (server, account) was given, as chosen. */
+export function rootFoldersOf(state: PolicyState, serverId: string, accountId: string): readonly string[] {
+  return state.rootFolders?.find((r) => r.serverId === serverId && r.accountId === accountId)?.folders ?? NO_RULES;
+}
+
+/**
+ * Why a call of a walled server breaks its wall, in words, or null when it does not (or the
+ * server has no wall). Every path argument must be inside one of the account's folders, judged
+ * where the server will open it (symlinks followed, relative paths from its working folder); a
+ * path whose place cannot be known counts as outside.
+ */
+function outsideRoots(request: PolicyRequest, state: PolicyState, context: PolicyContext): string | null {
+  if (!rootsEnforced(state, request.serverId)) return null;
+  const paths = context.argumentPaths;
+  if (!paths || paths.length === 0) return null;
+  const folders = rootFoldersOf(state, request.serverId, request.accountId);
+  const caseInsensitive = context.caseInsensitivePaths ?? context.paths === 'win32';
+  const whose = `${serverWords(request, context)} (${accountWords(request, context)})`;
+  for (const p of paths) {
+    const written = JSON.stringify(p.written.length > 120 ? `${p.written.slice(0, 120)}…` : p.written);
+    if (p.opened === null) {
+      return `arguments.${p.field} ${written} ${p.why ?? 'is a path whose place Warden cannot know'}, so Warden cannot tell whether it is inside the folders you gave ${whose}`;
+    }
+    const opened = p.opened;
+    if (folders.some((f) => isPathUnder(opened, context.pathRoots?.get(f) ?? f, context.paths, caseInsensitive))) continue;
+    const leads = opened !== p.written ? ` (it leads to ${opened.length > 200 ? `${opened.slice(0, 200)}…` : opened})` : '';
+    if (folders.length === 0) return `arguments.${p.field} ${written}${leads} is a path, and you chose to keep ${whose} inside its folders but gave it none`;
+    return `arguments.${p.field} ${written}${leads} is outside the folders you gave ${whose} (${folders.join(', ')}), and you chose to keep it inside them`;
+  }
+  return null;
 }
 
 /**
  * True if a rule that could apply to this identity looks at the call's arguments (only
- * tool + argument-constraint rules do).
+ * tool + argument-constraint rules do, and a server's folder wall).
  *
  * Why: when none does, the decision for an identity is the same for every call under the same
  * rules, tool pins and active account, so the gate may reuse it instead of normalizing the
  * arguments and deciding again on every call.
  */
 export function readsArguments(policyState: PolicyState, request: Pick<PolicyRequest, 'serverId' | 'accountId' | 'toolName'>): boolean {
+  if (rootsEnforced(policyState, request.serverId)) return true;
   const byAccount = compile(policyState).constraintRules.get(request.serverId);
   if (!byAccount) return false;
   return byAccount.get(request.accountId)?.has(request.toolName) === true || byAccount.get(ANY)?.has(request.toolName) === true;

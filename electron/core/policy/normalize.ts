@@ -180,3 +180,60 @@ export function pathRulesFor(state: PolicyState, serverId: string, toolName: str
 /** Path rules per (server, tool), built once per rule array (rules are replaced, never mutated). */
 const pathRuleIndex = new WeakMap<readonly unknown[], Map<string, { fields: string[]; roots: string[] }>>();
 const NO_RULES: PathRules = Object.freeze({ fields: Object.freeze([]) as readonly string[], roots: Object.freeze([]) as readonly string[] });
+
+/** One path argument of a call: where it is, as written, and where the server will open it. */
+export interface ArgumentPath {
+  field: string;
+  written: string;
+  opened: string | null;
+  why?: string;
+}
+
+/** Deepest nesting searched for path arguments (arguments are at most 1 MiB of JSON anyway). */
+const MAX_PATH_DEPTH = 16;
+/** Most path arguments judged in one call; more is judged as one whose place cannot be known. */
+const MAX_ARGUMENT_PATHS = 1000;
+
+/**
+ * Every path argument of a call, for a server whose folders are a wall: each field with a
+ * path-like name at any depth (a string, or each string of a list), resolved as the server will
+ * open it — symlinks followed, a relative path from the server's working folder, and one whose
+ * place cannot be known reported with why.
+ *
+ * Why every depth and every list item: a wall that only read top-level strings would be walked
+ * around by `{"options": {"path": "/etc"}}` or `{"paths": ["/etc/passwd"]}`.
+ */
+export function argumentPathsOf(args: Readonly<Record<string, unknown>>, options: Pick<NormalizeOptions, 'semantics' | 'fs' | 'workingFolder'>): ArgumentPath[] {
+  const out: ArgumentPath[] = [];
+  const working = options.workingFolder ?? null;
+  const judge = (field: string, value: string) => {
+    if (out.length >= MAX_ARGUMENT_PATHS) {
+      if (out.length === MAX_ARGUMENT_PATHS) out.push({ field, written: value, opened: null, why: `is one of more than ${MAX_ARGUMENT_PATHS} paths in one call, more than Warden checks` });
+      return;
+    }
+    const r = resolvePathLikeKernel(value, options.semantics, options.fs, working);
+    out.push(r.ok ? { field, written: value, opened: r.path } : { field, written: value, opened: null, why: r.why });
+  };
+  const walk = (v: unknown, field: string, pathLike: boolean, depth: number) => {
+    if (depth > MAX_PATH_DEPTH) return;
+    if (typeof v === 'string') {
+      if (pathLike) judge(field, v);
+    } else if (Array.isArray(v)) {
+      v.forEach((item, i) => walk(item, `${field}.${i}`, pathLike, depth + 1));
+    } else if (v !== null && typeof v === 'object') {
+      for (const [k, child] of Object.entries(v)) walk(child, field ? `${field}.${k}` : k, PATH_LIKE_NAME.test(k), depth + 1);
+    }
+  };
+  walk(args, '', false, 0);
+  return out;
+}
+
+/**
+ * The top-level arguments of a tool's input schema that read as paths (by name), for the matrix:
+ * a tool with none of them is not touched by its server's folder wall.
+ */
+export function pathArgumentNames(inputSchema: Readonly<Record<string, unknown>> | undefined): string[] {
+  const props = inputSchema?.properties;
+  if (!props || typeof props !== 'object') return [];
+  return Object.keys(props).filter((k) => PATH_LIKE_NAME.test(k));
+}

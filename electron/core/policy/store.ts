@@ -13,6 +13,7 @@ import type { PermissionChange } from '../../../shared/contract/permissions';
 import { WardenError } from '../../../shared/result';
 import { canonicalJson } from '../canonical/canonical-json';
 import type { Clock, Journal } from '../ports';
+import { rootsRuleId } from './engine';
 
 /** Who made a change, as recorded in the journal. */
 export type ChangeSource = 'user' | 'organization' | 'import' | 'system';
@@ -168,6 +169,33 @@ export class PolicyStore {
     const chosen = this.state.activeAccounts ?? [];
     const left = chosen.filter((a) => a.serverId !== serverId || keep(a.accountId));
     if (left.length !== chosen.length) this.state = freezeState({ ...this.state, activeAccounts: left });
+  }
+
+  /**
+   * Turns a server's folder wall on or off: while on, a call of its tools with a path outside the
+   * folders of its account asks first. Journaled and persisted like a rule; listeners hear it.
+   * The caller confirms turning it off (a loosening) before calling this.
+   */
+  async setRootsEnforced(serverId: string, enforced: boolean, source: ChangeSource): Promise<RuleChange | null> {
+    const current = this.state.enforcedRoots ?? [];
+    const was = current.includes(serverId);
+    if (was === enforced) return null;
+    const next: PolicyState = { ...this.state, enforcedRoots: enforced ? [...current, serverId] : current.filter((id) => id !== serverId) };
+    return this.commit(next, { ruleId: rootsRuleId(serverId), scope: { kind: 'server', serverId, accountId: null, toolName: null, conversationId: null }, old: { enforceRoots: was }, new: { enforceRoots: enforced } }, source);
+  }
+
+  /**
+   * The folders (server, account) was given, as the roots service holds them. In memory (the
+   * roots service keeps them on disk) and not journaled here: adding one needed the person's own
+   * pick in the native chooser. The caller decides pending calls again.
+   */
+  setRootFolders(serverId: string, accountId: string, folders: readonly string[]): boolean {
+    const all = this.state.rootFolders ?? [];
+    const before = all.find((r) => r.serverId === serverId && r.accountId === accountId)?.folders ?? [];
+    if (before.length === folders.length && before.every((f, i) => f === folders[i])) return false;
+    const rest = all.filter((r) => !(r.serverId === serverId && r.accountId === accountId));
+    this.state = freezeState({ ...this.state, rootFolders: folders.length ? [...rest, { serverId, accountId, folders: [...folders] }] : rest });
+    return true;
   }
 
   /** Subscribes to changes (after they are journaled and persisted). */

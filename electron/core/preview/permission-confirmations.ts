@@ -212,3 +212,21 @@ export function newVersionConfirmation(input: { serverId: string; accountId: str
     names,
   );
 }
+
+/** The confirmation of no longer keeping a server's tools inside its folders (a loosening). */
+export function rootsWallOffConfirmation(serverId: string, names: NameLookup): ApprovalPreview {
+  const t: Target = { serverId, accountId: null, toolName: null, conversationId: null, constraints: null };
+  const server = names.server(serverId) ?? 'a server that is no longer configured';
+  return preview(
+    `Stop keeping ${server} inside its folders?`,
+    {
+      effect: `Calls of ${server}’s tools with a path outside the folders you gave it will no longer ask first: each is decided by its permission alone (an Always Allow runs it at once).`,
+      facts: ['The server is still told which folders you chose; keeping to them is then up to the server.'],
+      claims: [],
+      undo: 'To undo: in Servers, turn “Keep this server inside its folders” on again.',
+      confirmLabel: 'Stop enforcing',
+    },
+    t,
+    names,
+  );
+}

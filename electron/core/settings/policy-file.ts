@@ -17,12 +17,15 @@ const PolicyDocument = z.object({
   version: z.literal(POLICY_FILE_VERSION),
   user: z.array(UserRule),
   conversation: z.array(ConversationOverride).default([]),
+  /** Servers whose folders are a wall (absent in files written before the option existed). */
+  enforcedRoots: z.array(z.string().min(1)).default([]),
 });
 
 /** What was loaded, plus a human-readable problem when the file could not be used. */
 export interface LoadedPolicy {
   user: z.infer<typeof UserRule>[];
   conversation: z.infer<typeof ConversationOverride>[];
+  enforcedRoots: string[];
   /** Set when the file existed but was unusable; the file is left as it was. */
   problem: string | null;
   /** False while the file is unusable: saving would overwrite what a person may want back. */
@@ -35,19 +38,20 @@ export function loadPolicyFile(store: SettingsStore): LoadedPolicy {
   try {
     raw = store.read();
   } catch (error) {
-    return { user: [], conversation: [], problem: `${store.path}: ${error instanceof Error ? error.message : String(error)}`, writable: false };
+    return { user: [], conversation: [], enforcedRoots: [], problem: `${store.path}: ${error instanceof Error ? error.message : String(error)}`, writable: false };
   }
-  if (Object.keys(raw).length === 0) return { user: [], conversation: [], problem: null, writable: true };
+  if (Object.keys(raw).length === 0) return { user: [], conversation: [], enforcedRoots: [], problem: null, writable: true };
   const parsed = PolicyDocument.safeParse(raw);
   if (!parsed.success) {
     return {
       user: [],
       conversation: [],
+      enforcedRoots: [],
       problem: `${store.path} is not a valid Warden policy file (${describeIssues(parsed.error.issues)}); it was left untouched and every tool will ask until it is fixed`,
       writable: false,
     };
   }
-  return { user: parsed.data.user, conversation: parsed.data.conversation, problem: null, writable: true };
+  return { user: parsed.data.user, conversation: parsed.data.conversation, enforcedRoots: parsed.data.enforcedRoots, problem: null, writable: true };
 }
 
 /**
@@ -55,6 +59,6 @@ export function loadPolicyFile(store: SettingsStore): LoadedPolicy {
  * file and safe mode from the ledger, so neither is written here).
  */
 export function savePolicyFile(store: SettingsStore, state: PolicyState): void {
-  const doc = PolicyDocument.parse({ version: POLICY_FILE_VERSION, user: state.user, conversation: state.conversation });
+  const doc = PolicyDocument.parse({ version: POLICY_FILE_VERSION, user: state.user, conversation: state.conversation, enforcedRoots: state.enforcedRoots ?? [] });
   store.write(JSON.parse(JSON.stringify(doc)) as Record<string, unknown>);
 }

@@ -18,6 +18,7 @@ import {
   secretKey,
   secretKeyPrefix,
   type Account,
+  type LogLevel,
   type AccountView,
   type ServerDraft,
   type ServerView,
@@ -240,6 +241,20 @@ export class ServerService {
     });
     this.emit({ serverId: this.requireAccount(accountId).serverId, reason: 'account-renamed' });
     return this.accountView(accountId);
+  }
+
+  /** The log level the person chose for an account's server messages, if any (the default is `info`). */
+  logLevelOf(accountId: string): LogLevel | undefined {
+    return this.settings.get().accounts.find((a) => a.id === accountId)?.logLevel;
+  }
+
+  /** Keeps the log level chosen for an account, so it is asked for again after a restart. */
+  setLogLevel(accountId: string, level: LogLevel): void {
+    this.requireAccount(accountId);
+    this.settings.update((d) => {
+      const a = d.accounts.find((x) => x.id === accountId)!;
+      a.logLevel = level;
+    });
   }
 
   /** Removes an account and its keychain entries; a server always keeps at least one account. */

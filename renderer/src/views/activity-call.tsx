@@ -20,6 +20,7 @@ const LAYER_WORDS: Record<string, string> = {
   user: 'your rules',
   default: 'the default for tools with no rule',
   configuration: 'a rule that could not be read',
+  roots: 'the folders you keep this server inside',
 };
 
 /** "3.2 s", "4 min 10 s", "2 h 5 min". */

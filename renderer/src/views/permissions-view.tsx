@@ -36,6 +36,11 @@ function useModeChange() {
   };
 }
 
+/** "Work: 2 folders, Home: none" — how many folders each account gave the server. */
+function rootsSummary(accounts: readonly { label: string; rootFolders?: string[] | undefined }[]): string {
+  return accounts.map((a) => `${a.label}: ${(a.rootFolders ?? []).length === 0 ? 'no folders' : `${a.rootFolders!.length} folder${a.rootFolders!.length === 1 ? '' : 's'}`}`).join(', ');
+}
+
 function ServerHeader({ item, open, toggle }: { item: Extract<MatrixItem, { kind: 'server' }>; open: boolean; toggle: () => void }) {
   const change = useModeChange();
   const s = item.server;
@@ -51,6 +56,11 @@ function ServerHeader({ item, open, toggle }: { item: Extract<MatrixItem, { kind
           {item.toolCount} tool{item.toolCount === 1 ? '' : 's'}
         </span>
         {s?.orgLock ? <span className="pill pill-locked">{s.orgLock === 'forbid' ? 'Blocked by your organization' : 'Your organization requires asking'}</span> : null}
+        {s?.rootsEnforced ? (
+          <span className="pill pill-roots" data-testid={`perm-server-roots-${item.serverId}`}>
+            Kept inside its folders
+          </span>
+        ) : null}
         {s ? (
           <ModeButtons
             mode={s.mode}
@@ -67,6 +77,12 @@ function ServerHeader({ item, open, toggle }: { item: Extract<MatrixItem, { kind
         ) : null}
       </div>
       {s ? <p className="group-explain small">{s.explanation}</p> : null}
+      {s?.rootsEnforced ? (
+        <p className="group-explain small" data-testid={`perm-server-roots-explain-${item.serverId}`}>
+          You chose to keep {item.label} inside the folders you gave each account ({rootsSummary(s.accounts)}): a call with a path outside them asks first,
+          even when the tool is set to Always Allow. Change this in Servers.
+        </p>
+      ) : null}
     </div>
   );
 }
@@ -178,6 +194,12 @@ function ToolRow({ row, selected, onSelect, onOpenChange }: { row: MatrixRow; se
           {open ? 'Hide details' : 'Details and argument rules'}
         </button>
       </div>
+      {row.rootsWall ? (
+        <p className="tool-roots small" data-testid={`perm-roots-${id}`}>
+          <span aria-hidden="true">▣ </span>
+          {row.rootsWall}
+        </p>
+      ) : null}
       {row.serverDescription ? (
         <p className={`tool-claim small${open ? '' : ' clamp'}`}>
           <span className="claim-label">Server says it does:</span> {row.serverDescription}

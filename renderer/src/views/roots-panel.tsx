@@ -4,8 +4,10 @@
  *
  * Adding opens the native folder chooser in main (`roots:choose`); this view never names a path to
  * add, so nothing a page does can give a server a folder the person did not pick. The server
- * learns the list when it asks for it and is told whenever it changes. The words say plainly that
- * this is a request the server is trusted to keep, not something Warden enforces.
+ * learns the list when it asks for it and is told whenever it changes. By default the words say
+ * plainly that this is a request the server is trusted to keep; "Keep this server inside its
+ * folders" (per server) makes Warden enforce it: a call with a path outside them asks first.
+ * Turning that off is confirmed in a native dialog owned by main.
  */
 import { useEffect, useState } from 'react';
 import type { z } from 'zod';
@@ -17,6 +19,7 @@ type Folder = z.infer<typeof RootFolderView>;
 
 export function RootsPanel({ serverId, accountId, serverName, accountLabel, testPrefix }: { serverId: string; accountId: string; serverName: string; accountLabel: string; testPrefix: string }) {
   const [folders, setFolders] = useState<Folder[] | null>(null);
+  const [enforced, setEnforced] = useState(false);
   const [error, setError] = useState<ShownError | null>(null);
   const [busy, setBusy] = useState(false);
   const [note, setNote] = useState<string | null>(null);
@@ -32,8 +35,19 @@ export function RootsPanel({ serverId, accountId, serverName, accountLabel, test
     }
   };
   useEffect(() => {
-    void run(async () => setFolders((await unwrap(getWardenApi().roots.list({ serverId, accountId }))).roots));
+    void run(async () => {
+      const answer = await unwrap(getWardenApi().roots.list({ serverId, accountId }));
+      setFolders(answer.roots);
+      setEnforced(answer.enforced);
+    });
   }, [serverId, accountId]);
+  const enforce = (on: boolean) =>
+    run(async () => {
+      setNote(null);
+      const answer = await unwrap(getWardenApi().roots.enforce({ serverId, enforced: on }));
+      setEnforced(answer.enforced);
+      setNote(on ? `Calls of ${serverName} with a path outside its folders now ask first.` : `${serverName} is no longer kept inside its folders by Warden.`);
+    });
   const add = () =>
     run(async () => {
       setNote(null);
@@ -58,17 +72,30 @@ export function RootsPanel({ serverId, accountId, serverName, accountLabel, test
             No folders yet. You can tell {serverName} (account {accountLabel}) which folders on this computer it may work in, for example the project
             you want help with. Servers that support this read the list when they need it.
           </p>
-          <p className="muted">
-            This is a request to the server, not a wall: Warden tells the server which folders you chose, but does not stop its tools from reaching
-            other places. What a tool may do is still decided by its permission (Ask, Always allow or Disabled).
-          </p>
+          {enforced ? (
+            <p className="roots-wall-note">
+              You chose to keep {serverName} inside its folders, and this account has none: every call of its tools with a path asks first.
+            </p>
+          ) : (
+            <p className="muted">
+              This is a request to the server, not a wall: Warden tells the server which folders you chose, but does not stop its tools from reaching
+              other places unless you turn on “Keep this server inside its folders” below.
+            </p>
+          )}
         </div>
       ) : (
         <>
-          <p className="muted">
-            {serverName} is told about these folders and asked to keep its work inside them. This is a request to the server, not a wall: Warden does not
-            stop its tools from reaching other places.
-          </p>
+          {enforced ? (
+            <p className="roots-wall-note">
+              {serverName} is told about these folders, and Warden keeps it inside them: a call with a path outside them asks first, even when the tool
+              is set to Always Allow.
+            </p>
+          ) : (
+            <p className="muted">
+              {serverName} is told about these folders and asked to keep its work inside them. This is a request to the server, not a wall: Warden does
+              not stop its tools from reaching other places unless you turn on “Keep this server inside its folders” below.
+            </p>
+          )}
           <ul className="tool-list" data-testid={`${testPrefix}-roots-list`}>
             {folders.map((f) => (
               <li key={f.path} className="tool-item root-folder">
@@ -83,6 +110,14 @@ export function RootsPanel({ serverId, accountId, serverName, accountLabel, test
             ))}
           </ul>
         </>
+      )}
+      {folders === null ? null : (
+        <label className="roots-enforce">
+          <input type="checkbox" checked={enforced} disabled={busy} onChange={(e) => void enforce(e.target.checked)} data-testid={`${testPrefix}-roots-enforce`} />
+          <span>
+            Keep this server inside its folders <span className="muted">(for every account of {serverName}; a call with a path outside them asks first; turning this off is confirmed in a Warden dialog)</span>
+          </span>
+        </label>
       )}
       <div className="inline-actions">
         <button type="button" className="button button-small" disabled={busy} onClick={() => void add()} data-testid={`${testPrefix}-roots-add`}>

@@ -11,7 +11,7 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import type { LogLevel, PromptGotView, PromptView, ResourceReadView, ResourceTemplateView, ResourceView, ServerFeaturesView } from '../../../shared/contract/server-data';
 import { expandTemplate } from '../../../shared/domain/uri-template';
-import { toShownError, type ShownError } from '../api';
+import { getWardenApi, toShownError, type ShownError } from '../api';
 import { ErrorNote, ServerClaim } from '../components/common';
 import { FormField } from '../components/form-field';
 import { useAppStore } from '../store';
@@ -36,6 +36,22 @@ function useErrand(): [ShownError | null, (work: () => Promise<unknown>) => Prom
       }
     },
   ];
+}
+
+/**
+ * Listens to a server's notices through the bridge; returns the way to stop. Without the bridge
+ * there is nothing to hear (the core-error banner says why) and the view still draws.
+ */
+function onServerNotice(listen: (api: ReturnType<typeof getWardenApi>) => Array<() => void>): () => void {
+  let offs: Array<() => void>;
+  try {
+    offs = listen(getWardenApi());
+  } catch {
+    return () => undefined;
+  }
+  return () => {
+    for (const off of offs) off();
+  };
 }
 
 export function ServerDataPanel({ serverId, accountId, serverName, testPrefix }: Key & { serverName: string; testPrefix: string }) {
@@ -110,7 +126,28 @@ function Resources({ serverId, accountId, serverName, features, testPrefix }: Ke
     void more();
     void run(async () => setTemplates((await listTemplates({ serverId, accountId })).templates));
   }, [serverId, accountId]);
-  const open = (uri: string) => run(async () => setRead(await readResource({ serverId, accountId, uri })));
+  const [shownUri, setShownUri] = useState<string | null>(null);
+  const open = (uri: string) =>
+    run(async () => {
+      setRead(await readResource({ serverId, accountId, uri }));
+      setShownUri(uri);
+    });
+  // The server says its list changed: list again from the first page. A followed resource that
+  // changed while it is shown is read again, so what is shown is what the server has now.
+  useEffect(
+    () =>
+      onServerNotice((api) => [
+        api.resources.onListChanged((e) => {
+          if (e.serverId !== serverId || e.accountId !== accountId) return;
+          void more();
+          void run(async () => setTemplates((await listTemplates({ serverId, accountId })).templates));
+        }),
+        api.resources.onUpdated((e) => {
+          if (e.serverId === serverId && e.accountId === accountId && e.uri === shownUri) void open(e.uri);
+        }),
+      ]),
+    [serverId, accountId, shownUri],
+  );
   return (
     <section className="server-data-section" aria-label={`Resources of ${serverName}`} data-testid={`${testPrefix}-resources`}>
       <h3>Resources</h3>
@@ -174,7 +211,16 @@ function Resources({ serverId, accountId, serverName, features, testPrefix }: Ke
           </ul>
         </>
       ) : null}
-      {read ? <ReadPreview read={read} onClose={() => setRead(null)} testPrefix={testPrefix} /> : null}
+      {read ? (
+        <ReadPreview
+          read={read}
+          onClose={() => {
+            setRead(null);
+            setShownUri(null);
+          }}
+          testPrefix={testPrefix}
+        />
+      ) : null}
     </section>
   );
 }
@@ -286,6 +332,15 @@ function Prompts({ serverId, accountId, serverName, completions, testPrefix }: K
   useEffect(() => {
     void more();
   }, [serverId, accountId]);
+  useEffect(
+    () =>
+      onServerNotice((api) => [
+        api.prompts.onListChanged((e) => {
+          if (e.serverId === serverId && e.accountId === accountId) void more();
+        }),
+      ]),
+    [serverId, accountId],
+  );
   return (
     <section className="server-data-section" aria-label={`Prompts of ${serverName}`} data-testid={`${testPrefix}-prompts`}>
       <h3>Prompts</h3>

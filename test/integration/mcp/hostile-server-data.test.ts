@@ -20,7 +20,7 @@ import { CONTROL_TEXT_CLEAN, FAKE_USER_TEXT } from '../../fixtures/servers/hosti
 import { LedgerService } from '../../../electron/core/ledger/service';
 import { tempDir } from '../../unit/ledger/helpers';
 import { ScriptedModel, withScripted } from '../chat/scripted-model';
-import { stdioFixture, waitUntil } from './helpers';
+import { startHttpFixture, stdioFixture, waitUntil } from './helpers';
 
 const KIB = 1024;
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -28,7 +28,7 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-async function start() {
+async function start(transport: 'stdio' | 'http' = 'stdio') {
   const journal = new MemoryJournal(systemClock);
   const model = new ScriptedModel(() => ({ text: 'I read it as data.' }));
   const core: WardenCore = createCore({ confirmServerChange: confirmEveryServerChange,
@@ -51,7 +51,13 @@ async function start() {
     return r.error;
   };
   const def = stdioFixture('ignored', 'hostile-data');
-  const added = (await call('servers:add', { definition: { name: 'Notes', transport: 'stdio', command: def.command, args: def.args, env: [] } })) as unknown as ServerView;
+  let definition: Record<string, unknown> = { name: 'Notes', transport: 'stdio', command: def.command, args: def.args, env: [] };
+  if (transport === 'http') {
+    const http = await startHttpFixture('hostile-data', '--http');
+    cleanups.push(() => http.stop());
+    definition = { name: 'Notes', transport: 'http', url: http.url };
+  }
+  const added = (await call('servers:add', { definition })) as unknown as ServerView;
   const serverId = added.definition.id;
   const accountId = added.accounts[0]!.id;
   expect((await call('connections:connect', { serverId, accountId })).status.state).toBe('connected');
@@ -128,6 +134,37 @@ describe('a hostile server\'s resources, prompts and log messages', () => {
     // The stdio transport drops a line past 16 MB instead of assembling 50 MB.
     expect(peak).toBeLessThan(64 * KIB * KIB);
     expect(held).toBeLessThan(16 * KIB * KIB);
+    expect(s.journal.read().filter((r) => r.type === 'server.data-read').at(-1)!.payload).toMatchObject({ target: 'hostile://big/50', outcome: 'failed' });
+  });
+
+  it('over Streamable HTTP a 6 MB resource is still read and cut to 256 KiB, and a 50 MB one is refused before the SDK reads it whole (a plain error, memory bounded)', { timeout: 120_000 }, async () => {
+    const s = await start('http');
+    const gc = collector();
+    // Above the tool-result cap and below the one-message limit: read whole, kept to 256 KiB.
+    const six = await s.call('resources:read', { serverId: s.serverId, accountId: s.accountId, uri: 'hostile://big/6' });
+    expect(six.truncated).toEqual({ keptBytes: expect.any(Number), totalBytes: 6 * KIB * KIB });
+
+    gc();
+    const heapBefore = process.memoryUsage().heapUsed;
+    let peak = 0;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().heapUsed - heapBefore)), 5);
+    const started = Date.now();
+    const error = await s.fail('resources:read', { serverId: s.serverId, accountId: s.accountId, uri: 'hostile://big/50' });
+    const tookMs = Date.now() - started;
+    clearInterval(sampler);
+    gc();
+    const held = process.memoryUsage().heapUsed - heapBefore;
+    console.log(`50 MB resource over HTTP: refused in ${tookMs} ms with "${error.message}"; heap peak +${(peak / KIB / KIB).toFixed(1)} MB, held after +${(held / KIB / KIB).toFixed(1)} MB`);
+    expect(error.code).toBe('NOT_CONNECTED');
+    expect(error.message).toMatch(/Notes closed the connection before it answered/);
+    // Ended by the cap at once, not by a request timeout.
+    expect(tookMs).toBeLessThan(30_000);
+    // 16 MiB of one event at most is ever assembled (as text, so up to twice that on the heap).
+    expect(peak).toBeLessThan(80 * KIB * KIB);
+    expect(held).toBeLessThan(16 * KIB * KIB);
+    // Why, in the server's log.
+    const lines = (await s.call('connections:logs', { serverId: s.serverId, accountId: s.accountId })).lines.map((l) => l.text);
+    expect(lines.some((l) => l.includes("the server's answer is larger than 16 MiB, the most Warden reads of one message; it was not read; closing the connection"))).toBe(true);
     expect(s.journal.read().filter((r) => r.type === 'server.data-read').at(-1)!.payload).toMatchObject({ target: 'hostile://big/50', outcome: 'failed' });
   });
 

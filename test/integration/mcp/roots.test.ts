@@ -136,7 +136,7 @@ describe('roots from the window’s side', () => {
     // Removing names a path, but only narrows: a folder that was never given changes nothing.
     expect(await raw('roots:remove', { ...key, path: '/etc' })).toEqual({ ok: true, value: { removed: false, roots: [] } });
     expect(await raw('roots:list', { serverId: key.serverId, accountId: 'someone-else' })).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
-    expect(await call('roots:list', key)).toEqual({ roots: [] });
+    expect(await call('roots:list', key)).toEqual({ roots: [], enforced: false });
   });
 
   it('removing an account forgets its folders (on disk too), and the server’s other accounts keep theirs', async () => {
@@ -153,7 +153,7 @@ describe('roots from the window’s side', () => {
     await call('roots:choose', home);
 
     await call('accounts:remove', { accountId: home.accountId });
-    expect(await call('roots:list', work)).toEqual({ roots: [{ path: workFolder, name: workFolder.split('/').at(-1) }] });
+    expect(await call('roots:list', work)).toEqual({ roots: [{ path: workFolder, name: workFolder.split('/').at(-1) }], enforced: false });
     await core.close();
     cores = cores.filter((c) => c !== core);
 
