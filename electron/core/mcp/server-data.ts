@@ -17,7 +17,6 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCode as RpcErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { WardenError } from '../../../shared/result';
-import type { PolicyState } from '../../../shared/domain/policy';
 import { journalEntry } from '../../../shared/domain/journal-events';
 import type { LogLevel, PromptGotView, PromptView, ResourceReadView, ResourceTemplateView, ResourceView, ServerFeaturesView } from '../../../shared/contract/server-data';
 import type { Clock, Journal } from '../ports';
@@ -27,6 +26,8 @@ import { DEFAULT_MAX_RESULT_BYTES } from '../gate/result-cap';
 import type { ConnectionManager } from './connection-manager';
 import type { ServerNoticeMethod } from './connection';
 import { cutUtf8, displayText, sanitizeForDisplay, sanitizeServerText } from '../text/sanitize';
+import type { PolicyState } from '../../../shared/domain/policy';
+import { accessRefusal } from './server-data-access';
 import { promptMessagesOf, promptModelText, promptView } from './prompts';
 import { resourceContentsOf, resourceModelText, resourceView, templateView } from './resources';
 
@@ -367,39 +368,6 @@ export class ServerData {
       }),
     ]);
   }
-}
-
-/**
- * Why the person's rules keep Warden from reading this server's resources or prompts, or
- * undefined when they do not.
- *
- * The rules for the server as a whole decide (tool rules name tools, which a resource is not):
- * the organization forbidding the server (or everything), or the person's most specific
- * server-wide rule being Disabled (this account's rule over every account's, over the global
- * one; the strictest at one level). A Disabled server is not read.
- */
-export function accessRefusal(policy: PolicyState, serverId: string, accountId: string, serverLabel: string): string | undefined {
-  for (const org of policy.organization) {
-    if (org.toolName !== null) continue;
-    if ((org.serverId === null || org.serverId === serverId) && (org.accountId === null || org.accountId === accountId)) {
-      if (org.mode !== 'ask' && org.mode !== 'allow') return `your organization's policy forbids ${serverLabel}; Warden does not read its resources or prompts`;
-    }
-  }
-  const levels: Array<(r: PolicyState['user'][number]) => boolean> = [
-    (r) => r.scope.kind === 'server' && r.scope.serverId === serverId && r.scope.accountId === accountId,
-    (r) => r.scope.kind === 'server' && r.scope.serverId === serverId && r.scope.accountId === null,
-    (r) => r.scope.kind === 'global',
-  ];
-  for (const matches of levels) {
-    const rules = policy.user.filter(matches);
-    if (rules.length === 0) continue;
-    // Anything but ask or allow (an invalid mode included) reads as Disabled, as the engine reads it.
-    if (rules.some((r) => r.mode !== 'ask' && r.mode !== 'allow')) {
-      return `you set ${serverLabel} to Disabled${rules[0]!.scope.kind === 'global' ? ' (your rule for every server)' : ''}; Warden does not read its resources or prompts`;
-    }
-    return undefined;
-  }
-  return undefined;
 }
 
 /** The next cursor, or null; a server that hands back the cursor it was given would loop forever. */

@@ -4,7 +4,7 @@
  * how a resource template's variables are found and filled in.
  */
 import { describe, expect, it } from 'vitest';
-import { accessRefusal } from '../../../electron/core/mcp/server-data';
+import { accessRefusal } from '../../../electron/core/mcp/server-data-access';
 import { PolicyState } from '../../../shared/domain/policy';
 import { expandTemplate, templateVariables } from '../../../shared/domain/uri-template';
 
