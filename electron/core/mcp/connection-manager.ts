@@ -26,17 +26,10 @@ import {
   type ToolsChange,
 } from './connection';
 import { LogRing, type LogLine } from './log-ring';
+import type { ServerDirectory } from './ports';
 import { CallNotSentError } from '../gate/call-outcome';
 import { serverKindOf, serverLocationOf } from '../preview/trusted-preview';
 import { displayStrings, displayText } from '../text/sanitize';
-
-/** Where the manager reads server definitions and accounts from (the settings store, or a test map). */
-export interface ServerDirectory {
-  /** The current definition of a server, or undefined if it does not exist. */
-  server(serverId: string): ServerDefinition | undefined;
-  /** Display label of an account, or undefined if the account does not exist for this server. */
-  accountLabel(serverId: string, accountId: string): string | undefined;
-}
 
 export interface ConnectionManagerOptions {
   directory: ServerDirectory;
@@ -195,6 +188,7 @@ export class ConnectionManager implements ToolRegistry, ToolExecutor {
     const reconnect: ReconnectPolicy = { baseDelayMs: 500, maxDelayMs: 30_000, maxAttempts: 6, ...this.options.reconnect };
     return new Connection({
       definition,
+      endpointHash: this.options.directory.endpointHash(definition),
       accountId,
       secrets: this.options.secrets,
       log: this.logFor(serverId, accountId),

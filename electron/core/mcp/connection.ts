@@ -35,7 +35,6 @@ import {
   type BuiltinServerDefinition,
   type ServerDefinition,
 } from '../../../shared/domain/servers';
-import { endpointHash } from '../settings/identity';
 import { systemClock, type BrowserOpener, type Clock, type SecretStore } from '../ports';
 import { ELICITATION_CAPABILITIES, registerElicitation, type Elicitor } from '../elicitation/elicitation';
 import { LogRing } from './log-ring';
@@ -155,6 +154,8 @@ export interface ReconnectPolicy {
 /** What a connection needs from the manager. */
 export interface ConnectionDeps {
   definition: ServerDefinition;
+  /** The definition's endpoint hash (from the server directory: the settings own identity). */
+  endpointHash: string;
   accountId: string;
   secrets: SecretStore;
   log: LogRing;
@@ -243,7 +244,7 @@ export class Connection {
   readonly endpointHash: string;
 
   constructor(private readonly deps: ConnectionDeps) {
-    this.endpointHash = endpointHash(deps.definition);
+    this.endpointHash = deps.endpointHash;
     if (deps.pinned) this.pins = { tools: new Map(Object.entries(deps.pinned.tools)), instructionsHash: deps.pinned.instructionsHash };
   }
 
