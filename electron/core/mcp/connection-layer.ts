@@ -13,7 +13,7 @@ import type { Clock, Journal, JournalRecord, SecretStore } from '../ports';
 import { systemClock } from '../ports';
 import { ConnectionManager, type ConnectionManagerOptions } from './connection-manager';
 import type { ServerCatalog, ServerDirectory } from './ports';
-import type { ToolsChange } from './connection';
+import type { ToolsChange } from './contract-diff';
 import { bindConnectionEvents, connectionHandlers } from './contract-handlers';
 
 /** Host-tunable parts of the connection layer (timeouts, backoff, OAuth hook, pins). */
