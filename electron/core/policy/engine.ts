@@ -266,20 +266,6 @@ export function decide(request: PolicyRequest, policyState: PolicyState, context
   return result(decision, reason, layer, chosen?.id ?? null, pin, configErrors);
 }
 
-/**
- * True if a rule that could apply to this identity looks at the call's arguments (only
- * tool + argument-constraint rules do).
- *
- * Why: when none does, the decision for an identity is the same for every call under the same
- * rules, tool pins and active account, so the gate may reuse it instead of normalizing the
- * arguments and deciding again on every call.
- */
-export function readsArguments(policyState: PolicyState, request: Pick<PolicyRequest, 'serverId' | 'accountId' | 'toolName'>): boolean {
-  const byAccount = compile(policyState).constraintRules.get(request.serverId);
-  if (!byAccount) return false;
-  return byAccount.get(request.accountId)?.has(request.toolName) === true || byAccount.get(ANY)?.has(request.toolName) === true;
-}
-
 /** The server's name as a person set it (its id only when no name is known). */
 function serverWords(request: PolicyRequest, context: PolicyContext): string {
   return context.labels?.server ?? request.serverId;
