@@ -1,16 +1,10 @@
 /**
  * One live MCP connection: one SDK `Client` for one (server, account), and its life — the status
  * (connecting | connected | error | auth_required | disconnected), connecting with a bound,
- * reconnecting with bounded exponential backoff after unexpected drops, and closing.
- *
- * The rest is in the files beside it, each usable on its own:
- * - transports.ts opens the transport of each kind of server (stdio, Streamable HTTP with SSE
- *   fallback, in-process) with its secrets;
- * - client-capabilities.ts builds the SDK client with what Warden offers the server;
- * - tapped-transport.ts wraps the transport so messages are seen at its edge, in arrival order;
- * - tool-listing.ts lists the tools and keeps the listing current (contract-diff.ts holds each
- *   listing against the pinned contracts);
- * - tool-call.ts sends `tools/call` and says how each call ended.
+ * reconnecting with bounded exponential backoff after unexpected drops, and closing. The rest is
+ * beside it: transports.ts opens each kind of server, client-capabilities.ts builds the client,
+ * tapped-transport.ts sees messages at the transport's edge in arrival order, tool-listing.ts
+ * (with the pure contract-diff.ts) keeps the listing current, tool-call.ts makes the calls.
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
