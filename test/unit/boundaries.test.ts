@@ -112,7 +112,7 @@ function coreUnitOf(path: string): string | null {
 /** What the policy engine may import inside the core (besides itself): the ground it decides with. */
 const POLICY_USES = ['policy', 'canonical', 'validation', 'local-path', 'ports'];
 /** What the gate may import inside the core (besides itself): the policy engine, the ports, and leaves. */
-const GATE_USES = ['gate', 'policy', 'ports', 'canonical', 'validation', 'preview', 'text', 'events', 'call-abort'];
+const GATE_USES = ['gate', 'policy', 'ports', 'canonical', 'validation', 'preview', 'text', 'events'];
 
 const MCP_NOT_SETTINGS = 'mcp reaches server definitions through a port, never settings/';
 
