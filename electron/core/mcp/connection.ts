@@ -82,10 +82,7 @@ export interface ConnectionDeps {
   onToolsChanged: (change: ToolsChange) => void;
   /** Opens the in-memory transport of a built-in server (the offline demo); absent = none available. */
   builtinTransport?: (builtin: BuiltinServerDefinition['builtin']) => Promise<Transport>;
-  /**
-   * Receives the server's log messages and resource notices (see server-data.ts), in arrival
-   * order; `params` is the server's, unchecked.
-   */
+  /** Receives the server's log messages and resource notices (server-data.ts) in arrival order; `params` unchecked. */
   onServerNotice?: (method: ServerNoticeMethod, params: unknown) => void;
 }
 
