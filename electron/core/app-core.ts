@@ -46,6 +46,7 @@ import type { VerifyOptions } from './ledger/verify';
 import type { LedgerVerifyResult } from '../../shared/domain/ledger';
 import type { Redactor } from './redact/redactor';
 import { ServerAutostart, type AutostartPolicy } from './mcp/autostart';
+import { serverCatalogOf, serverSwitchesOf } from './server-ports';
 import { ServerData, serverDataHandlers } from './mcp/server-data';
 import { denyingSamplingAsker, SamplingService, type SamplingAsker, type SamplingLimits, type SamplingModelChoice } from './sampling/sampling-service';
 
@@ -294,8 +295,9 @@ export function createCore(deps: CoreDeps): WardenCore {
       void sampling.forgetMissingAccounts(change.serverId, (accountId) => live.has(accountId));
     }
   });
+  const serverCatalog = serverCatalogOf(serversModule.service);
   const connections = createConnectionLayer({
-    service: serversModule.service,
+    service: serverCatalog,
     secrets: serversModule.secrets,
     events,
     journal,
@@ -356,8 +358,8 @@ export function createCore(deps: CoreDeps): WardenCore {
   demoOffered.catch(() => undefined);
   const autostart = new ServerAutostart({
     manager: connections.manager,
-    servers: serversModule.service,
-    settings: serversModule.settings,
+    servers: serverCatalog,
+    switches: serverSwitchesOf(serversModule.settings),
     events,
     clock,
     ...(deps.autostartPolicy ? { policy: deps.autostartPolicy } : {}),

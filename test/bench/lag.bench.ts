@@ -27,6 +27,7 @@ import { systemClock } from '../../electron/core/ports';
 import { nodeLedgerFs, slowSyncFs, type LedgerFs } from '../../electron/core/ledger/ledger-fs';
 import { LedgerService } from '../../electron/core/ledger/service';
 import { ConnectionManager } from '../../electron/core/mcp/connection-manager';
+import { endpointHash } from '../../electron/core/settings/identity';
 import type { ServerDefinition } from '../../shared/domain/servers';
 import { PolicyState } from '../../shared/domain/policy';
 import type { BenchModule } from './harness';
@@ -40,7 +41,7 @@ const CONCURRENCY = 64;
 export async function lagWith(dir: string, fs: LedgerFs | 'memory journal'): Promise<{ p99: number; max: number; callsPerSecond: number; fsyncs: number; own: OwnDelay | null }> {
   const def: ServerDefinition = { id: 'everything', name: 'Everything', transport: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'], env: [] };
   const manager = new ConnectionManager({
-    directory: { server: (id) => (id === def.id ? def : undefined), accountLabel: () => 'Default' },
+    directory: { server: (id) => (id === def.id ? def : undefined), accountLabel: () => 'Default', endpointHash },
     secrets: { get: async () => null, set: async () => {}, delete: async () => false },
   });
   const service = fs === 'memory journal' ? null : await LedgerService.open({ dir, fs, verifyInBackground: false });

@@ -27,6 +27,7 @@ import type { SecretStore } from '../../electron/core/ports';
 import { MemoryJournal } from '../../electron/core/memory-journal';
 import { systemClock } from '../../electron/core/ports';
 import { ConnectionManager } from '../../electron/core/mcp/connection-manager';
+import { endpointHash } from '../../electron/core/settings/identity';
 import type { ServerDefinition } from '../../shared/domain/servers';
 import { PolicyState } from '../../shared/domain/policy';
 import { percentiles, type BenchModule } from './harness';
@@ -41,7 +42,7 @@ const median = (xs: number[]) => percentiles(xs, [50])[0]!;
 
 function directory(defs: ServerDefinition[]) {
   const byId = new Map(defs.map((d) => [d.id, d]));
-  return { server: (id: string) => byId.get(id), accountLabel: (id: string, a: string) => (byId.has(id) && a === 'default' ? 'Default' : undefined) };
+  return { server: (id: string) => byId.get(id), accountLabel: (id: string, a: string) => (byId.has(id) && a === 'default' ? 'Default' : undefined), endpointHash };
 }
 const noSecrets = { get: async () => null, set: async () => {}, delete: async () => false };
 

@@ -33,6 +33,7 @@ import { createGuardedFetch } from '../../electron/core/mcp/oauth/url-policy';
 import { OAuthNetworkScope } from '../../electron/core/mcp/oauth/network-scope';
 import { decide } from '../../electron/core/policy';
 import { contractHash, endpointHash } from '../../electron/core/canonical';
+import { endpointHash as serverEndpointHash } from '../../electron/core/settings/identity';
 import type { BrowserOpener, SecretStore } from '../../electron/core/ports';
 import { secretKey } from '../../shared/domain/servers';
 import type { PolicyState } from '../../shared/domain/policy';
@@ -244,7 +245,7 @@ async function runThroughConnectionLayer(serverUrl: string, allowed: readonly st
     auth: { kind: 'none' },
   } as ServerDefinition;
   const manager = new ConnectionManager({
-    directory: { server: (id) => (id === SERVER_ID ? definition : undefined), accountLabel: (_s, a) => (a === ACCOUNT_ID ? 'Default' : undefined) },
+    directory: { server: (id) => (id === SERVER_ID ? definition : undefined), accountLabel: (_s, a) => (a === ACCOUNT_ID ? 'Default' : undefined), endpointHash: serverEndpointHash },
     secrets: new MemorySecretStore(),
     clientInfo: { name: 'warden-conformance', version: '0.1.0' },
     reconnect: { maxAttempts: 0 },

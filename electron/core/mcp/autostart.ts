@@ -13,14 +13,14 @@
  * started by hand that fails stays failed (Restart is one click away); a server that needs a
  * sign-in is never retried (only the person can sign in).
  */
-import type { Account, ServerDefinition } from '../../../shared/domain/servers';
+import type { ServerDefinition } from '../../../shared/domain/servers';
 import type { ServerOverviewRow, ServerRunState, ServersOverview } from '../../../shared/contract/servers';
 import { WardenError } from '../../../shared/result';
 import type { CoreEvents } from '../events';
 import type { Clock } from '../ports';
-import type { SettingsRepository } from '../settings/settings-repository';
 import type { ConnectionManager } from './connection-manager';
 import type { ConnectionStatus } from './connection';
+import type { ServerCatalog, ServerSwitches } from './ports';
 import { sanitizeForDisplay } from '../text/sanitize';
 
 /** How automatic attempts after a failed connect are spaced. */
@@ -37,8 +37,8 @@ const DEFAULT_POLICY: AutostartPolicy = { baseDelayMs: 2_000, maxDelayMs: 60_000
 
 export interface AutostartDeps {
   manager: ConnectionManager;
-  servers: { definitions(): readonly ServerDefinition[]; getServer(serverId: string): ServerDefinition | undefined; accountsOf(serverId: string): readonly Account[]; onChange(listener: (change: { serverId: string | null; reason: string }) => void): () => void };
-  settings: SettingsRepository;
+  servers: Pick<ServerCatalog, 'definitions' | 'getServer' | 'accountsOf' | 'onChange'>;
+  switches: ServerSwitches;
   events: CoreEvents;
   clock: Clock;
   policy?: Partial<AutostartPolicy>;
@@ -84,13 +84,13 @@ export class ServerAutostart {
         if (change.reason === 'removed' && change.serverId !== null) this.forget(change.serverId);
         this.queueOverview();
       }),
-      deps.settings.onChange(() => this.queueOverview()),
+      deps.switches.onChange(() => this.queueOverview()),
     );
   }
 
   /** Whether a server is on (everything not listed as turned off). */
   isEnabled(serverId: string): boolean {
-    return !(this.deps.settings.get().preferences.disabledServers ?? []).includes(serverId);
+    return !this.deps.switches.disabled().includes(serverId);
   }
 
   /**
@@ -105,13 +105,10 @@ export class ServerAutostart {
   /** Turns a server on or off, saved in settings; on connects it now, off disconnects every account. */
   async setEnabled(serverId: string, enabled: boolean): Promise<ServerOverviewRow> {
     this.requireServer(serverId);
-    this.deps.settings.update((draft) => {
-      const off = new Set(draft.preferences.disabledServers ?? []);
-      if (enabled) off.delete(serverId);
-      else off.add(serverId);
-      if (off.size === 0) delete draft.preferences.disabledServers;
-      else draft.preferences.disabledServers = [...off];
-    });
+    const off = new Set(this.deps.switches.disabled());
+    if (enabled) off.delete(serverId);
+    else off.add(serverId);
+    this.deps.switches.setDisabled([...off]);
     if (enabled) {
       void this.start(serverId);
     } else {
@@ -188,13 +185,9 @@ export class ServerAutostart {
   private forget(serverId: string): void {
     this.stop(serverId);
     this.generations.delete(serverId);
-    const off = this.deps.settings.get().preferences.disabledServers;
-    if (off?.includes(serverId) && !this.deps.settings.problem) {
-      this.deps.settings.update((draft) => {
-        const rest = (draft.preferences.disabledServers ?? []).filter((id) => id !== serverId);
-        if (rest.length === 0) delete draft.preferences.disabledServers;
-        else draft.preferences.disabledServers = rest;
-      });
+    const off = this.deps.switches.disabled();
+    if (off.includes(serverId) && this.deps.switches.canSave()) {
+      this.deps.switches.setDisabled(off.filter((id) => id !== serverId));
     }
   }
 

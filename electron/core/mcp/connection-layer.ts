@@ -1,6 +1,7 @@
 /**
  * Assembles the connection layer for app-core: a ConnectionManager reading server definitions
- * and accounts from the ServerService, the `connections:*` handlers, and event forwarding.
+ * and accounts from the server catalog (the settings, through a port), the `connections:*`
+ * handlers, and event forwarding.
  * Edits and removals of a server or account close its connections, so a connection never keeps
  * running a command (or talking to a URL) the settings no longer say.
  */
@@ -10,9 +11,9 @@ import type { CoreEvents } from '../events';
 import { journalEntry } from '../../../shared/domain/journal-events';
 import type { Clock, Journal, JournalRecord, SecretStore } from '../ports';
 import { systemClock } from '../ports';
-import type { ServerService } from '../settings/server-service';
-import { ConnectionManager, type ConnectionManagerOptions, type ServerDirectory } from './connection-manager';
-import type { ToolsChange } from './connection';
+import { ConnectionManager, type ConnectionManagerOptions } from './connection-manager';
+import type { ServerCatalog, ServerDirectory } from './ports';
+import type { ToolsChange } from './contract-diff';
 import { bindConnectionEvents, connectionHandlers } from './contract-handlers';
 
 /** Host-tunable parts of the connection layer (timeouts, backoff, OAuth hook, pins). */
@@ -20,14 +21,15 @@ export type ConnectionLayerOptions = Partial<Omit<ConnectionManagerOptions, 'dir
   authProviderFor?: (definition: ServerDefinition, accountId: string) => OAuthClientProvider | undefined;
 };
 
-/** The directory view of the ServerService the manager reads definitions and accounts from. */
-export function directoryOf(service: Pick<ServerService, 'getServer' | 'accountsOf'>): ServerDirectory {
+/** The directory view of the server catalog the manager reads definitions and accounts from. */
+export function directoryOf(catalog: Pick<ServerCatalog, 'getServer' | 'accountsOf' | 'endpointHash'>): ServerDirectory {
   return {
-    server: (serverId) => service.getServer(serverId),
+    server: (serverId) => catalog.getServer(serverId),
     accountLabel: (serverId, accountId) => {
-      if (!service.getServer(serverId)) return undefined;
-      return service.accountsOf(serverId).find((a) => a.id === accountId)?.label;
+      if (!catalog.getServer(serverId)) return undefined;
+      return catalog.accountsOf(serverId).find((a) => a.id === accountId)?.label;
     },
+    endpointHash: (definition) => catalog.endpointHash(definition),
   };
 }
 
@@ -71,7 +73,7 @@ export function contractChangeEntries(change: ToolsChange, at: number) {
  * `dispose` disconnects everything (no child process outlives the core).
  */
 export function createConnectionLayer(deps: {
-  service: ServerService;
+  service: ServerCatalog;
   secrets: SecretStore;
   events: CoreEvents;
   journal?: Journal;

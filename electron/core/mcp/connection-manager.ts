@@ -15,28 +15,14 @@ import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { BrowserOpener, Clock, SecretStore } from '../ports';
 import type { Elicitor } from '../elicitation/elicitation';
 import type { SamplingAnswer } from './sampling-handler';
-import {
-  Connection,
-  type CallProgress,
-  type ConnectionDeps,
-  type ConnectionStatus,
-  type DiscoveredTool,
-  type ReconnectPolicy,
-  type ServerNoticeMethod,
-  type ToolsChange,
-} from './connection';
+import { Connection, type ConnectionDeps, type ConnectionStatus, type ReconnectPolicy, type ServerNoticeMethod } from './connection';
+import type { DiscoveredTool, ToolsChange } from './contract-diff';
+import type { CallProgress } from './tool-call';
 import { LogRing, type LogLine } from './log-ring';
+import type { ServerDirectory } from './ports';
 import { CallNotSentError } from '../gate/call-outcome';
 import { serverKindOf, serverLocationOf } from '../preview/trusted-preview';
 import { displayStrings, displayText } from '../text/sanitize';
-
-/** Where the manager reads server definitions and accounts from (the settings store, or a test map). */
-export interface ServerDirectory {
-  /** The current definition of a server, or undefined if it does not exist. */
-  server(serverId: string): ServerDefinition | undefined;
-  /** Display label of an account, or undefined if the account does not exist for this server. */
-  accountLabel(serverId: string, accountId: string): string | undefined;
-}
 
 export interface ConnectionManagerOptions {
   directory: ServerDirectory;
@@ -109,14 +95,6 @@ function relistAfter(option: ConnectionManagerOptions['relistAfterMs']): () => n
 type Key = string;
 // Ids never contain NUL (EntityId is [a-z0-9-]), so this is unambiguous and cheaper than JSON.
 const keyOf = (serverId: string, accountId: string): Key => `${serverId}\u0000${accountId}`;
-
-/** Which operation and tool a call's progress belongs to (the progress tag of one call). */
-class ProgressTag {
-  constructor(
-    readonly operationId: string,
-    readonly target: { serverId: string; accountId: string; toolName: string },
-  ) {}
-}
 
 /** Owns every MCP connection; implements the gate's ToolRegistry and ToolExecutor. */
 export class ConnectionManager implements ToolRegistry, ToolExecutor {
@@ -195,6 +173,7 @@ export class ConnectionManager implements ToolRegistry, ToolExecutor {
     const reconnect: ReconnectPolicy = { baseDelayMs: 500, maxDelayMs: 30_000, maxAttempts: 6, ...this.options.reconnect };
     return new Connection({
       definition,
+      endpointHash: this.options.directory.endpointHash(definition),
       accountId,
       secrets: this.options.secrets,
       log: this.logFor(serverId, accountId),
@@ -225,7 +204,6 @@ export class ConnectionManager implements ToolRegistry, ToolExecutor {
         for (const l of this.listeners.toolsChanged) l(change);
         this.emitRegistry({ kind: 'tools-changed', serverId, accountId });
       },
-      onCallProgress: (tag, progress) => this.forwardProgress(tag as ProgressTag, progress),
       onServerNotice: (method, params) => {
         for (const l of this.listeners.notice) {
           try {
@@ -392,22 +370,22 @@ export class ConnectionManager implements ToolRegistry, ToolExecutor {
     if (!connection) return Promise.reject(new CallNotSentError(`${target.serverId}/${target.accountId} is not connected`));
     // Progress is asked of the server only while someone listens for it (the UI subscribes once,
     // at start): a progressToken makes the server parse and send more for nothing otherwise.
-    // No closure per call: progress comes back tagged with this call's ids (see forwardProgress).
+    const operationId = options.operationId;
     return connection.callTool(target.toolName, args, {
       signal: options.signal,
       timeoutMs: options.timeoutMs,
-      progressTag: this.listeners.progress.size === 0 ? undefined : new ProgressTag(options.operationId, target),
+      ...(this.listeners.progress.size === 0 ? {} : { onProgress: (progress: CallProgress) => this.forwardProgress(operationId, target, progress) }),
     });
   }
 
-  private forwardProgress(tag: ProgressTag, progress: CallProgress): void {
+  private forwardProgress(operationId: string, target: { serverId: string; accountId: string; toolName: string }, progress: CallProgress): void {
     for (const l of this.listeners.progress) {
       try {
-        l(tag.operationId, tag.target, progress);
+        l(operationId, target, progress);
       } catch (error) {
         // A listener's failure (e.g. the UI event contract refusing a value) must not reach the
         // server's stdout handler.
-        console.error(`connections: a progress listener failed for operation ${tag.operationId}`, error);
+        console.error(`connections: a progress listener failed for operation ${operationId}`, error);
       }
     }
   }

@@ -9,7 +9,9 @@ import { afterEach } from 'vitest';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { HttpServerDefinition, ServerDefinition, StdioServerDefinition } from '../../../shared/domain/servers';
-import { ConnectionManager, type ConnectionManagerOptions, type ServerDirectory } from '../../../electron/core/mcp/connection-manager';
+import { ConnectionManager, type ConnectionManagerOptions } from '../../../electron/core/mcp/connection-manager';
+import type { ServerDirectory } from '../../../electron/core/mcp/ports';
+import { endpointHash } from '../../../electron/core/settings/identity';
 import type { SecretStore } from '../../../electron/core/ports';
 
 export const ROOT = resolve(import.meta.dirname, '../../..');
@@ -73,6 +75,9 @@ export class MapDirectory implements ServerDirectory {
   }
   accountLabel(serverId: string, accountId: string): string | undefined {
     return this.accounts.get(serverId)?.get(accountId);
+  }
+  endpointHash(definition: ServerDefinition): string {
+    return endpointHash(definition);
   }
 }
 

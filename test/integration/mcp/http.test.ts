@@ -5,7 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BEARER_SECRET, headerSecretName, secretKey } from '../../../shared/domain/servers';
-import type { ConnectionStatus, ToolsChange } from '../../../electron/core/mcp/connection';
+import type { ConnectionStatus } from '../../../electron/core/mcp/connection';
+import type { ToolsChange } from '../../../electron/core/mcp/contract-diff';
 import { firstText, httpDefinition, makeManager, startHttpFixture, waitUntil, type StartedHttpServer, trackManagers } from './helpers';
 
 const track = trackManagers();

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { secretKey, envSecretName } from '../../../shared/domain/servers';
-import type { CallProgress } from '../../../electron/core/mcp/connection';
+import type { CallProgress } from '../../../electron/core/mcp/tool-call';
 import { CallNotSentError, outcomeOf, ToolCallFailedError } from '../../../electron/core/gate/call-outcome';
 import { firstText, isAlive, makeManager, stdioFixture, waitUntil, trackManagers } from './helpers';
 

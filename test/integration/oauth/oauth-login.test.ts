@@ -17,6 +17,7 @@ import { KeytarSecretStore } from '../../../electron/core/secrets/keytar-secret-
 import { openConfSettingsStore } from '../../../electron/core/settings/conf-settings-store';
 import { SettingsRepository } from '../../../electron/core/settings/settings-repository';
 import { ServerService } from '../../../electron/core/settings/server-service';
+import { endpointHash as serverEndpointHash } from '../../../electron/core/settings/identity';
 import type { BrowserOpener } from '../../../electron/core/ports';
 import { parseSecretKey } from '../../../shared/domain/servers';
 import { AuthStatus, authChannels } from '../../../shared/contract/auth';
@@ -120,6 +121,7 @@ async function world(options: FixtureOptions & { loginTimeoutMs?: number } = {},
     directory: {
       server: (id) => servers.getServer(id),
       accountLabel: (sid, aid) => servers.accountsOf(sid).find((a) => a.id === aid)?.label,
+      endpointHash: serverEndpointHash,
     },
     secrets,
     authProviderFor: (def, acct) => oauth.providerFor(def, acct),
