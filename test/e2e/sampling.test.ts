@@ -98,8 +98,10 @@ describe('whether a server may use the person’s model, as a person sees it', (
 
     // Confirmed: Ask me each time is saved and shown.
     confirmNext = true;
-    await page.getByTestId(`${prefix}-sampling-ask`).check();
+    // A click, not check(): the radio follows the core's answer, which comes after the dialog.
+    await page.getByTestId(`${prefix}-sampling-ask`).click();
     await expect.poll(() => section.getByRole('status').innerText()).toBe('Saved.');
+    await expect.poll(() => page.getByTestId(`${prefix}-sampling-ask`).isChecked()).toBe(true);
     expect((await call<{ setting: { mode: string } }>('sampling:get', key)).setting.mode).toBe('ask');
     await look(page, 'sampling-ask', { focus: section });
     expect(errors.pageErrors).toEqual([]);
