@@ -5,6 +5,7 @@
  * HTTP fixtures on a random loopback port and to wait for conditions without fixed sleeps.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
 import { afterEach } from 'vitest';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -165,6 +166,36 @@ export async function startHttpProcess(
 /** Starts a fixture in `--http` or `--sse` mode. */
 export function startHttpFixture(fixture: string, mode: '--http' | '--sse', env: Record<string, string> = {}): Promise<StartedHttpServer> {
   return startHttpProcess(process.execPath, ['--import', TSX_LOADER, fixturePath(fixture), mode], { env });
+}
+
+/** The published server-everything (its stdio and Streamable HTTP modes are what the reference tests drive). */
+export const EVERYTHING = resolve(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+
+/** A port nothing listens on right now (another process may still take it before it is used). */
+export function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolvePort(port));
+    });
+  });
+}
+
+/** server-everything over Streamable HTTP on a free port, tried again if the port was taken between probing and listening. */
+export async function startEverythingHttp(): Promise<StartedHttpServer> {
+  for (let attempt = 0; ; attempt++) {
+    const port = await freePort();
+    try {
+      return await startHttpProcess(process.execPath, [EVERYTHING, 'streamableHttp'], {
+        env: { PORT: String(port) },
+        urlFrom: (_out, err) => (err.includes(`listening on port ${port}`) ? `http://127.0.0.1:${port}/mcp` : undefined),
+      });
+    } catch (error) {
+      if (attempt >= 3) throw error;
+    }
+  }
 }
 
 /** The text of the first text content block of a tool result. */

@@ -5,9 +5,8 @@
  * never name a folder to add.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createCore, type WardenCore } from '../../../electron/core/app-core';
@@ -19,9 +18,8 @@ import type { ChannelName } from '../../../shared/ipc';
 import type { ServerView } from '../../../shared/domain/servers';
 import { scriptedFileDialogs } from '../../host/standin-file-dialogs';
 import { RootsService } from '../../../electron/core/mcp/roots';
-import { MapSecretStore, ROOT, startHttpProcess, waitUntil, type StartedHttpServer } from './helpers';
+import { EVERYTHING, MapSecretStore, startEverythingHttp, waitUntil, type StartedHttpServer } from './helpers';
 
-const EVERYTHING = resolve(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 
 class ListableMapSecretStore extends MapSecretStore {
   async keys(prefix: string): Promise<string[]> {
@@ -64,32 +62,11 @@ function startCore() {
   return { core, dialogs, call, raw };
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolvePort(port));
-    });
-  });
-}
-
 async function everythingDraft(transport: 'stdio' | 'http') {
   if (transport === 'stdio') return { name: 'Everything', transport: 'stdio' as const, command: process.execPath, args: [EVERYTHING, 'stdio'], env: [] };
-  for (let attempt = 0; ; attempt++) {
-    const port = await freePort();
-    try {
-      const started = await startHttpProcess(process.execPath, [EVERYTHING, 'streamableHttp'], {
-        env: { PORT: String(port) },
-        urlFrom: (_out, err) => (err.includes(`listening on port ${port}`) ? `http://127.0.0.1:${port}/mcp` : undefined),
-      });
-      servers.push(started);
-      return { name: 'Everything', transport: 'http' as const, url: started.url };
-    } catch (error) {
-      if (attempt >= 3) throw error; // the port was taken between probing and listening
-    }
-  }
+  const started = await startEverythingHttp();
+  servers.push(started);
+  return { name: 'Everything', transport: 'http' as const, url: started.url };
 }
 
 /** What server-everything says its roots are, asked through the gate. */

@@ -7,7 +7,7 @@
  */
 import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createCore, type WardenCore } from '../../../electron/core/app-core';
 import { dispatch } from '../../../electron/core/dispatch';
@@ -19,12 +19,11 @@ import type { ServerView } from '../../../shared/domain/servers';
 import { validateJournalEntry } from '../../../shared/domain/journal-events';
 import { confirmEveryServerChange } from '../../host/standin-server-confirmer';
 import { startAnthropicFixture, type FixtureTurn, type ModelFixture, type RecordedRequest } from '../../fixtures/models';
-import { MapSecretStore, ROOT, TSX_LOADER } from '../mcp/helpers';
+import { EVERYTHING, MapSecretStore, ROOT, TSX_LOADER, startEverythingHttp, type StartedHttpServer } from '../mcp/helpers';
 import { LedgerService } from '../../../electron/core/ledger/service';
 import { REDACTED, Redactor } from '../../../electron/core/redact/redactor';
 import { allFiles, recordsOf } from '../../unit/ledger/helpers';
 
-const EVERYTHING = resolve(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 const KEY = 'sk-ant-sampling-test-key-0123456789';
 
 class ListableMapSecretStore extends MapSecretStore {
@@ -379,10 +378,18 @@ describe('sampling in the durable ledger', () => {
   });
 });
 
-describe('server-everything’s sampling tool over stdio', () => {
-  it('trigger-sampling-request gets the person’s model’s reply once allowed, and a refusal while off', async () => {
+describe('server-everything’s sampling tool', () => {
+  let http: StartedHttpServer | undefined;
+  afterEach(async () => {
+    await http?.stop();
+    http = undefined;
+  });
+
+  it.each(['stdio', 'Streamable HTTP'] as const)('over %s: trigger-sampling-request gets the person’s model’s reply once allowed, and a refusal while off', async (transport) => {
     const { core: c, call } = await startCore();
-    const key = await addServer(call, { name: 'Everything', transport: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'], env: [] }, ['trigger-sampling-request']);
+    if (transport === 'Streamable HTTP') http = await startEverythingHttp();
+    const draft = http ? { name: 'Everything', transport: 'http', url: http.url } : { name: 'Everything', transport: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'], env: [] };
+    const key = await addServer(call, draft, ['trigger-sampling-request']);
     const run = () => c.gate.gate.request({ source: 'user', ...key, toolName: 'trigger-sampling-request', arguments: { prompt: 'Say hi', maxTokens: 20 } });
     const off = await run();
     expect(JSON.stringify(off.error ?? off.result)).toContain('sampling is off for Everything (Work)');
