@@ -148,8 +148,10 @@ describe('the folders a server may work in, as a person sees them', () => {
 
     const box = page.getByTestId(`${prefix}-roots-enforce`);
     expect(await box.isChecked()).toBe(false);
-    await box.check();
+    // A click, not check(): the box follows the core's answer, which can come after the click returns.
+    await box.click();
     await expect.poll(() => section.getByRole('status').innerText()).toContain('now ask first');
+    await expect.poll(() => box.isChecked()).toBe(true);
     expect(await section.innerText()).toContain('Warden keeps it inside them');
     expect(await call('roots:list', key)).toMatchObject({ enforced: true });
     await look(page, 'roots-enforced', { focus: section });
