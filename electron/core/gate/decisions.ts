@@ -2,13 +2,13 @@
  * The gate's questions to the policy: the decision for an operation under current state (at
  * request, approval and immediately before sending), and the re-check that first recomputes the
  * fingerprint from what the server lists now. The engine decides; this only gathers its inputs
- * (path normalization, labels, the active account).
+ * (path normalization, labels, the active account) and keeps the decisions that cannot change.
  */
 import type { RequestOrigin, ToolIdentity } from '../../../shared/domain/journal-events';
 import type { PolicyDecision, PolicyState } from '../../../shared/domain/policy';
 import { canonicalCopy } from '../canonical/canonical-json';
 import { fingerprint as computeFingerprint } from '../canonical/hashes';
-import { decide, inactiveAccount, rootFoldersOf, rootsEnforced } from '../policy/engine';
+import { decide, inactiveAccount, readsArguments, rootFoldersOf, rootsEnforced } from '../policy/engine';
 import { argumentPathsOf, normalizeForPolicy, pathRulesFor } from '../policy/normalize';
 import type { PathFs, PathSemantics } from '../policy/paths';
 import type { ArgumentValidator } from './arguments';
@@ -33,8 +33,34 @@ export type Recheck =
   | { kind: 'invalidated'; reason: string; fingerprint: string; decision?: PolicyDecision }
   | { kind: 'ok'; fingerprint: string; decision: PolicyDecision };
 
+/** A decision and everything it was made from, except the arguments (which it did not read). */
+interface CachedDecision {
+  user: PolicyState['user'];
+  conversation: PolicyState['conversation'];
+  organization: PolicyState['organization'];
+  safeMode: PolicyState['safeMode'];
+  defaultMode: PolicyState['defaultMode'];
+  activeAccounts: PolicyState['activeAccounts'];
+  enforcedRoots: PolicyState['enforcedRoots'];
+  rootFolders: PolicyState['rootFolders'];
+  conversationId: string | null;
+  serverId: string;
+  accountId: string;
+  toolName: string;
+  contractHash: string;
+  endpointHash: string;
+  annotations: ToolDescriptor['annotations'];
+  serverLabel: ToolDescriptor['serverLabel'];
+  accountLabel: ToolDescriptor['accountLabel'];
+  unverifiedListing: ToolDescriptor['unverifiedListing'];
+  decision: PolicyDecision;
+}
+
 /** Decides operations for one gate. */
 export class GateDecisions {
+  /** Recent decisions for identities no argument constraint applies to (see `decideNow`). */
+  private readonly decisions = new WeakMap<ToolDescriptor, CachedDecision>();
+
   constructor(
     private readonly policy: PolicySource,
     private readonly registry: ToolRegistry,
@@ -42,14 +68,65 @@ export class GateDecisions {
     private readonly names: OperationNames | undefined,
   ) {}
 
-  /**
-   * The policy decision for an operation under current state (request, approval, pre-execute),
-   * decided afresh every time: it goes into records and previews, so it is frozen.
-   */
+  /** The policy decision for an operation under current state (request, approval, pre-execute). */
   decideNow(op: Operation, tool: ToolDescriptor | undefined): PolicyDecision {
-    const decision = this.decideUnfrozen(op, tool, this.policy.current());
+    const state = this.policy.current();
+    // Without argument constraints (or a folder wall) the decision depends only on the rules, the
+    // tool's pins and labels, the conversation, the active account and the walls: reuse it while
+    // all of those are the same.
+    // Cached per descriptor object (registries hand out one per listed tool), with every input
+    // compared again, so a registry that builds or edits descriptors only misses, never goes stale.
+    const hit = tool ? this.decisions.get(tool) : undefined;
+    if (
+      hit !== undefined &&
+      hit.user === state.user &&
+      hit.conversation === state.conversation &&
+      hit.organization === state.organization &&
+      hit.safeMode === state.safeMode &&
+      hit.defaultMode === state.defaultMode &&
+      hit.activeAccounts === state.activeAccounts &&
+      hit.enforcedRoots === state.enforcedRoots &&
+      hit.rootFolders === state.rootFolders &&
+      hit.conversationId === op.origin.conversationId &&
+      hit.serverId === op.identity.serverId &&
+      hit.accountId === op.identity.accountId &&
+      hit.toolName === op.identity.toolName &&
+      hit.contractHash === tool!.contractHash &&
+      hit.endpointHash === tool!.endpointHash &&
+      hit.annotations === tool!.annotations &&
+      hit.serverLabel === tool!.serverLabel &&
+      hit.accountLabel === tool!.accountLabel &&
+      hit.unverifiedListing === tool!.unverifiedListing
+    ) {
+      return hit.decision;
+    }
+    const decision = this.decideUnfrozen(op, tool, state);
     Object.freeze(decision.configErrors);
-    return Object.freeze(decision);
+    Object.freeze(decision);
+    if (tool && !readsArguments(state, op.identity)) {
+      this.decisions.set(tool, {
+        user: state.user,
+        conversation: state.conversation,
+        organization: state.organization,
+        safeMode: state.safeMode,
+        defaultMode: state.defaultMode,
+        activeAccounts: state.activeAccounts,
+        enforcedRoots: state.enforcedRoots,
+        rootFolders: state.rootFolders,
+        conversationId: op.origin.conversationId,
+        serverId: op.identity.serverId,
+        accountId: op.identity.accountId,
+        toolName: op.identity.toolName,
+        contractHash: tool.contractHash,
+        endpointHash: tool.endpointHash,
+        annotations: tool.annotations,
+        serverLabel: tool.serverLabel,
+        accountLabel: tool.accountLabel,
+        unverifiedListing: tool.unverifiedListing,
+        decision,
+      });
+    }
+    return decision;
   }
 
   /** An account's name for explanations: as listed, else as configured, else "another account". */

@@ -323,6 +323,21 @@ function outsideRoots(request: PolicyRequest, state: PolicyState, context: Polic
   return null;
 }
 
+/**
+ * True if a rule that could apply to this identity looks at the call's arguments (only
+ * tool + argument-constraint rules do, and a server's folder wall).
+ *
+ * Why: when none does, the decision for an identity is the same for every call under the same
+ * rules, tool pins and active account, so the gate may reuse it instead of normalizing the
+ * arguments and deciding again on every call.
+ */
+export function readsArguments(policyState: PolicyState, request: Pick<PolicyRequest, 'serverId' | 'accountId' | 'toolName'>): boolean {
+  if (rootsEnforced(policyState, request.serverId)) return true;
+  const byAccount = compile(policyState).constraintRules.get(request.serverId);
+  if (!byAccount) return false;
+  return byAccount.get(request.accountId)?.has(request.toolName) === true || byAccount.get(ANY)?.has(request.toolName) === true;
+}
+
 /** The server's name as a person set it (its id only when no name is known). */
 function serverWords(request: PolicyRequest, context: PolicyContext): string {
   return context.labels?.server ?? request.serverId;

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { decide, hostPaths } from '../../../electron/core/policy';
+import { readsArguments } from '../../../electron/core/policy/engine';
 import { argumentPathsOf, pathArgumentNames } from '../../../electron/core/policy/normalize';
 import type { PolicyContext, PolicyRequest, PolicyState, UserRule } from '../../../shared/domain/policy';
 
@@ -82,6 +83,11 @@ describe('roots wall: the policy engine', () => {
     expect(ask.decision).toBe('ask');
     expect(ask.reason).toMatch(/^Asks: you set Ask for read_file on Files \(Work\); also, arguments\.path "\/etc\/passwd" is outside the folders/);
     expect(decideArgs({ query: 'hello' })).toMatchObject({ decision: 'allow' });
+  });
+
+  it('the decision depends on the arguments for a walled server (the gate must not reuse it across calls)', () => {
+    expect(readsArguments(walled(), { serverId: 'fs', accountId: 'work', toolName: 'read_file' })).toBe(true);
+    expect(readsArguments(walled({ enforcedRoots: [] }), { serverId: 'fs', accountId: 'work', toolName: 'read_file' })).toBe(false);
   });
 
   it('a symlink inside a folder that leads outside it is outside (resolved as the system opens it)', () => {
