@@ -5,7 +5,6 @@
  * with dispatch, exactly as the window does. No native dialog answers a form: the person does,
  * in the app, and an answer only ever answers the server that asked.
  */
-import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createCore, type WardenCore } from '../../../electron/core/app-core';
@@ -16,7 +15,7 @@ import { systemClock } from '../../../electron/core/ports';
 import type { ChannelName } from '../../../shared/ipc';
 import type { ServerView } from '../../../shared/domain/servers';
 import type { ElicitationQuestion, RefusedFormView } from '../../../shared/contract/elicitation';
-import { MapSecretStore, ROOT, startHttpFixture, startHttpProcess, stdioFixture, waitUntil, type StartedHttpServer } from '../mcp/helpers';
+import { freePort, MapSecretStore, ROOT, startHttpFixture, startHttpProcess, stdioFixture, waitUntil, type StartedHttpServer } from '../mcp/helpers';
 
 const EVERYTHING = resolve(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 
@@ -66,17 +65,6 @@ async function addAndConnect(call: ReturnType<typeof startCore>['call'], draft: 
   expect(view.status.state).toBe('connected');
   for (const toolName of allowed) await call('permissions:set', { scope: 'tool', serverId, accountId, toolName, mode: 'allow' });
   return { serverId, accountId };
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolvePort(port));
-    });
-  });
 }
 
 async function everythingDraft(transport: 'stdio' | 'http'): Promise<Drafts> {

@@ -5,7 +5,6 @@
  * their schema, over both transports.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -16,7 +15,7 @@ import { systemClock } from '../../../electron/core/ports';
 import type { ConnectionManager } from '../../../electron/core/mcp/connection-manager';
 import { PolicyState } from '../../../shared/domain/policy';
 import type { ServerDefinition } from '../../../shared/domain/servers';
-import { httpDefinition, makeManager, ROOT, startHttpFixture, startHttpProcess, stdioFixture, trackManagers, type StartedHttpServer } from './helpers';
+import { freePort, httpDefinition, makeManager, ROOT, startHttpFixture, startHttpProcess, stdioFixture, trackManagers, type StartedHttpServer } from './helpers';
 
 const EVERYTHING = resolve(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 const track = trackManagers();
@@ -90,17 +89,6 @@ describe.each(['stdio', 'http'] as const)('a server that breaks its declared out
     expect((await request('plain')).state).toBe('succeeded');
   });
 });
-
-async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolvePort(port));
-    });
-  });
-}
 
 async function everythingOver(transport: 'stdio' | 'http'): Promise<ServerDefinition> {
   if (transport === 'stdio') return { id: 'everything', name: 'Everything', transport: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'], env: [] };

@@ -4,7 +4,6 @@
  * over stdio and over Streamable HTTP, and @modelcontextprotocol/server-filesystem on a temp folder.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -14,7 +13,7 @@ import { MemoryJournal } from '../../../electron/core/memory-journal';
 import { systemClock } from '../../../electron/core/ports';
 import type { ConnectionManager } from '../../../electron/core/mcp/connection-manager';
 import { PolicyState } from '../../../shared/domain/policy';
-import { httpDefinition, makeManager, ROOT, startHttpProcess, type StartedHttpServer } from './helpers';
+import { freePort, httpDefinition, makeManager, ROOT, startHttpProcess, type StartedHttpServer } from './helpers';
 
 const EVERYTHING = resolve(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 const FILESYSTEM = resolve(ROOT, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
@@ -35,17 +34,6 @@ afterEach(async () => {
   await Promise.all(managers.map((m) => m.close()));
   managers = [];
 });
-
-async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolvePort(port));
-    });
-  });
-}
 
 describe('server-everything', () => {
   it('over stdio: connected, listed, and echo called through the gate', async () => {

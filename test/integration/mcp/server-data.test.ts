@@ -5,7 +5,6 @@
  * with the URI, refused for a server the person set to Disabled, prompts filled in with their
  * messages marked as the server's, suggestions for arguments, and log messages in the log panel.
  */
-import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createCore, type WardenCore } from '../../../electron/core/app-core';
@@ -15,7 +14,7 @@ import { MemoryJournal } from '../../../electron/core/memory-journal';
 import { systemClock } from '../../../electron/core/ports';
 import type { ChannelName, ResponseOf } from '../../../shared/ipc';
 import type { ServerView } from '../../../shared/domain/servers';
-import { ROOT, startHttpProcess, waitUntil, type StartedHttpServer } from './helpers';
+import { freePort, ROOT, startHttpProcess, waitUntil, type StartedHttpServer } from './helpers';
 
 const EVERYTHING = resolve(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 
@@ -23,17 +22,6 @@ const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
-
-async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolvePort(port));
-    });
-  });
-}
 
 let http: StartedHttpServer | undefined;
 afterAll(async () => {
