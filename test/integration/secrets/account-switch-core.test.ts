@@ -30,20 +30,25 @@ async function call<T>(channel: ChannelName, request: unknown): Promise<T> {
   return r.value as T;
 }
 
+/**
+ * A core with the Echo fixture server and two accounts, Work (connected) and Personal. Its
+ * prompter denies and is never reached in these tests, so nothing could be approved by accident.
+ */
+async function echoWithTwoAccounts(): Promise<{ core: WardenCore; journal: MemoryJournal; serverId: string; work: string; personal: string }> {
+  const journal = new MemoryJournal(systemClock);
+  const made = (core = createCore({ confirmServerChange: confirmEveryServerChange, version: 'test', journal, servers: { secrets: store }, gate: { prompter: { prompt: async () => 'deny' } }, connections: { reconnect: { maxAttempts: 0 } } }));
+  const def = stdioFixture('ignored', 'paginated');
+  const added = await call<ServerView>('servers:add', { definition: { name: 'Echo', transport: 'stdio', command: def.command, args: def.args }, accountLabel: 'Work' });
+  const serverId = added.definition.id;
+  const work = added.accounts[0]!.id;
+  const personal = (await call<{ id: string }>('accounts:add', { serverId, label: 'Personal' })).id;
+  await call('connections:connect', { serverId, accountId: work });
+  return { core: made, journal, serverId, work, personal };
+}
+
 describe('account switch in the assembled core', () => {
   it('switching the active account invalidates a call pending approval for the other account, and nothing is sent', async () => {
-    const journal = new MemoryJournal(systemClock);
-    // The prompter is never reached in this test; it denies, so nothing could be approved by accident.
-    core = createCore({ confirmServerChange: confirmEveryServerChange, version: 'test', journal, servers: { secrets: store }, gate: { prompter: { prompt: async () => 'deny' } }, connections: { reconnect: { maxAttempts: 0 } } });
-    const def = stdioFixture('ignored', 'paginated');
-    const added = await call<ServerView>('servers:add', {
-      definition: { name: 'Echo', transport: 'stdio', command: def.command, args: def.args },
-      accountLabel: 'Work',
-    });
-    const serverId = added.definition.id;
-    const work = added.accounts[0]!.id;
-    const personal = (await call<{ id: string }>('accounts:add', { serverId, label: 'Personal' })).id;
-    await call('connections:connect', { serverId, accountId: work });
+    const { core, journal, serverId, work, personal } = await echoWithTwoAccounts();
     await call('connections:connect', { serverId, accountId: personal });
 
     const op = await core.gate.gate.submit({ source: 'model', conversationId: 'c1', serverId, accountId: work, toolName: 'echo', arguments: { message: 'hi' } });
@@ -64,14 +69,7 @@ describe('account switch in the assembled core', () => {
   });
 
   it('removing the active account lets the server\'s other account be used again, in the gate and in the offered tools', async () => {
-    const journal = new MemoryJournal(systemClock);
-    core = createCore({ confirmServerChange: confirmEveryServerChange, version: 'test', journal, servers: { secrets: store }, gate: { prompter: { prompt: async () => 'deny' } }, connections: { reconnect: { maxAttempts: 0 } } });
-    const def = stdioFixture('ignored', 'paginated');
-    const added = await call<ServerView>('servers:add', { definition: { name: 'Echo', transport: 'stdio', command: def.command, args: def.args }, accountLabel: 'Work' });
-    const serverId = added.definition.id;
-    const work = added.accounts[0]!.id;
-    const personal = (await call<{ id: string }>('accounts:add', { serverId, label: 'Personal' })).id;
-    await call('connections:connect', { serverId, accountId: work });
+    const { core, serverId, work, personal } = await echoWithTwoAccounts();
     await call('accounts:switch', { conversationId: 'c1', serverId, accountId: personal });
     const refused = await core.gate.gate.submit({ source: 'model', conversationId: 'c1', serverId, accountId: work, toolName: 'echo', arguments: { message: 'hi' } });
     expect(refused).toMatchObject({ state: 'denied' });
@@ -85,14 +83,7 @@ describe('account switch in the assembled core', () => {
   });
 
   it('an accounts:switched event is news for the window, not a command: emitting one changes nothing', async () => {
-    const journal = new MemoryJournal(systemClock);
-    core = createCore({ confirmServerChange: confirmEveryServerChange, version: 'test', journal, servers: { secrets: store }, gate: { prompter: { prompt: async () => 'deny' } }, connections: { reconnect: { maxAttempts: 0 } } });
-    const def = stdioFixture('ignored', 'paginated');
-    const added = await call<ServerView>('servers:add', { definition: { name: 'Echo', transport: 'stdio', command: def.command, args: def.args }, accountLabel: 'Work' });
-    const serverId = added.definition.id;
-    const work = added.accounts[0]!.id;
-    const personal = (await call<{ id: string }>('accounts:add', { serverId, label: 'Personal' })).id;
-    await call('connections:connect', { serverId, accountId: work });
+    const { core, journal, serverId, work, personal } = await echoWithTwoAccounts();
     const op = await core.gate.gate.submit({ source: 'model', conversationId: 'c1', serverId, accountId: work, toolName: 'echo', arguments: { message: 'hi' } });
     expect(op.state).toBe('awaiting_approval');
     core.events.emit('accounts:switched', { conversationId: 'c1', serverId, accountId: personal, previousAccountId: work });
