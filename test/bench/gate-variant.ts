@@ -25,6 +25,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
+import { CallAbort } from '../../electron/core/gate/call-abort';
 import { contractHash, endpointHash } from '../../electron/core/canonical';
 import { canonicalCopy, jsonCopy } from '../../electron/core/canonical/canonical-json';
 import { fingerprint } from '../../electron/core/canonical/hashes';
@@ -126,7 +127,7 @@ async function main(variant: Variant): Promise<void> {
         { type: 'op.transition', payload: Object.freeze({ operationId: id, from: 'proposed', to: 'approved', reason: decision.reason, decision, fingerprint: fp }) },
         { type: 'op.transition', payload: Object.freeze({ operationId: id, from: 'approved', to: 'executing', reason: 'Sending', fingerprint: fp }) },
       ]);
-      const abort = new AbortController();
+      const abort = new CallAbort();
       const raw = await executor.call({ toolName: 'echo' }, copy, { signal: abort.signal });
       const result = Object.freeze({ isError: raw.isError === true, content: jsonCopy(raw.content as Array<Record<string, unknown>>, true) });
       void journal.append([{ type: 'op.transition', payload: Object.freeze({ operationId: id, from: 'executing', to: 'succeeded', reason: 'done', result }) }]);

@@ -7,7 +7,7 @@
  * `PAIRS` rounds; a ratio is taken per round (each variant's median µs/call in that round, over
  * the direct call's median in the same round), and the median of those ratios is reported.
  * Alongside the gate: the gate without a journal (its own work only), the SDK call without a
- * signal (what the gate's cancellable call costs beyond a plain one), and
+ * signal (so the gate gets no credit for CallAbort being cheaper than Node's AbortSignal), and
  * the floor (only the work the gate's guarantees require, hand-written, no bookkeeping), which bounds from
  * below what any gate could reach on this machine, with the in-memory journal and with a journal
  * that stores nothing.

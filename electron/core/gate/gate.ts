@@ -27,6 +27,7 @@ import type { PolicyDecision, PolicyState } from '../../../shared/domain/policy'
 import { WardenError } from '../../../shared/result';
 import { activeAccountOf } from '../policy/engine';
 import { hostPaths } from '../policy/paths';
+import { CallAbort } from './call-abort';
 import { systemClock, type ApprovalPreview, type Clock, type JournalEntry } from '../ports';
 import { approvalPreview } from './approval-preview';
 import { ArgumentValidator, prepareArguments } from './arguments';
@@ -530,7 +531,7 @@ export class Gate {
       entries.push(this.transition(op, to, `${check.decision.reason} (re-checked before sending)`, { actor: 'policy', decision: check.decision }));
       return this.recorded(op, entries);
     }
-    op.abort = new AbortController();
+    op.abort = new CallAbort();
     entries.push(this.transition(op, 'executing', 'Sending the request to the server', { fingerprint: check.fingerprint }));
     return { op, written: this.journal.append(entries, true), send: true, entries };
   }

@@ -9,6 +9,7 @@ import type { DecisionRecord, ErrorRecord, OpTransition, RequestOrigin, ToolIden
 import { WardenError } from '../../../shared/result';
 import { jsonCopy, deepFreezeCopy } from '../canonical/canonical-json';
 import { fingerprint as computeFingerprint } from '../canonical/hashes';
+import type { CallAbort } from './call-abort';
 import type { JournalEntry, RecordedOperation } from '../ports';
 import type { ToolDescriptor } from './ports';
 import { trustedPreview } from '../preview/trusted-preview';
@@ -54,8 +55,8 @@ export interface Operation extends Omit<OperationSnapshot, 'operationId' | 'argu
   id: string;
   /** Deep-copied and frozen at request time: exactly what is sent. */
   args: Readonly<Record<string, unknown>>;
-  /** The in-flight call's abort handle: aborted when the person stops it or a permission is revoked mid-call. */
-  abort: AbortController | null;
+  /** The in-flight call's abort handle: stopped by the person or a permission revoked mid-call (why not an AbortController: call-abort.ts). */
+  abort: CallAbort | null;
   /**
    * Set for an approval recovered after a restart while its server had not listed its tools yet
    * (servers connect after recovery). Registry-driven re-validation leaves it queued until that

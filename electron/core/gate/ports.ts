@@ -97,7 +97,9 @@ export interface ToolCallResult {
  *
  * `args` is the gate's stored, frozen copy: send it as is. `signal` aborts when a permission is
  * revoked mid-call; the executor should send `notifications/cancelled` (the SDK does this when the
- * request's `signal` aborts) and reject.
+ * request's `signal` aborts) and reject. The gate passes a `CallAbort` (electron/core/gate/call-abort):
+ * it behaves as an AbortSignal for `aborted`, `reason`, `throwIfAborted` and abort listeners, but
+ * is not a Node AbortSignal instance — never hand it to `fetch` or `AbortSignal.any`.
  */
 export interface ToolExecutor {
   call(

@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import type { ConnectionStatus } from '../../../electron/core/mcp/connection';
 import type { ToolsChange } from '../../../electron/core/mcp/contract-diff';
 import { outcomeOf, ToolCallOutcomeUnknownError } from '../../../electron/core/gate/call-outcome';
+import { CallAbort } from '../../../electron/core/gate/call-abort';
 import { instructionFlags, sanitizeForDisplay } from '../../../electron/core/text/sanitize';
 import type { RegistryChange } from '../../../electron/core/gate/ports';
 import { firstText, isAlive, makeManager, stdioFixture, waitUntil, trackManagers } from './helpers';
@@ -186,8 +187,21 @@ describe('hanging server', () => {
     expect(outcomeOf(settled)).toBe('outcome_unknown');
     expect(!settled.ok && settled.error).toMatchObject({ reason: 'cancelled' });
     await waitUntil(() => manager.logLines('hang', 'default').lines.some((l) => /^cancelled \S+ .*permission revoked/.test(l.text)), 15_000, 'server to log the cancellation');
+  });
+
+  it('a CallAbort in place of an AbortController cancels the call on the server the same way', async () => {
+    const { manager } = track(makeManager([stdioFixture('hang', 'hang')]));
+    await manager.connect('hang', 'default');
+    const abort = new CallAbort();
+    const call = settle(manager.call({ serverId: 'hang', accountId: 'default', toolName: 'hang' }, {}, { signal: abort.signal, operationId: 'h' }));
+    await waitUntil(() => manager.logLines('hang', 'default').lines.some((l) => l.text.startsWith('hang started')), 15_000, 'the call to reach the server');
+    abort.abort(new Error('permission revoked'));
+    const settled = await call;
+    expect(outcomeOf(settled)).toBe('outcome_unknown');
+    expect(!settled.ok && settled.error).toMatchObject({ reason: 'cancelled' });
+    await waitUntil(() => manager.logLines('hang', 'default').lines.some((l) => /^cancelled \S+ .*permission revoked/.test(l.text)), 15_000, 'server to log the cancellation');
     // Already aborted before the call: not sent at all.
-    const late = await settle(manager.call({ serverId: 'hang', accountId: 'default', toolName: 'hang' }, {}, { signal: controller.signal, operationId: 'h2' }));
+    const late = await settle(manager.call({ serverId: 'hang', accountId: 'default', toolName: 'hang' }, {}, { signal: abort.signal, operationId: 'h2' }));
     expect(outcomeOf(late)).toBe('failed');
     expect(!late.ok && late.error).toMatchObject({ notSent: true });
   });
