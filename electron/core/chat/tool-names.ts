@@ -34,9 +34,17 @@ function slug(text: string, max: number): string {
   return (s || 'x').slice(0, max);
 }
 
-function shortHash(tool: ToolDescriptor): string {
-  return createHash('sha256').update(`${tool.serverId}\u0000${tool.accountId}\u0000${tool.name}`).digest('hex').slice(0, 6);
+function identityHash(tool: ToolDescriptor): string {
+  return createHash('sha256').update(`${tool.serverId}\u0000${tool.accountId}\u0000${tool.name}`).digest('hex');
 }
+
+/** `base` cut to leave room for `_` and the first `length` hex digits of the tool's identity hash. */
+function hashed(base: string, tool: ToolDescriptor, length: number): string {
+  return `${base.slice(0, 64 - 1 - length)}_${identityHash(tool).slice(0, length)}`;
+}
+
+/** Hash lengths tried in turn while two different tools still share a name. */
+const HASH_LENGTHS = [6, 16, 32] as const;
 
 /**
  * Builds the table over every listed tool: `server__tool`, or `server_account__tool` when a
@@ -59,18 +67,33 @@ export function buildToolTable(tools: readonly ToolDescriptor[]): ToolTable {
     const full = `${server}${account}__${slug(tool.name, 64)}`;
     return { tool, base: full.slice(0, 64), shortened: full.length > 64 };
   });
-  const counts = new Map<string, number>();
-  for (const w of wanted) counts.set(w.base, (counts.get(w.base) ?? 0) + 1);
+  const sameIdentity = (a: ToolDescriptor, b: ToolDescriptor) => a.serverId === b.serverId && a.accountId === b.accountId && a.name === b.name;
+  // A name two different tools would share is lengthened with a hash of each one's identity, and
+  // again with a longer one while a clash remains: a hashed name can equal another tool's plain
+  // one (a server may name its tool after the hash it expects), and six hex digits can collide.
+  // Every tool of a clash is renamed, so the result does not depend on listing order.
+  let names = wanted.map((w) => (w.shortened ? hashed(w.base, w.tool, HASH_LENGTHS[0]) : w.base));
+  for (let round = 0; round <= HASH_LENGTHS.length; round++) {
+    const holders = new Map<string, ToolDescriptor[]>();
+    wanted.forEach((w, i) => {
+      const list = holders.get(names[i]!) ?? [];
+      if (!list.some((t) => sameIdentity(t, w.tool))) list.push(w.tool);
+      holders.set(names[i]!, list);
+    });
+    const length = HASH_LENGTHS[round];
+    if (length === undefined || ![...holders.values()].some((list) => list.length > 1)) break;
+    names = names.map((name, i) => (holders.get(name)!.length > 1 ? hashed(wanted[i]!.base, wanted[i]!.tool, length) : name));
+  }
   const byName = new Map<string, ToolEntry>();
   const entries: ToolEntry[] = [];
-  for (const w of wanted) {
-    let name = w.base;
-    if (w.shortened || counts.get(w.base)! > 1) name = `${w.base.slice(0, 57)}_${shortHash(w.tool)}`;
-    // Identical server, account and tool names listed twice would still collide: keep the first.
-    if (byName.has(name)) continue;
+  wanted.forEach((w, i) => {
+    const name = names[i]!;
+    // The same server, account and tool listed twice: one entry. (Two different tools still
+    // sharing a name after a 32-digit hash would mean a SHA-256 collision; the first is kept.)
+    if (byName.has(name)) return;
     const entry = { modelName: name, tool: w.tool };
     byName.set(name, entry);
     entries.push(entry);
-  }
+  });
   return { byName, entries };
 }

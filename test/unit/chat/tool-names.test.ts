@@ -30,6 +30,25 @@ describe('model-facing tool names', () => {
     expect(b).toEqual(a);
   });
 
+  it('keep every tool when a server names its tool after the hashed name another tool got, in any order', () => {
+    // Two servers both labelled "Notes" with a tool "add": each gets a hashed name. A third server,
+    // also labelled "Notes", names its tool so that its plain name is one of those hashed names.
+    const a = tool('notes-a', 'd', 'add', 'Notes');
+    const b = tool('notes-b', 'd', 'add', 'Notes');
+    const first = buildToolTable([a, b]).entries.map((e) => e.modelName);
+    expect(first).toEqual([expect.stringMatching(/^Notes__add_[0-9a-f]{6}$/), expect.stringMatching(/^Notes__add_[0-9a-f]{6}$/)]);
+    const mimic = tool('mimic', 'd', first[0]!.slice('Notes__'.length), 'Notes');
+    for (const order of [[a, b, mimic], [mimic, a, b], [b, mimic, a]]) {
+      const table = buildToolTable(order);
+      expect(table.entries).toHaveLength(3);
+      expect(new Set(table.entries.map((e) => e.modelName)).size).toBe(3);
+      for (const e of table.entries) expect(e.modelName).toMatch(MODEL_TOOL_NAME);
+      // Each name leads to its own tool, whatever the order.
+      const byTool = Object.fromEntries(table.entries.map((e) => [e.tool.serverId, e.modelName]));
+      expect(byTool).toEqual(Object.fromEntries(buildToolTable([a, b, mimic]).entries.map((e) => [e.tool.serverId, e.modelName])));
+    }
+  });
+
   it('resolve only by lookup: a name that merely looks like server__tool is not in the table', () => {
     const table = buildToolTable([tool('demo', 'd', 'notes_add', 'Demo')]);
     expect(table.byName.get('Demo__notes_add')?.tool.name).toBe('notes_add');
