@@ -190,6 +190,8 @@ export function createCore(deps: CoreDeps): WardenCore {
   const startedAt = new Date(clock.now()).toISOString();
   // Safe mode has one owner, the ledger (tampering found; lifted only by acknowledging it).
   const safeMode = () => deps.ledger?.ledger.safeMode ?? false;
+  // Damage a person acknowledged stays in the log: the status must not call it whole again.
+  const acknowledgedDamage = () => deps.ledger?.ledger.recovery.breaks.filter((b) => b.acknowledged).length ?? 0;
   const { importLocation, ...serverOptions } = deps.servers ?? {};
   const serversModule = createServersModule({
     ...serverOptions,
@@ -428,7 +430,12 @@ export function createCore(deps: CoreDeps): WardenCore {
     version: deps.version,
     startedAt,
     platform: deps.platform ?? process.platform,
-    journal: { kind: journal.kind, records: journal.size(), ...(deps.ledger?.indexing != null ? { indexing: deps.ledger.indexing } : {}) },
+    journal: {
+      kind: journal.kind,
+      records: journal.size(),
+      ...(deps.ledger?.indexing != null ? { indexing: deps.ledger.indexing } : {}),
+      ...(acknowledgedDamage() > 0 ? { acknowledgedDamage: acknowledgedDamage() } : {}),
+    },
     servers: { configured: serversModule.service.definitions().length, connected: connections.connectedCount() },
     pendingApprovals: gateModule.gate.pending().length,
     safeMode: safeMode(),

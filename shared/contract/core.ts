@@ -9,7 +9,17 @@ export const CoreStatus = z.object({
   version: z.string(),
   startedAt: z.string().describe('ISO time the core started'),
   platform: z.string(),
-  journal: z.object({ kind: z.enum(['memory', 'ledger']), records: z.number().int().nonnegative(), indexing: z.number().int().min(0).max(100).optional() }),
+  journal: z.object({
+    kind: z.enum(['memory', 'ledger']),
+    records: z.number().int().nonnegative(),
+    indexing: z.number().int().min(0).max(100).optional(),
+    acknowledgedDamage: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('how many places of damage a person has acknowledged (now or at an earlier start): the log is no longer whole even though safe mode is over; absent when there are none'),
+  }),
   servers: z.object({ configured: z.number().int().nonnegative(), connected: z.number().int().nonnegative() }),
   pendingApprovals: z.number().int().nonnegative(),
   safeMode: z

@@ -95,6 +95,8 @@ describe('safe mode after the ledger was changed', () => {
     await expect.poll(() => page.getByTestId('safe-mode-banner').count(), { timeout: 15_000 }).toBe(0);
     expect(await page.getByTestId('settings-ledger-state').innerText()).toMatch(/Damage acknowledged/);
     expect(await page.getByTestId('settings-leave-safe-mode').count()).toBe(0);
+    // The status bar does not call the log whole again: the damage is still in it.
+    await expect.poll(() => page.getByTestId('status-ledger').innerText(), { timeout: 15_000 }).toBe('Activity log: damage found and acknowledged');
     expect((await core!.handlers['core:status']({})).safeMode).toBe(false);
     const audit = await dispatch(core!.handlers, 'activity:audit', { limit: 1 });
     expect(audit).toMatchObject({ ok: true, value: { rows: [{ type: 'ledger.safe_mode_acknowledged' }] } });

@@ -30,7 +30,8 @@ export function pendingWords(pending: number): StatusWords {
 }
 
 /**
- * The activity log's health in words: damaged (safe mode), not kept, or no damage found. Not
+ * The activity log's health in words: damaged (safe mode), not kept, damage a person acknowledged
+ * (safe mode is over, but the log is not whole: never "no damage found" again), or no damage found. Not
  * "intact": the full check of the chain runs in the background after each start, so until it ends
  * nothing has been found, which is all that can honestly be said.
  */
@@ -38,6 +39,8 @@ export function ledgerWords(status: Pick<CoreStatus, 'safeMode' | 'journal'>): S
   if (status.safeMode) return { text: 'Activity log damaged: every tool asks', tone: 'danger' };
   if (status.journal.kind === 'memory') return { text: 'Activity log not saved to disk', tone: 'warn' };
   if (status.journal.indexing !== undefined) return { text: `Indexing past activity (${status.journal.indexing}%): Activity shows it when done`, tone: 'warn' };
+  const damage = status.journal.acknowledgedDamage;
+  if (damage !== undefined && damage > 0) return { text: `Activity log: ${damage === 1 ? 'damage' : `${damage} places of damage`} found and acknowledged`, tone: 'warn' };
   return { text: 'Activity log: no damage found', tone: 'ok' };
 }
 

@@ -11,6 +11,7 @@ import { dispatch } from '../../../electron/core/dispatch';
 import { segmentName } from '../../../electron/core/ledger/ledger';
 import { LedgerService } from '../../../electron/core/ledger/service';
 import { tempDir } from '../../unit/ledger/helpers';
+import type { CoreStatus } from '../../../shared/contract/core';
 
 let core: WardenCore | undefined;
 const cleanups: Array<() => void> = [];
@@ -50,6 +51,7 @@ describe('core on the durable ledger', () => {
 
     const status = await dispatch(core.handlers, 'core:status', {});
     expect(status).toMatchObject({ ok: true, value: { safeMode: true, journal: { kind: 'ledger' } } });
+    expect(status.ok && (status.value as CoreStatus).journal.acknowledgedDamage).toBeUndefined();
     const ledgerStatus = await dispatch(core.handlers, 'ledger:status', {});
     expect(ledgerStatus).toMatchObject({ ok: true, value: { safeMode: true, recovery: { breaks: [{ segment: segmentName(1), acknowledged: false }] } } });
 
@@ -57,7 +59,8 @@ describe('core on the durable ledger', () => {
     expect(refused).toMatchObject({ ok: false, error: { code: 'INVALID_REQUEST' } });
     const acked = await dispatch(core.handlers, 'ledger:acknowledge-safe-mode', { reason: 'compared with the preserved copy' });
     expect(acked).toMatchObject({ ok: true, value: { safeMode: false } });
-    expect(await dispatch(core.handlers, 'core:status', {})).toMatchObject({ ok: true, value: { safeMode: false } });
+    // Out of safe mode, but the status still says the log holds damage a person acknowledged.
+    expect(await dispatch(core.handlers, 'core:status', {})).toMatchObject({ ok: true, value: { safeMode: false, journal: { acknowledgedDamage: 1 } } });
 
     const audit = await dispatch(core.handlers, 'activity:audit', { limit: 1 });
     // The index still counts the changed record (7), but its content is never shown or exported:

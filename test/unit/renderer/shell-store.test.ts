@@ -116,6 +116,10 @@ describe('status bar words', () => {
     // Past activity still being indexed in the background after a start without a current index.
     expect(ledgerWords({ safeMode: false, journal: { kind: 'ledger', records: 9, indexing: 42 } })).toEqual({ text: 'Indexing past activity (42%): Activity shows it when done', tone: 'warn' });
     expect(ledgerWords({ safeMode: true, journal: { kind: 'ledger', records: 9, indexing: 42 } }).tone).toBe('danger');
+    // Out of safe mode after a person acknowledged damage: the log is still not whole.
+    expect(ledgerWords({ safeMode: false, journal: { kind: 'ledger', records: 9, acknowledgedDamage: 1 } })).toEqual({ text: 'Activity log: damage found and acknowledged', tone: 'warn' });
+    expect(ledgerWords({ safeMode: false, journal: { kind: 'ledger', records: 9, acknowledgedDamage: 3 } }).text).toBe('Activity log: 3 places of damage found and acknowledged');
+    expect(ledgerWords({ safeMode: true, journal: { kind: 'ledger', records: 9, acknowledgedDamage: 1 } }).tone).toBe('danger');
   });
 
   it('the link to the core', () => {
