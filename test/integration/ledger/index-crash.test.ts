@@ -81,47 +81,63 @@ function runChild(dir: string, killAfterMs: number | null, killAt?: { when: (std
   );
 }
 
+/** Writes OPERATIONS calls (every record shape a call leaves) into a new ledger at `dir`. */
+async function seedLedger(dir: string, shapes: Awaited<ReturnType<typeof callTemplates>>, rotateBytes?: number): Promise<void> {
+  const ledger = await Ledger.open({ dir, ...(rotateBytes !== undefined ? { rotateBytes } : {}) });
+  for (let i = 0; i < OPERATIONS; i += 100) {
+    const entries = [];
+    for (let k = i; k < i + 100; k++) for (const s of shapes) entries.push({ type: s.type, payload: { ...s.payload, operationId: `op-${k}` } });
+    await ledger.append(entries, { durable: true });
+  }
+  await ledger.close();
+}
+
+/** Deletes the index (and its journal files), as a lost or never-built one. */
+function dropIndex(dir: string): void {
+  for (const name of readdirSync(dir)) if (name.startsWith('index.sqlite')) rmSync(join(dir, name));
+}
+
+/**
+ * Opens the ledger at `dir` as the app does (waiting for a background catch-up when asked) and
+ * checks that its index answers what a fold of the records (`oracle`) says: no safe mode, the same
+ * operations, the same audit view.
+ */
+async function expectIndexMatches(dir: string, oracle: LedgerProjections, where: string, waitForCatchUp: boolean): Promise<void> {
+  const service = await LedgerService.open({ dir, verifyInBackground: false });
+  try {
+    if (waitForCatchUp) await service.whenIndexed();
+    expect(service.ledger.safeMode, where).toBe(false);
+    const byId = <T extends { operationId: string }>(xs: T[]) => [...xs].sort((a, b) => (a.operationId < b.operationId ? -1 : 1));
+    expect(byId(await projectionsOf(service).operations()), `${where}: operations`).toEqual(byId(oracle.operations()));
+    expect(await projectionsOf(service).audit(), `${where}: audit view`).toEqual(oracle.audit());
+  } finally {
+    await service.close();
+  }
+}
+
 describe('index crash test', () => {
   it(`after ${KILLS} SIGKILLs while the index is being written, the reopened index answers exactly what the records on disk say`, async () => {
     const dir = join(work, 'ledger');
     const shapes = await callTemplates();
-    const ledger = await Ledger.open({ dir });
-    for (let i = 0; i < OPERATIONS; i += 100) {
-      const entries = [];
-      for (let k = i; k < i + 100; k++) for (const s of shapes) entries.push({ type: s.type, payload: { ...s.payload, operationId: `op-${k}` } });
-      await ledger.append(entries, { durable: true });
-    }
-    await ledger.close();
+    await seedLedger(dir, shapes);
     const records = await recordsIn(dir);
     const last = records.at(-1)!.seq;
     const oracle = LedgerProjections.fromRecords(records);
     expect(oracle.operationCount()).toBe(OPERATIONS);
-    const dropIndex = () => {
-      for (const name of readdirSync(dir)) if (name.startsWith('index.sqlite')) rmSync(join(dir, name));
-    };
 
     // How long a whole rebuild takes here, so kills can be spread over it.
-    dropIndex();
+    dropIndex(dir);
     const whole = await runChild(dir, null);
     expect(whole.code, whole.stderr).toBe(0);
     const random = prng(SEED);
     const partial: number[] = [];
     for (let kill = 0; kill < KILLS; kill++) {
-      dropIndex();
+      dropIndex(dir);
       const delay = Math.round(whole.ms * (0.4 + 0.58 * random()));
       const run = await runChild(dir, delay);
       const at = await committedSeq(dir);
       if (run.signal === 'SIGKILL' && at > 0 && at < last) partial.push(at);
-      const service = await LedgerService.open({ dir, verifyInBackground: false });
-      try {
-        const where = `seed ${SEED}, kill ${kill} after ${delay} ms (index committed up to seq ${at} of ${last})`;
-        expect(service.ledger.safeMode, where).toBe(false);
-        const byId = <T extends { operationId: string }>(xs: T[]) => [...xs].sort((a, b) => (a.operationId < b.operationId ? -1 : 1));
-        expect(byId(await projectionsOf(service).operations()), `${where}: operations`).toEqual(byId(oracle.operations()));
-        expect(await projectionsOf(service).audit(), `${where}: audit view`).toEqual(oracle.audit());
-      } finally {
-        await service.close();
-      }
+      await expectIndexMatches(dir, oracle, `seed ${SEED}, kill ${kill} after ${delay} ms (index committed up to seq ${at} of ${last})`, false);
     }
     console.log(`index crash test seed ${SEED}: rebuild ${whole.ms} ms; kills left the index part-way at seqs ${partial.join(', ')} of ${last}`);
     // Kills must land inside the rebuild, or the test proves nothing about index updates.
@@ -131,22 +147,13 @@ describe('index crash test', () => {
     const dir = join(work, 'catch-up');
     const shapes = await callTemplates();
     // Small segments: the index is then not rebuilt at start but caught up after it.
-    const ledger = await Ledger.open({ dir, rotateBytes: 256 * 1024 });
-    for (let i = 0; i < OPERATIONS; i += 100) {
-      const entries = [];
-      for (let k = i; k < i + 100; k++) for (const s of shapes) entries.push({ type: s.type, payload: { ...s.payload, operationId: `op-${k}` } });
-      await ledger.append(entries, { durable: true });
-    }
-    await ledger.close();
-    const dropIndex = () => {
-      for (const name of readdirSync(dir)) if (name.startsWith('index.sqlite')) rmSync(join(dir, name));
-    };
+    await seedLedger(dir, shapes, 256 * 1024);
     const random = prng(SEED);
     const partial: number[] = [];
     const env = { CATCH_UP: '1', CALL_SHAPES: JSON.stringify(shapes) };
     for (let kill = 0; kill < KILLS; kill++) {
       // Half the kills start from no index, half resume one a kill left part-way.
-      if (kill % 2 === 0) dropIndex();
+      if (kill % 2 === 0) dropIndex(dir);
       const percent = 5 + Math.floor(random() * 90);
       // Killed at the first progress report at or past `percent` (reports come a slice apart).
       const reached = (out: string) => [...out.matchAll(/indexing (\d+)%/g)].some((m) => Number(m[1]) >= percent && Number(m[1]) < 100);
@@ -160,16 +167,7 @@ describe('index crash test', () => {
       // resumes it (and the check below still holds); the next round starts from no index again.
       if (kill % 2 === 0) expect(run.signal, `${where}: ${run.stderr}`).toBe('SIGKILL');
       const oracle = LedgerProjections.fromRecords(records);
-      const service = await LedgerService.open({ dir, verifyInBackground: false });
-      try {
-        await service.whenIndexed();
-        expect(service.ledger.safeMode, where).toBe(false);
-        const byId = <T extends { operationId: string }>(xs: T[]) => [...xs].sort((a, b) => (a.operationId < b.operationId ? -1 : 1));
-        expect(byId(await projectionsOf(service).operations()), `${where}: operations`).toEqual(byId(oracle.operations()));
-        expect(await projectionsOf(service).audit(), `${where}: audit view`).toEqual(oracle.audit());
-      } finally {
-        await service.close();
-      }
+      await expectIndexMatches(dir, oracle, where, true);
     }
     console.log(`index catch-up crash test seed ${SEED}: kills left the index part-way at seqs ${partial.join(', ')}`);
     expect(partial.length, `seed ${SEED}: kills that left the index part-way`).toBeGreaterThanOrEqual(2);
