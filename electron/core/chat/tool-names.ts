@@ -34,8 +34,13 @@ function slug(text: string, max: number): string {
   return (s || 'x').slice(0, max);
 }
 
+/** Server, account and tool: what a tool is, whatever it is called. */
+function identityKey(tool: ToolDescriptor): string {
+  return `${tool.serverId}\u0000${tool.accountId}\u0000${tool.name}`;
+}
+
 function identityHash(tool: ToolDescriptor): string {
-  return createHash('sha256').update(`${tool.serverId}\u0000${tool.accountId}\u0000${tool.name}`).digest('hex');
+  return createHash('sha256').update(identityKey(tool)).digest('hex');
 }
 
 /** `base` cut to leave room for `_` and the first `length` hex digits of the tool's identity hash. */
@@ -45,6 +50,17 @@ function hashed(base: string, tool: ToolDescriptor, length: number): string {
 
 /** Hash lengths tried in turn while two different tools still share a name. */
 const HASH_LENGTHS = [6, 16, 32] as const;
+
+/** The names that two or more different tools hold (the same tool listed twice is one holder). */
+function sharedNames(names: readonly string[], tools: readonly ToolDescriptor[]): Set<string> {
+  const holders = new Map<string, Set<string>>();
+  names.forEach((name, i) => {
+    const set = holders.get(name) ?? new Set<string>();
+    set.add(identityKey(tools[i]!));
+    holders.set(name, set);
+  });
+  return new Set([...holders].filter(([, set]) => set.size > 1).map(([name]) => name));
+}
 
 /**
  * Builds the table over every listed tool: `server__tool`, or `server_account__tool` when a
@@ -67,22 +83,15 @@ export function buildToolTable(tools: readonly ToolDescriptor[]): ToolTable {
     const full = `${server}${account}__${slug(tool.name, 64)}`;
     return { tool, base: full.slice(0, 64), shortened: full.length > 64 };
   });
-  const sameIdentity = (a: ToolDescriptor, b: ToolDescriptor) => a.serverId === b.serverId && a.accountId === b.accountId && a.name === b.name;
   // A name two different tools would share is lengthened with a hash of each one's identity, and
   // again with a longer one while a clash remains: a hashed name can equal another tool's plain
   // one (a server may name its tool after the hash it expects), and six hex digits can collide.
   // Every tool of a clash is renamed, so the result does not depend on listing order.
   let names = wanted.map((w) => (w.shortened ? hashed(w.base, w.tool, HASH_LENGTHS[0]) : w.base));
-  for (let round = 0; round <= HASH_LENGTHS.length; round++) {
-    const holders = new Map<string, ToolDescriptor[]>();
-    wanted.forEach((w, i) => {
-      const list = holders.get(names[i]!) ?? [];
-      if (!list.some((t) => sameIdentity(t, w.tool))) list.push(w.tool);
-      holders.set(names[i]!, list);
-    });
-    const length = HASH_LENGTHS[round];
-    if (length === undefined || ![...holders.values()].some((list) => list.length > 1)) break;
-    names = names.map((name, i) => (holders.get(name)!.length > 1 ? hashed(wanted[i]!.base, wanted[i]!.tool, length) : name));
+  for (const length of HASH_LENGTHS) {
+    const shared = sharedNames(names, wanted.map((w) => w.tool));
+    if (shared.size === 0) break;
+    names = names.map((name, i) => (shared.has(name) ? hashed(wanted[i]!.base, wanted[i]!.tool, length) : name));
   }
   const byName = new Map<string, ToolEntry>();
   const entries: ToolEntry[] = [];
