@@ -191,7 +191,10 @@ export function createCore(deps: CoreDeps): WardenCore {
   // Safe mode has one owner, the ledger (tampering found; lifted only by acknowledging it).
   const safeMode = () => deps.ledger?.ledger.safeMode ?? false;
   // Damage a person acknowledged stays in the log: the status must not call it whole again.
-  const acknowledgedDamage = () => deps.ledger?.ledger.recovery.breaks.filter((b) => b.acknowledged).length ?? 0;
+  const acknowledgedDamage = (): { acknowledgedDamage?: number } => {
+    const count = deps.ledger?.ledger.recovery.breaks.filter((b) => b.acknowledged).length ?? 0;
+    return count > 0 ? { acknowledgedDamage: count } : {};
+  };
   const { importLocation, ...serverOptions } = deps.servers ?? {};
   const serversModule = createServersModule({
     ...serverOptions,
@@ -434,7 +437,7 @@ export function createCore(deps: CoreDeps): WardenCore {
       kind: journal.kind,
       records: journal.size(),
       ...(deps.ledger?.indexing != null ? { indexing: deps.ledger.indexing } : {}),
-      ...(acknowledgedDamage() > 0 ? { acknowledgedDamage: acknowledgedDamage() } : {}),
+      ...acknowledgedDamage(),
     },
     servers: { configured: serversModule.service.definitions().length, connected: connections.connectedCount() },
     pendingApprovals: gateModule.gate.pending().length,
