@@ -18,7 +18,7 @@ import type { GateModule } from '../gate/gate-module';
 import type { ToolDescriptor } from '../gate/ports';
 import type { ConnectionManager } from '../mcp/connection-manager';
 import { decide } from '../policy/engine';
-import type { PathSemantics } from '../policy/paths';
+import type { PathSemantics } from '../paths/resolve';
 import { PolicyStore } from '../policy/store';
 import type { ApprovalPreview, ApprovalPrompter, Clock } from '../ports';
 import { serverKindOf } from '../preview/trusted-preview';

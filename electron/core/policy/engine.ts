@@ -32,7 +32,7 @@ import {
 } from '../../../shared/domain/policy';
 import { canonicalJson } from '../canonical/canonical-json';
 import { compileGlob } from './glob';
-import { isPathUnder, normalizePolicyPath } from './paths';
+import { isPathUnder, normalizePolicyPath } from '../paths/resolve';
 
 type Layer = PolicyDecision['layer'];
 

@@ -12,7 +12,7 @@ import { createCore, type WardenCore } from '../../../electron/core/app-core';
 import { dispatch } from '../../../electron/core/dispatch';
 import type { ServerDefinition } from '../../../shared/domain/servers';
 import type { ArgumentConstraint, UserRule } from '../../../shared/domain/policy';
-import type { PathFs, PathSemantics } from '../../../electron/core/policy/paths';
+import type { PathFs, PathSemantics } from '../../../electron/core/paths/resolve';
 import { httpDefinition, makeManager, MapSecretStore, startHttpFixture, stdioFixture, trackManagers, type StartedHttpServer } from '../mcp/helpers';
 
 const track = trackManagers();
@@ -181,6 +181,42 @@ describe('relative paths under a path rule', () => {
     const docs = await rendererReads(c, 'files', 'docs/readme.md');
     expect(docs.state).toBe('succeeded');
     expect(JSON.stringify(docs.result)).toContain('project readme');
+  });
+
+  it('a relative path through a symlink and then .. is judged where the kernel lands: a Disabled folder holds', async () => {
+    // docs/link3 → secrets/sub: from the working folder, "docs/link3/../key2" opens secrets/key2.
+    file('project/secrets/key2', 'SECOND PRIVATE KEY');
+    mkdirSync(path.join(root, 'project/secrets/sub'));
+    file('project/docs/key2', 'harmless docs file');
+    link('project/docs/link3', path.join(root, 'project/secrets/sub'));
+    const project = path.join(root, 'project');
+    const c = await coreWith(stdioFiles({ cwd: project }), [allowTool('files'), pathRule('no-secrets', 'files', 'disabled', path.join(project, 'secrets'))]);
+    for (const p of ['docs/link3/../key2', './docs/link3/../key2', 'docs/./link3//../key2']) {
+      const op = await rendererReads(c, 'files', p);
+      expect(op.state, p).toBe('denied');
+      expect(op.reason, p).toContain(`under ${path.join(project, 'secrets')}`);
+    }
+    expect(received()).toEqual([]);
+  });
+
+  it('a relative path through a symlink and then .. is judged where the kernel lands: an Allow folder never covers a file outside it', async () => {
+    // docs/link → outside/inner: from the project, "./docs/link/../secret.txt" opens outside/secret.txt.
+    file('outside/secret.txt', 'OUTSIDE SECRET');
+    mkdirSync(path.join(root, 'outside/inner'));
+    file('project/docs/secret.txt', 'harmless docs file');
+    link('project/docs/link', path.join(root, 'outside/inner'));
+    const project = path.join(root, 'project');
+    const c = await coreWith(stdioFiles({ cwd: project }), [pathRule('docs', 'files', 'allow', path.join(project, 'docs'))]);
+    for (const p of ['./docs/link/../secret.txt', 'docs/link/../secret.txt']) {
+      const op = await rendererReads(c, 'files', p);
+      expect(op.state, p).toBe('awaiting_approval');
+      expect(op.result, p).toBeNull();
+    }
+    expect(received()).toEqual([]);
+    // The same file named without the detour is still allowed, and is the file the server reads.
+    const fine = await rendererReads(c, 'files', 'docs/secret.txt');
+    expect(fine.state).toBe('succeeded');
+    expect(JSON.stringify(fine.result)).toContain('harmless docs file');
   });
 
   it('where the working folder is unknown, a relative path is decided by the most restrictive rule it could match', async () => {
