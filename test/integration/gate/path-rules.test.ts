@@ -49,6 +49,19 @@ function link(relative: string, target: string): string {
   return p;
 }
 
+/**
+ * A symlink detour under the temp root: `secret` holds a secret, `link` points at the empty folder
+ * `into` beside it, and `decoy` is a harmless file where the string "link/../<name>" seems to
+ * point. Returns the project folder.
+ */
+function detour(at: { secret: string; into: string; decoy: string; link: string }): string {
+  file(at.secret, 'SECRET');
+  mkdirSync(path.join(root, at.into));
+  file(at.decoy, 'harmless docs file');
+  link(at.link, path.join(root, at.into));
+  return path.join(root, 'project');
+}
+
 /** What the file server itself says it received. */
 function received(): Array<{ tool: string; args: Record<string, unknown> }> {
   if (!existsSync(callsFile)) return [];
@@ -185,11 +198,7 @@ describe('relative paths under a path rule', () => {
 
   it('a relative path through a symlink and then .. is judged where the kernel lands: a Disabled folder holds', async () => {
     // docs/link3 → secrets/sub: from the working folder, "docs/link3/../key2" opens secrets/key2.
-    file('project/secrets/key2', 'SECOND PRIVATE KEY');
-    mkdirSync(path.join(root, 'project/secrets/sub'));
-    file('project/docs/key2', 'harmless docs file');
-    link('project/docs/link3', path.join(root, 'project/secrets/sub'));
-    const project = path.join(root, 'project');
+    const project = detour({ secret: 'project/secrets/key2', into: 'project/secrets/sub', decoy: 'project/docs/key2', link: 'project/docs/link3' });
     const c = await coreWith(stdioFiles({ cwd: project }), [allowTool('files'), pathRule('no-secrets', 'files', 'disabled', path.join(project, 'secrets'))]);
     for (const p of ['docs/link3/../key2', './docs/link3/../key2', 'docs/./link3//../key2']) {
       const op = await rendererReads(c, 'files', p);
@@ -201,11 +210,7 @@ describe('relative paths under a path rule', () => {
 
   it('a relative path through a symlink and then .. is judged where the kernel lands: an Allow folder never covers a file outside it', async () => {
     // docs/link → outside/inner: from the project, "./docs/link/../secret.txt" opens outside/secret.txt.
-    file('outside/secret.txt', 'OUTSIDE SECRET');
-    mkdirSync(path.join(root, 'outside/inner'));
-    file('project/docs/secret.txt', 'harmless docs file');
-    link('project/docs/link', path.join(root, 'outside/inner'));
-    const project = path.join(root, 'project');
+    const project = detour({ secret: 'outside/secret.txt', into: 'outside/inner', decoy: 'project/docs/secret.txt', link: 'project/docs/link' });
     const c = await coreWith(stdioFiles({ cwd: project }), [pathRule('docs', 'files', 'allow', path.join(project, 'docs'))]);
     for (const p of ['./docs/link/../secret.txt', 'docs/link/../secret.txt']) {
       const op = await rendererReads(c, 'files', p);
