@@ -248,6 +248,19 @@ function errorCode(error: unknown): string | undefined {
 }
 
 /**
+ * The folder a process spawned with `cwd` (relative to ours, or ours when unset) opens relative
+ * paths from, as the path to walk: on POSIX the child's chdir walks it component by component,
+ * so its `..` is left for `resolvePathLikeKernel` rather than folded as text; Windows folds it
+ * in the string, as `path.win32.resolve` does.
+ */
+export function spawnedWorkingFolder(cwd: string | undefined, platform: NodeJS.Platform = process.platform): string {
+  const here = process.cwd();
+  if (platform === 'win32') return path.win32.resolve(here, cwd ?? '.');
+  if (cwd === undefined) return here;
+  return path.posix.isAbsolute(cwd) ? cwd : `${here}/${cwd}`;
+}
+
+/**
  * The host's path semantics with real symlink resolution.
  *
  * Why the default: "symlinks where the path exists" is part of the path-rule guarantee; only tests

@@ -224,6 +224,16 @@ describe('relative paths under a path rule', () => {
     expect(JSON.stringify(fine.result)).toContain('harmless docs file');
   });
 
+  it("a working folder configured through a symlink and then .. is the folder the server's process really starts in", async () => {
+    // project/docs/link → outside/inner: a server started in "project/docs/link/.." runs in outside/.
+    const project = detour({ secret: 'outside/secret.txt', into: 'outside/inner', decoy: 'project/docs/secret.txt', link: 'project/docs/link' });
+    const c = await coreWith(stdioFiles({ cwd: `${project}/docs/link/..` }), [allowTool('files'), pathRule('no-outside', 'files', 'disabled', path.join(root, 'outside'))]);
+    const op = await rendererReads(c, 'files', 'secret.txt');
+    expect(op.state).toBe('denied');
+    expect(op.reason).toContain(`under ${path.join(root, 'outside')}`);
+    expect(received()).toEqual([]);
+  });
+
   it('where the working folder is unknown, a relative path is decided by the most restrictive rule it could match', async () => {
     http = await startHttpFixture('files', '--http', { CALLS_FILE: callsFile });
     const c = await coreWith(httpDefinition('remote', http.url), [
