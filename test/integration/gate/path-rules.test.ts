@@ -174,6 +174,27 @@ describe('paths are judged where the kernel opens them', () => {
   });
 });
 
+describe('equals and oneOf on a path', () => {
+  it('a Disabled equals or oneOf on a path named through a symlink holds for the path as written and as opened', async () => {
+    file('private/etc/passwd', 'root:x:0:0');
+    const etc = link('etc', path.join(root, 'private/etc'));
+    const exact = (id: string, constraint: ArgumentConstraint): UserRule => ({ id, scope: { kind: 'tool-constraint', serverId: 'files', accountId: null, toolName: 'read_file', constraints: [constraint] }, mode: 'disabled', pin: null });
+    const c = await coreWith(stdioFiles(), [
+      allowTool('files'),
+      exact('no-passwd', { op: 'equals', field: 'path', value: path.join(etc, 'passwd') }),
+      exact('no-shadow', { op: 'oneOf', field: 'path', value: [path.join(etc, 'shadow')] }),
+    ]);
+    file('private/etc/shadow', 'root:*');
+    // The exact string the rule names; resolving it through the link must not make it another value.
+    for (const p of [path.join(etc, 'passwd'), path.join(etc, 'shadow')]) {
+      const op = await modelReads(c, 'files', p);
+      expect(op.state, p).toBe('denied');
+      expect(op.reason, p).toContain(`is opened as ${path.join(root, 'private/etc')}`);
+    }
+    expect(received()).toEqual([]);
+  });
+});
+
 describe('relative paths under a path rule', () => {
   it("a relative path is resolved against a stdio server's working folder, the folder the server opens it from", async () => {
     file('project/secrets/key', 'PRIVATE KEY');
