@@ -34,7 +34,7 @@ import { Gate } from '../../electron/core/gate/gate';
 import type { ToolCallResult, ToolDescriptor } from '../../electron/core/gate/ports';
 import { MemoryJournal } from '../../electron/core/memory-journal';
 import { decide } from '../../electron/core/policy/engine';
-import { hostPaths } from '../../electron/core/policy/paths';
+import { hostPaths } from '../../electron/core/paths/resolve';
 import { systemClock, type Journal } from '../../electron/core/ports';
 import type { PolicyState } from '../../shared/domain/policy';
 

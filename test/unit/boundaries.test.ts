@@ -97,7 +97,7 @@ export const CORE_FLOORS: ReadonlyArray<readonly string[]> = [
   // The policy engine, the words Warden writes itself, network failures, the keychain.
   ['policy', 'preview', 'net', 'secrets'],
   // The ground: imports nothing of the core.
-  ['canonical', 'validation', 'text', 'ports', 'events', 'dispatch', 'turns', 'storage', 'redact', 'local-path'],
+  ['canonical', 'validation', 'text', 'ports', 'events', 'dispatch', 'turns', 'storage', 'redact', 'local-path', 'paths'],
 ];
 
 const floorOf = new Map(CORE_FLOORS.flatMap((units, i) => units.map((unit) => [unit, CORE_FLOORS.length - i] as const)));
@@ -110,9 +110,9 @@ function coreUnitOf(path: string): string | null {
 }
 
 /** What the policy engine may import inside the core (besides itself): the ground it decides with. */
-const POLICY_USES = ['policy', 'canonical', 'validation', 'local-path', 'ports'];
+const POLICY_USES = ['policy', 'canonical', 'validation', 'local-path', 'paths', 'ports'];
 /** What the gate may import inside the core (besides itself): the policy engine, the ports, and leaves. */
-const GATE_USES = ['gate', 'policy', 'ports', 'canonical', 'validation', 'preview', 'text', 'events'];
+const GATE_USES = ['gate', 'policy', 'paths', 'ports', 'canonical', 'validation', 'preview', 'text', 'events'];
 
 const MCP_NOT_SETTINGS = 'mcp reaches server definitions through a port, never settings/';
 
@@ -138,7 +138,7 @@ function brokenCoreRule(fromPath: string, targetPath: string): string | null {
   if (from === 'gate' && to === 'ledger') return 'the gate reaches the ledger through ports only';
   // The inner layers: canonical forms and the policy engine are leaves everything may use.
   if (from === 'canonical') return 'canonical is a leaf: it imports nothing else of the core';
-  if (from === 'policy' && !POLICY_USES.includes(to)) return 'policy is a leaf: it imports only canonical forms, validation, local paths and the ports';
+  if (from === 'policy' && !POLICY_USES.includes(to)) return 'policy is a leaf: it imports only canonical forms, validation, local paths, path arguments and the ports';
   if (from === 'gate' && !GATE_USES.includes(to)) return 'the gate uses only the policy engine, the ports and the leaves below them: everything else reaches it through its ports';
   if (from === 'mcp' && to === 'settings') return MCP_NOT_SETTINGS;
   // A server's sampling request can only ever become a model's reply to that server: sampling

@@ -9,8 +9,9 @@ import type { PolicyDecision, PolicyState } from '../../../shared/domain/policy'
 import { canonicalCopy } from '../canonical/canonical-json';
 import { fingerprint as computeFingerprint } from '../canonical/hashes';
 import { decide, inactiveAccount, readsArguments, rootFoldersOf, rootsEnforced } from '../policy/engine';
-import { argumentPathsOf, normalizeForPolicy, pathRulesFor } from '../policy/normalize';
-import type { PathFs, PathSemantics } from '../policy/paths';
+import { normalizeForPolicy, pathRulesFor } from '../policy/normalize';
+import { argumentPathsOf } from '../paths/arguments';
+import type { PathFs, PathSemantics } from '../paths/resolve';
 import type { ArgumentValidator } from './arguments';
 import { newOperation, type Operation, type OperationNames } from './operation';
 import type { ToolDescriptor, ToolRegistry } from './ports';
@@ -147,6 +148,12 @@ export class GateDecisions {
       // Decided before the arguments are read: another account's call is refused whatever it asks.
       return decide({ ...request, arguments: {} }, state, { tool: undefined, paths: this.paths.semantics, labels: { ...labels, activeAccount: this.accountLabelOf(request.serverId, active, request.toolName) } });
     }
+    if (!readsArguments(state, request)) {
+      // No rule for this identity reads the arguments and its server has no wall: the decision is
+      // the same for every call, so the paths in it are not looked for (and the cache in
+      // decideNow, whose key holds no argument, stays right whatever the path detection reads).
+      return decide({ ...request, arguments: op.args }, state, { tool: this.toolContext(tool), paths: this.paths.semantics, labels });
+    }
     const paths = this.paths;
     const rules = pathRulesFor(state, op.identity.serverId, op.identity.toolName);
     const walled = rootsEnforced(state, op.identity.serverId);
@@ -158,8 +165,9 @@ export class GateDecisions {
       // The wall's folders are resolved like a rule's, so a root reached through a symlink covers what it leads to.
       pathRoots: folders.length ? [...rules.roots, ...folders] : rules.roots,
       workingFolder: tool?.workingFolder ?? null,
+      ...(tool ? { inputSchema: tool.inputSchema } : {}),
     });
-    const argumentPaths = walled ? argumentPathsOf(op.args, { semantics: paths.semantics, fs: paths.fs, workingFolder: tool?.workingFolder ?? null }) : undefined;
+    const argumentPaths = walled ? argumentPathsOf(op.args, tool?.inputSchema, { semantics: paths.semantics, fs: paths.fs, workingFolder: tool?.workingFolder ?? null }) : undefined;
     if (normalized.refused !== null) {
       // The system would refuse to open such a path too; judging it as written would guess.
       return { decision: 'deny', reason: `Refused: ${normalized.refused}`, layer: 'availability', ruleId: null, pin: 'none', configErrors: [] };
@@ -168,7 +176,7 @@ export class GateDecisions {
       { ...request, arguments: normalized.arguments },
       state,
       {
-        tool: tool ? { contractHash: tool.contractHash, endpointHash: tool.endpointHash, annotations: tool.annotations, unverifiedListing: tool.unverifiedListing } : undefined,
+        tool: this.toolContext(tool),
         paths: paths.semantics,
         unresolvedPaths: normalized.unresolvedPaths,
         pathRoots: normalized.pathRoots,
@@ -177,6 +185,11 @@ export class GateDecisions {
         labels,
       },
     );
+  }
+
+  /** What the policy reads of a tool: its pins and the server's claims about it. */
+  private toolContext(tool: ToolDescriptor | undefined) {
+    return tool ? { contractHash: tool.contractHash, endpointHash: tool.endpointHash, annotations: tool.annotations, unverifiedListing: tool.unverifiedListing } : undefined;
   }
 
   /** Recomputes the fingerprint from current state, then re-decides. */

@@ -3,7 +3,7 @@
  * a fake clock), the shape of a tool call as it enters, and the defaults it falls back to.
  */
 import type { CallSource } from '../../../shared/domain/operations';
-import type { PathFs, PathSemantics } from '../policy/paths';
+import type { PathFs, PathSemantics } from '../paths/resolve';
 import type { Clock, Journal, OperationHistory } from '../ports';
 import type { PolicySource } from './decisions';
 import type { OperationNames } from './operation';

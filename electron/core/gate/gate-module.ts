@@ -17,7 +17,7 @@ import type { CoreEvents } from '../events';
 import { changeConfirmation, removalConfirmation, rootsWallOffConfirmation, type NameLookup } from '../preview/permission-confirmations';
 import { decide, effectiveMode } from '../policy/engine';
 import { PolicyStore } from '../policy/store';
-import { hostPaths, type PathFs, type PathSemantics } from '../policy/paths';
+import { hostPaths, type PathFs, type PathSemantics } from '../paths/resolve';
 import type { ApprovalPreview, ApprovalPrompter, BatchChoice, Clock, Journal, OperationHistory } from '../ports';
 import { Gate, type OperationNames, type OperationSnapshot } from './gate';
 import { createOperationPresenter } from './result-display';

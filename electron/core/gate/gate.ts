@@ -26,7 +26,7 @@ import { journalEntry, type OpProposed, type RequestOrigin, type ToolIdentity } 
 import type { PolicyDecision, PolicyState } from '../../../shared/domain/policy';
 import { WardenError } from '../../../shared/result';
 import { activeAccountOf } from '../policy/engine';
-import { hostPaths } from '../policy/paths';
+import { hostPaths } from '../paths/resolve';
 import { CallAbort } from './call-abort';
 import { systemClock, type ApprovalPreview, type Clock, type JournalEntry } from '../ports';
 import { approvalPreview } from './approval-preview';

@@ -6,7 +6,6 @@
  * Tool identity is the triple (serverId, accountId, toolName) where serverId is Warden's own id
  * for the server, never anything the server says about itself (serverInfo.name).
  */
-import path from 'node:path';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { RegistryChange, ToolCallResult, ToolDescriptor, ToolExecutor, ToolRegistry } from '../gate/ports';
 import type { ServerDefinition } from '../../../shared/domain/servers';
@@ -22,6 +21,7 @@ import { LogRing, type LogLine } from './log-ring';
 import type { ServerDirectory } from './ports';
 import { CallNotSentError } from '../gate/call-outcome';
 import { serverKindOf, serverLocationOf } from '../preview/trusted-preview';
+import { spawnedWorkingFolder } from '../paths/resolve';
 import { displayStrings, displayText } from '../text/sanitize';
 
 export interface ConnectionManagerOptions {
@@ -346,7 +346,7 @@ export class ConnectionManager implements ToolRegistry, ToolExecutor {
       serverLocation: serverLocationOf(connection.definition),
       ...(accountLabel !== undefined ? { accountLabel } : {}),
       // The process was spawned with this cwd (relative to ours, or ours when unset).
-      ...(connection.definition.transport === 'stdio' ? { workingFolder: path.resolve(connection.definition.cwd ?? process.cwd()) } : {}),
+      ...(connection.definition.transport === 'stdio' ? { workingFolder: spawnedWorkingFolder(connection.definition.cwd) } : {}),
       ...(problem !== undefined ? { unverifiedListing: problem } : {}),
     });
   }

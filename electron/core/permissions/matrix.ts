@@ -14,8 +14,8 @@ import { parseMode, type OrgRule, type PolicyState, type UserRule } from '../../
 import type { Account, ServerDefinition } from '../../../shared/domain/servers';
 import type { ToolDescriptor, ToolRegistry } from '../gate/ports';
 import { decide, effectiveMode, rootFoldersOf, rootsEnforced } from '../policy/engine';
-import { pathArgumentNames } from '../policy/normalize';
-import type { PathSemantics } from '../policy/paths';
+import { schemaPaths, type SchemaPaths } from '../paths/arguments';
+import type { PathSemantics } from '../paths/resolve';
 import { sanitizeForDisplay } from '../text/sanitize';
 import { endpointHash } from '../settings/identity';
 import { claimsOf, serverLocationOf } from '../preview/trusted-preview';
@@ -107,14 +107,16 @@ function groupExplanation(
 }
 
 /**
- * What a server's folder wall means for one tool, in words, or null for a tool that takes no path
- * (the wall never touches it).
+ * What a server's folder wall means for one tool, in words, or null for a tool that takes neither
+ * a path nor any text (the wall never touches it). Text counts because a path written into any
+ * argument is judged as one (`paths/arguments.ts`).
  */
-function rootsWallWords(pathArguments: readonly string[], account: string, folderCount: number): string | null {
-  if (pathArguments.length === 0) return null;
-  const args = pathArguments.slice(0, 3).join(', ') + (pathArguments.length > 3 ? ', …' : '');
-  if (folderCount === 0) return `Every call with a path (${args}) asks first: you gave ${account} no folders yet`;
-  return `Calls with a path (${args}) outside ${account}’s ${folderCount === 1 ? 'folder' : `${folderCount} folders`} ask first`;
+function rootsWallWords(paths: SchemaPaths, account: string, folderCount: number): string | null {
+  if (paths.fields.length === 0 && !paths.freeText) return null;
+  const named = paths.fields.slice(0, 3).join(', ') + (paths.fields.length > 3 ? ', …' : '');
+  const which = paths.fields.length === 0 ? 'in any of its text' : paths.freeText ? `(${named}, or in any other text)` : `(${named})`;
+  if (folderCount === 0) return `Every call with a path ${which} asks first: you gave ${account} no folders yet`;
+  return `Calls with a path ${which} outside ${account}’s ${folderCount === 1 ? 'folder' : `${folderCount} folders`} ask first`;
 }
 
 const RANK: Record<PermissionMode, number> = { disabled: 0, ask: 1, allow: 2 };
@@ -254,7 +256,7 @@ export function buildMatrix(src: MatrixSources, conversationId: string | null, s
           orgLock: orgRuleFor(state.organization, def.id, account.id, t.name),
           constraintRules,
           conversationOverrides,
-          rootsWall: walled ? rootsWallWords(pathArgumentNames(t.inputSchema), account.label, folders.length) : null,
+          rootsWall: walled ? rootsWallWords(schemaPaths(t.inputSchema), account.label, folders.length) : null,
         });
       }
     }

@@ -18,7 +18,7 @@ import type { GateModule } from '../gate/gate-module';
 import type { ToolDescriptor } from '../gate/ports';
 import type { ConnectionManager } from '../mcp/connection-manager';
 import { decide } from '../policy/engine';
-import type { PathSemantics } from '../policy/paths';
+import { spawnedWorkingFolder, type PathSemantics } from '../paths/resolve';
 import { PolicyStore } from '../policy/store';
 import type { ApprovalPreview, ApprovalPrompter, Clock } from '../ports';
 import { serverKindOf } from '../preview/trusted-preview';
@@ -195,7 +195,8 @@ export function createPermissionsModule(options: PermissionsModuleOptions): Perm
         serverLabel: def.name,
         accountLabel: account.label,
         serverKind: serverKindOf(def),
-        ...(def.transport === 'stdio' && def.cwd ? { workingFolder: def.cwd } : {}),
+        // Where the process will start, the same way the connection layer says it for a live tool.
+        ...(def.transport === 'stdio' ? { workingFolder: spawnedWorkingFolder(def.cwd) } : {}),
       },
     };
   }

@@ -32,7 +32,7 @@ import {
 } from '../../../shared/domain/policy';
 import { canonicalJson } from '../canonical/canonical-json';
 import { compileGlob } from './glob';
-import { isPathUnder, normalizePolicyPath } from './paths';
+import { isPathUnder, normalizePolicyPath } from '../paths/resolve';
 
 type Layer = PolicyDecision['layer'];
 
@@ -607,11 +607,11 @@ function compileConstraint(c: ArgumentConstraint): CompiledConstraint {
       };
     case 'equals': {
       const want = canonicalJson(c.value);
-      return { field, dotted: c.field, words: `${c.field} is ${want}`, test: (v) => v !== undefined && safeCanonical(v) === want };
+      return { field, dotted: c.field, words: `${c.field} is ${want}`, test: (v, ctx) => onBothReadings(v, ctx.pathValues?.get(c.field), (x) => x !== undefined && safeCanonical(x) === want), explainUnknown: explainReadings(c.field, 'the rule names') };
     }
     case 'oneOf': {
       const set = new Set(c.value.map((x) => canonicalJson(x)));
-      return { field, dotted: c.field, words: `${c.field} is one of ${[...set].join(', ')}`, test: (v) => v !== undefined && set.has(safeCanonical(v)) };
+      return { field, dotted: c.field, words: `${c.field} is one of ${[...set].join(', ')}`, test: (v, ctx) => onBothReadings(v, ctx.pathValues?.get(c.field), (x) => x !== undefined && set.has(safeCanonical(x))), explainUnknown: explainReadings(c.field, 'the rule names') };
     }
     case 'matches': {
       const glob = globMatcher(c.value);
@@ -627,13 +627,7 @@ function compileConstraint(c: ArgumentConstraint): CompiledConstraint {
           const p = ctx.pathValues?.get(c.field);
           return p ? globOnPath(c.value, glob, p, ctx) : glob.test(v);
         },
-        explainUnknown: (v, ctx) => {
-          const p = ctx.pathValues?.get(c.field);
-          if (!p) return undefined;
-          const written = JSON.stringify(p.written.length > 120 ? `${p.written.slice(0, 120)}…` : p.written);
-          if (p.opened === null) return `arguments.${c.field} ${written} ${p.why ?? 'is a path whose place Warden cannot know'}`;
-          return `arguments.${c.field} ${written} is opened as ${p.opened.length > 200 ? `${p.opened.slice(0, 200)}…` : p.opened}, and the glob matches one way of writing it but not another`;
-        },
+        explainUnknown: explainReadings(c.field, 'the glob matches'),
       };
     }
     case 'min':
@@ -643,6 +637,29 @@ function compileConstraint(c: ArgumentConstraint): CompiledConstraint {
     case 'maxLength':
       return { field, dotted: c.field, words: `${c.field} is at most ${c.value} long`, test: (v) => (typeof v === 'string' || Array.isArray(v)) && v.length <= c.value };
   }
+}
+
+/**
+ * A value test on a path argument, read as written and as the constraint sees it (an absolute
+ * path resolved through its symlinks): both agree → that answer; they differ → UNKNOWN, so a
+ * Disabled `equals "/etc/passwd"` is not escaped because /etc is a link (as on macOS), and an
+ * Allow never holds for a path only one reading names.
+ */
+function onBothReadings(v: unknown, p: { written: string } | undefined, test: (x: unknown) => boolean): Holds {
+  const seen = test(v);
+  if (!p || typeof v !== 'string' || p.written === v) return seen;
+  return test(p.written) === seen ? seen : UNKNOWN;
+}
+
+/** Why a constraint on a path argument cannot be known: its place is unknown, or its two readings disagree. */
+function explainReadings(field: string, ruleWords: string): (v: unknown, ctx: PolicyContext) => string | undefined {
+  return (_v, ctx) => {
+    const p = ctx.pathValues?.get(field);
+    if (!p) return undefined;
+    const written = JSON.stringify(p.written.length > 120 ? `${p.written.slice(0, 120)}…` : p.written);
+    if (p.opened === null) return `arguments.${field} ${written} ${p.why ?? 'is a path whose place Warden cannot know'}`;
+    return `arguments.${field} ${written} is opened as ${p.opened.length > 200 ? `${p.opened.slice(0, 200)}…` : p.opened}, and ${ruleWords} one way of writing it but not another`;
+  };
 }
 
 function lazyKey(rule: unknown): () => string {

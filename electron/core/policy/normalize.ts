@@ -5,10 +5,8 @@
  * will really happen.
  */
 import type { PolicyState } from '../../../shared/domain/policy';
-import { normalizePolicyPath, resolvePathLikeKernel, type PathFs, type PathSemantics } from './paths';
-
-/** Argument names treated as paths even without a path rule (the schema cannot say "this is a path"). */
-const PATH_LIKE_NAME = /(^|[_-])(path|paths|file|filename|filepath|dir|directory|folder|cwd|root|source|destination|dest|target)$/i;
+import { placeOf, pathsIn } from '../paths/arguments';
+import { normalizePolicyPath, resolvePathLikeKernel, type PathFs, type PathSemantics } from '../paths/resolve';
 
 /** Options of the normalization step. */
 export interface NormalizeOptions {
@@ -24,6 +22,8 @@ export interface NormalizeOptions {
    * when it is unknown (remote and built-in servers).
    */
   workingFolder?: string | null;
+  /** The tool's input schema: a field it marks as a URI is a path too (see `paths/arguments.ts`). */
+  inputSchema?: Readonly<Record<string, unknown>>;
 }
 
 /** The policy's view of one call's arguments. */
@@ -39,9 +39,9 @@ export interface NormalizedArguments {
   /** Set when a path field loops through symlinks: the call is refused with this reason. */
   refused: string | null;
   /**
-   * Every string field read as a path (a path-like name, or a field a `pathUnder` rule reads):
-   * the value as written, and where the server will open it (null when that cannot be known).
-   * A `matches` glob is judged on both (see the engine).
+   * Every string judged as a path (by name, schema or value, at any depth: `pathsIn`), and every
+   * field a `pathUnder` rule reads: the value as written, and where the server will open it (null
+   * when that cannot be known). A `matches` glob is judged on both (see the engine).
    */
   pathValues: ReadonlyMap<string, PathValue>;
 }
@@ -67,60 +67,57 @@ const NO_PATHS: ReadonlyMap<string, PathValue> = new Map();
 export function normalizeForPolicy(args: Readonly<Record<string, unknown>>, options: NormalizeOptions): NormalizedArguments {
   const pathFields = options.pathFields ?? [];
   const roots = resolveRoots(options);
+  // Paths the call holds, by the one definition (read only where the file system can place them).
+  const found = options.fs ? pathsIn(args, options.inputSchema).paths.filter((p) => !pathFields.includes(p.field)) : [];
   // Nothing path-like to resolve (the common case): the input as is, no copy.
-  if (!options.fs && pathFields.length === 0) return { arguments: args, unresolvedPaths: NO_PROBLEMS, pathRoots: roots, refused: null, pathValues: NO_PATHS };
-  if (!needsResolution(args, pathFields)) return { arguments: args, unresolvedPaths: NO_PROBLEMS, pathRoots: roots, refused: null, pathValues: NO_PATHS };
+  if (found.length === 0 && pathFields.length === 0) return { arguments: args, unresolvedPaths: NO_PROBLEMS, pathRoots: roots, refused: null, pathValues: NO_PATHS };
   const copy = structuredClone(args) as Record<string, unknown>;
   const unresolved = new Map<string, string>();
   const pathValues = new Map<string, PathValue>();
   let refused: string | null = null;
   const working = options.workingFolder ?? null;
 
-  // Path-like names without a rule: only absolute paths, and only where they resolve.
-  if (options.fs) {
-    const fs = options.fs;
-    const fix = (v: unknown): unknown => {
-      if (Array.isArray(v)) return v.map(fix);
-      if (typeof v !== 'string') return v;
-      const r = resolvePathLikeKernel(v, options.semantics, fs);
-      return r.ok ? r.path : v;
-    };
-    for (const [k, v] of Object.entries(copy)) {
-      if (!PATH_LIKE_NAME.test(k) || pathFields.includes(k)) continue;
-      if (typeof v !== 'string') {
-        copy[k] = fix(v);
-        continue;
-      }
-      // The value the other constraints read is as before (absolute paths resolved, relative ones
-      // as written); a glob also sees where a relative one leads from the server's working folder.
-      const r = resolvePathLikeKernel(v, options.semantics, fs, working);
-      if (r.ok && normalizePolicyPath(v, options.semantics) !== null) copy[k] = r.path;
-      pathValues.set(k, r.ok ? { written: v, opened: r.path } : { written: v, opened: null, why: r.why });
-    }
+  // Paths no rule names: the value the other constraints read is the resolved one for an absolute
+  // path and as written for a relative one; a glob also sees where a relative one leads.
+  for (const p of found) {
+    const place = placeOf(p.field, p.value, { semantics: options.semantics, fs: options.fs, workingFolder: working });
+    pathValues.set(p.field, place.opened !== null ? { written: p.value, opened: place.opened } : { written: p.value, opened: null, why: place.why });
+    if (place.opened !== null && normalizePolicyPath(p.value, options.semantics) !== null) setField(copy, p.field.split('.'), place.opened);
   }
 
   // Fields a path rule reads: resolved from the working folder; what cannot be placed is reported.
   for (const dotted of pathFields) {
     const parts = dotted.split('.');
-    let parent: unknown = copy;
-    for (const part of parts.slice(0, -1)) {
-      parent = parent && typeof parent === 'object' ? (parent as Record<string, unknown>)[part] : undefined;
-    }
+    const parent = parentOf(copy, parts);
     const last = parts[parts.length - 1]!;
-    if (!parent || typeof parent !== 'object' || !Object.prototype.hasOwnProperty.call(parent, last)) continue;
-    const value = (parent as Record<string, unknown>)[last];
+    if (!parent || !Object.prototype.hasOwnProperty.call(parent, last)) continue;
+    const value = parent[last];
     if (typeof value !== 'string') continue;
-    const r = resolvePathLikeKernel(value, options.semantics, options.fs, working);
-    pathValues.set(dotted, r.ok ? { written: value, opened: r.path } : { written: value, opened: null, why: r.why });
-    if (r.ok) {
-      (parent as Record<string, unknown>)[last] = r.path;
-    } else if (r.kind === 'loop') {
-      refused ??= `arguments.${dotted}: ${r.why}`;
+    const place = placeOf(dotted, value, { semantics: options.semantics, fs: options.fs, workingFolder: working });
+    pathValues.set(dotted, place.opened !== null ? { written: value, opened: place.opened } : { written: value, opened: null, why: place.why });
+    if (place.opened !== null) {
+      parent[last] = place.opened;
+    } else if (place.loop) {
+      refused ??= `arguments.${dotted}: ${place.why}`;
     } else {
-      unresolved.set(dotted, `arguments.${dotted} ${JSON.stringify(value)} ${r.why}`);
+      unresolved.set(dotted, `arguments.${dotted} ${JSON.stringify(value)} ${place.why}`);
     }
   }
   return { arguments: copy, unresolvedPaths: unresolved.size ? unresolved : NO_PROBLEMS, pathRoots: roots, refused, pathValues: pathValues.size ? pathValues : NO_PATHS };
+}
+
+/** The object holding the last part of a dotted field (an array counts: `files.1`), or undefined. */
+function parentOf(root: Record<string, unknown>, parts: readonly string[]): Record<string, unknown> | undefined {
+  let parent: unknown = root;
+  for (const part of parts.slice(0, -1)) {
+    parent = parent && typeof parent === 'object' && Object.prototype.hasOwnProperty.call(parent, part) ? (parent as Record<string, unknown>)[part] : undefined;
+  }
+  return parent && typeof parent === 'object' ? (parent as Record<string, unknown>) : undefined;
+}
+
+function setField(root: Record<string, unknown>, parts: readonly string[], value: string): void {
+  const parent = parentOf(root, parts);
+  if (parent) parent[parts[parts.length - 1]!] = value;
 }
 
 /** Where each rule folder really leads (a folder that cannot be resolved is judged as written). */
@@ -132,17 +129,6 @@ function resolveRoots(options: NormalizeOptions): ReadonlyMap<string, string> {
     if (r.ok) out.set(root, r.path);
   }
   return out;
-}
-
-/** True when some field would be rewritten: a path-like name holding a string or array, or an explicit path field. */
-function needsResolution(args: Readonly<Record<string, unknown>>, pathFields: readonly string[]): boolean {
-  if (pathFields.length > 0) return true;
-  for (const k in args) {
-    if (!Object.prototype.hasOwnProperty.call(args, k)) continue;
-    const v = args[k];
-    if ((typeof v === 'string' || Array.isArray(v)) && PATH_LIKE_NAME.test(k)) return true;
-  }
-  return false;
 }
 
 /** The fields and folders the `pathUnder` rules for one (server, tool) read. */
@@ -180,60 +166,3 @@ export function pathRulesFor(state: PolicyState, serverId: string, toolName: str
 /** Path rules per (server, tool), built once per rule array (rules are replaced, never mutated). */
 const pathRuleIndex = new WeakMap<readonly unknown[], Map<string, { fields: string[]; roots: string[] }>>();
 const NO_RULES: PathRules = Object.freeze({ fields: Object.freeze([]) as readonly string[], roots: Object.freeze([]) as readonly string[] });
-
-/** One path argument of a call: where it is, as written, and where the server will open it. */
-export interface ArgumentPath {
-  field: string;
-  written: string;
-  opened: string | null;
-  why?: string;
-}
-
-/** Deepest nesting searched for path arguments (arguments are at most 1 MiB of JSON anyway). */
-const MAX_PATH_DEPTH = 16;
-/** Most path arguments judged in one call; more is judged as one whose place cannot be known. */
-const MAX_ARGUMENT_PATHS = 1000;
-
-/**
- * Every path argument of a call, for a server whose folders are a wall: each field with a
- * path-like name at any depth (a string, or each string of a list), resolved as the server will
- * open it — symlinks followed, a relative path from the server's working folder, and one whose
- * place cannot be known reported with why.
- *
- * Why every depth and every list item: a wall that only read top-level strings would be walked
- * around by `{"options": {"path": "/etc"}}` or `{"paths": ["/etc/passwd"]}`.
- */
-export function argumentPathsOf(args: Readonly<Record<string, unknown>>, options: Pick<NormalizeOptions, 'semantics' | 'fs' | 'workingFolder'>): ArgumentPath[] {
-  const out: ArgumentPath[] = [];
-  const working = options.workingFolder ?? null;
-  const judge = (field: string, value: string) => {
-    if (out.length >= MAX_ARGUMENT_PATHS) {
-      if (out.length === MAX_ARGUMENT_PATHS) out.push({ field, written: value, opened: null, why: `is one of more than ${MAX_ARGUMENT_PATHS} paths in one call, more than Warden checks` });
-      return;
-    }
-    const r = resolvePathLikeKernel(value, options.semantics, options.fs, working);
-    out.push(r.ok ? { field, written: value, opened: r.path } : { field, written: value, opened: null, why: r.why });
-  };
-  const walk = (v: unknown, field: string, pathLike: boolean, depth: number) => {
-    if (depth > MAX_PATH_DEPTH) return;
-    if (typeof v === 'string') {
-      if (pathLike) judge(field, v);
-    } else if (Array.isArray(v)) {
-      v.forEach((item, i) => walk(item, `${field}.${i}`, pathLike, depth + 1));
-    } else if (v !== null && typeof v === 'object') {
-      for (const [k, child] of Object.entries(v)) walk(child, field ? `${field}.${k}` : k, PATH_LIKE_NAME.test(k), depth + 1);
-    }
-  };
-  walk(args, '', false, 0);
-  return out;
-}
-
-/**
- * The top-level arguments of a tool's input schema that read as paths (by name), for the matrix:
- * a tool with none of them is not touched by its server's folder wall.
- */
-export function pathArgumentNames(inputSchema: Readonly<Record<string, unknown>> | undefined): string[] {
-  const props = inputSchema?.properties;
-  if (!props || typeof props !== 'object') return [];
-  return Object.keys(props).filter((k) => PATH_LIKE_NAME.test(k));
-}

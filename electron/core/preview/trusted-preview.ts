@@ -14,6 +14,7 @@
  */
 import type { ServerDefinition } from '../../../shared/domain/servers';
 import { makeHiddenVisible } from '../../../shared/display';
+import { isPathShaped, pathsIn } from '../paths/arguments';
 
 /** Servers Warden has templates for, recognised from the person's own configuration. */
 export type ServerKind = 'demo' | 'filesystem' | 'everything' | 'github' | 'other';
@@ -43,6 +44,8 @@ export interface TrustedPreview {
 export const MAX_QUOTED = 80;
 /** How many fields the generic summary names before "and N more". */
 export const MAX_FIELDS = 3;
+/** How many paths inside objects the generic summary names before "and N more paths". */
+export const MAX_NESTED_PATHS = 3;
 
 // ---- values ---------------------------------------------------------------------------------
 
@@ -233,7 +236,6 @@ const TEMPLATES: Record<Exclude<ServerKind, 'other'>, Record<string, Template>> 
 
 // ---- the schema-driven summary --------------------------------------------------------------
 
-const PATH_FIELD = /^(path|paths|file|files|filename|filepath|file_path|filePath|dir|directory|folder|source|destination|src|dest|target_path|targetPath)$/i;
 const URL_FIELD = /^(url|urls|uri|href|link|endpoint|website)$/i;
 const RECIPIENT_FIELD = /^(to|recipient|recipients|email|emails|cc|bcc|channel|channel_id|channelId|phone|phone_number|user|username|user_id|userId|chat_id|chatId)$/i;
 
@@ -297,10 +299,23 @@ function schemaSummary(tool: PreviewTool, args: Args): string {
       take(k, host ? `contacting ${quote(host)} (${nameWords(k)} ${quote(v)})` : `${nameWords(k)} ${quote(v)}`);
     } else if (strList(v)) take(k, `${nameWords(k)} ${quotedList(v)}`);
   }
+  // Paths, by the one definition of what a path is (name, schema or value): every one is named,
+  // so none hides under "and 2 more fields" or "an object with 3 fields".
+  const paths = pathsIn(args, tool.inputSchema).paths;
+  const topOf = (field: string) => field.split('.')[0]!;
   for (const k of fields) {
     const v = args[k];
-    if (!used.has(k) && PATH_FIELD.test(k) && (str(v) || strList(v))) take(k, `${nameWords(k)} ${str(v) ? quote(v) : quotedList(v)}`);
+    if (used.has(k) || !paths.some((p) => topOf(p.field) === k) || !(str(v) || strList(v))) continue;
+    if (str(v)) take(k, `${nameWords(k)} ${quote(v)}`);
+    else {
+      // Absolute, home and drive paths first, so the one that matters is not one of "and 3 more".
+      take(k, `${nameWords(k)} ${quotedList([...v.filter(isPathShaped), ...v.filter((x) => !isPathShaped(x))])}`);
+    }
   }
+  const nested = paths.filter((p) => !used.has(topOf(p.field)));
+  // Keys below the top level are the model's own words: quoted like values.
+  for (const p of nested.slice(0, MAX_NESTED_PATHS)) parts.push(`${nameWords(topOf(p.field))} (at ${quote(p.field.slice(topOf(p.field).length + 1))}) ${quote(p.value)}`);
+  if (nested.length > MAX_NESTED_PATHS) parts.push(plural(nested.length - MAX_NESTED_PATHS, 'more path'));
   for (const k of fields) {
     if (used.has(k)) continue;
     if (parts.length >= MAX_FIELDS) break;

@@ -12,7 +12,7 @@ import { createCore, type WardenCore } from '../../../electron/core/app-core';
 import { dispatch } from '../../../electron/core/dispatch';
 import type { ServerDefinition } from '../../../shared/domain/servers';
 import type { ArgumentConstraint, UserRule } from '../../../shared/domain/policy';
-import type { PathFs, PathSemantics } from '../../../electron/core/policy/paths';
+import type { PathFs, PathSemantics } from '../../../electron/core/paths/resolve';
 import { httpDefinition, makeManager, MapSecretStore, startHttpFixture, stdioFixture, trackManagers, type StartedHttpServer } from '../mcp/helpers';
 
 const track = trackManagers();
@@ -47,6 +47,19 @@ function link(relative: string, target: string): string {
   mkdirSync(path.dirname(p), { recursive: true });
   symlinkSync(target, p);
   return p;
+}
+
+/**
+ * A symlink detour under the temp root: `secret` holds a secret, `link` points at the empty folder
+ * `into` beside it, and `decoy` is a harmless file where the string "link/../<name>" seems to
+ * point. Returns the project folder.
+ */
+function detour(at: { secret: string; into: string; decoy: string; link: string }): string {
+  file(at.secret, 'SECRET');
+  mkdirSync(path.join(root, at.into));
+  file(at.decoy, 'harmless docs file');
+  link(at.link, path.join(root, at.into));
+  return path.join(root, 'project');
 }
 
 /** What the file server itself says it received. */
@@ -161,6 +174,27 @@ describe('paths are judged where the kernel opens them', () => {
   });
 });
 
+describe('equals and oneOf on a path', () => {
+  it('a Disabled equals or oneOf on a path named through a symlink holds for the path as written and as opened', async () => {
+    file('private/etc/passwd', 'root:x:0:0');
+    const etc = link('etc', path.join(root, 'private/etc'));
+    const exact = (id: string, constraint: ArgumentConstraint): UserRule => ({ id, scope: { kind: 'tool-constraint', serverId: 'files', accountId: null, toolName: 'read_file', constraints: [constraint] }, mode: 'disabled', pin: null });
+    const c = await coreWith(stdioFiles(), [
+      allowTool('files'),
+      exact('no-passwd', { op: 'equals', field: 'path', value: path.join(etc, 'passwd') }),
+      exact('no-shadow', { op: 'oneOf', field: 'path', value: [path.join(etc, 'shadow')] }),
+    ]);
+    file('private/etc/shadow', 'root:*');
+    // The exact string the rule names; resolving it through the link must not make it another value.
+    for (const p of [path.join(etc, 'passwd'), path.join(etc, 'shadow')]) {
+      const op = await modelReads(c, 'files', p);
+      expect(op.state, p).toBe('denied');
+      expect(op.reason, p).toContain(`is opened as ${path.join(root, 'private/etc')}`);
+    }
+    expect(received()).toEqual([]);
+  });
+});
+
 describe('relative paths under a path rule', () => {
   it("a relative path is resolved against a stdio server's working folder, the folder the server opens it from", async () => {
     file('project/secrets/key', 'PRIVATE KEY');
@@ -181,6 +215,44 @@ describe('relative paths under a path rule', () => {
     const docs = await rendererReads(c, 'files', 'docs/readme.md');
     expect(docs.state).toBe('succeeded');
     expect(JSON.stringify(docs.result)).toContain('project readme');
+  });
+
+  it('a relative path through a symlink and then .. is judged where the kernel lands: a Disabled folder holds', async () => {
+    // docs/link3 → secrets/sub: from the working folder, "docs/link3/../key2" opens secrets/key2.
+    const project = detour({ secret: 'project/secrets/key2', into: 'project/secrets/sub', decoy: 'project/docs/key2', link: 'project/docs/link3' });
+    const c = await coreWith(stdioFiles({ cwd: project }), [allowTool('files'), pathRule('no-secrets', 'files', 'disabled', path.join(project, 'secrets'))]);
+    for (const p of ['docs/link3/../key2', './docs/link3/../key2', 'docs/./link3//../key2']) {
+      const op = await rendererReads(c, 'files', p);
+      expect(op.state, p).toBe('denied');
+      expect(op.reason, p).toContain(`under ${path.join(project, 'secrets')}`);
+    }
+    expect(received()).toEqual([]);
+  });
+
+  it('a relative path through a symlink and then .. is judged where the kernel lands: an Allow folder never covers a file outside it', async () => {
+    // docs/link → outside/inner: from the project, "./docs/link/../secret.txt" opens outside/secret.txt.
+    const project = detour({ secret: 'outside/secret.txt', into: 'outside/inner', decoy: 'project/docs/secret.txt', link: 'project/docs/link' });
+    const c = await coreWith(stdioFiles({ cwd: project }), [pathRule('docs', 'files', 'allow', path.join(project, 'docs'))]);
+    for (const p of ['./docs/link/../secret.txt', 'docs/link/../secret.txt']) {
+      const op = await rendererReads(c, 'files', p);
+      expect(op.state, p).toBe('awaiting_approval');
+      expect(op.result, p).toBeNull();
+    }
+    expect(received()).toEqual([]);
+    // The same file named without the detour is still allowed, and is the file the server reads.
+    const fine = await rendererReads(c, 'files', 'docs/secret.txt');
+    expect(fine.state).toBe('succeeded');
+    expect(JSON.stringify(fine.result)).toContain('harmless docs file');
+  });
+
+  it("a working folder configured through a symlink and then .. is the folder the server's process really starts in", async () => {
+    // project/docs/link → outside/inner: a server started in "project/docs/link/.." runs in outside/.
+    const project = detour({ secret: 'outside/secret.txt', into: 'outside/inner', decoy: 'project/docs/secret.txt', link: 'project/docs/link' });
+    const c = await coreWith(stdioFiles({ cwd: `${project}/docs/link/..` }), [allowTool('files'), pathRule('no-outside', 'files', 'disabled', path.join(root, 'outside'))]);
+    const op = await rendererReads(c, 'files', 'secret.txt');
+    expect(op.state).toBe('denied');
+    expect(op.reason).toContain(`under ${path.join(root, 'outside')}`);
+    expect(received()).toEqual([]);
   });
 
   it('where the working folder is unknown, a relative path is decided by the most restrictive rule it could match', async () => {

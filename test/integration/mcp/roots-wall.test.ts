@@ -131,6 +131,8 @@ describe('roots as a wall (server-filesystem over stdio)', () => {
     const matrix = await call<{ servers: Array<{ serverId: string; rootsEnforced?: boolean }>; rows: Array<{ toolName: string; rootsWall?: string | null }> }>('permissions:matrix', {});
     expect(matrix.servers.find((s) => s.serverId === key.serverId)?.rootsEnforced).toBe(true);
     expect(matrix.rows.find((r) => r.toolName === 'read_text_file')?.rootsWall).toBe('Calls with a path (path) outside Work’s folder ask first');
+    // Text a tool takes besides its paths can hold one too, and is judged as one when it does.
+    expect(matrix.rows.find((r) => r.toolName === 'write_file')?.rootsWall).toBe('Calls with a path (path, or in any other text) outside Work’s folder ask first');
     expect(matrix.rows.find((r) => r.toolName === 'list_allowed_directories')?.rootsWall).toBeNull();
   });
 

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { decide, hostPaths } from '../../../electron/core/policy';
 import { readsArguments } from '../../../electron/core/policy/engine';
-import { argumentPathsOf, pathArgumentNames } from '../../../electron/core/policy/normalize';
+import { argumentPathsOf, schemaPaths } from '../../../electron/core/paths/arguments';
 import type { PolicyContext, PolicyRequest, PolicyState, UserRule } from '../../../shared/domain/policy';
 
 const tool = { contractHash: 'c1', endpointHash: 'e1' };
@@ -29,7 +29,7 @@ const ctxFor = (args: Record<string, unknown>, working: string | null = null): P
   tool,
   paths: 'posix',
   labels: { server: 'Files', account: 'Work' },
-  argumentPaths: argumentPathsOf(args, { semantics: 'posix', fs: null, workingFolder: working }),
+  argumentPaths: argumentPathsOf(args, undefined, { semantics: 'posix', fs: null, workingFolder: working }),
 });
 const decideArgs = (args: Record<string, unknown>, state = walled(), working: string | null = null) => decide(req(args), state, ctxFor(args, working));
 
@@ -58,8 +58,9 @@ describe('roots wall: the policy engine', () => {
     expect(decideArgs({ options: { target: '/tmp/x' } }).reason).toContain('arguments.options.target "/tmp/x"');
     expect(decideArgs({ source: '/home/me/project/a', destination: '/home/me/elsewhere/a' }).decision).toBe('ask');
     expect(decideArgs({ source: '/home/me/project/a', destination: '/home/me/project/b' }).decision).toBe('allow');
-    // Fields that are not path-like are not read as paths.
-    expect(decideArgs({ content: '/etc/passwd' }).decision).toBe('allow');
+    // Text that is not a path is not read as one; an absolute path is, whatever its field is called.
+    expect(decideArgs({ content: 'see /etc/passwd' }).decision).toBe('allow');
+    expect(decideArgs({ content: '/etc/passwd' }).reason).toContain('arguments.content "/etc/passwd"');
   });
 
   it('a relative path is judged from the server’s working folder; with none known it asks', () => {
@@ -101,7 +102,7 @@ describe('roots wall: the policy engine', () => {
       symlinkSync(secret, path.join(root, 'link'));
       const { fs } = hostPaths();
       const state = walled({ rootFolders: [{ serverId: 'fs', accountId: 'work', folders: [root] }] });
-      const at = (p: string) => decide(req({ path: p }), state, { tool, paths: 'posix', labels: { server: 'Files', account: 'Work' }, argumentPaths: argumentPathsOf({ path: p }, { semantics: 'posix', fs }) });
+      const at = (p: string) => decide(req({ path: p }), state, { tool, paths: 'posix', labels: { server: 'Files', account: 'Work' }, argumentPaths: argumentPathsOf({ path: p }, undefined, { semantics: 'posix', fs }) });
       const escaped = at(path.join(root, 'link', 'key.txt'));
       expect(escaped).toMatchObject({ decision: 'ask', layer: 'roots' });
       expect(escaped.reason).toContain(`(it leads to ${path.join(secret, 'key.txt')})`);
@@ -112,7 +113,8 @@ describe('roots wall: the policy engine', () => {
   });
 
   it('the matrix reads which of a tool’s inputs are paths from its schema', () => {
-    expect(pathArgumentNames({ type: 'object', properties: { path: {}, content: {}, destination: {} } })).toEqual(['path', 'destination']);
-    expect(pathArgumentNames({ type: 'object' })).toEqual([]);
+    expect(schemaPaths({ type: 'object', properties: { path: { type: 'string' }, content: { type: 'string' }, destination: { type: 'string' } } })).toEqual({ fields: ['path', 'destination'], freeText: true });
+    expect(schemaPaths({ type: 'object', properties: { path: { type: 'string' }, head: { type: 'number' } } })).toEqual({ fields: ['path'], freeText: false });
+    expect(schemaPaths({ type: 'object' })).toEqual({ fields: [], freeText: false });
   });
 });

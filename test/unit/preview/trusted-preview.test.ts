@@ -105,3 +105,13 @@ describe('trusted previews: the schema-driven summary for any other tool', () =>
     expect(weird).toBe('Run "Safe: nothing happens" with "the file is harmless" "x"');
   });
 });
+
+describe('trusted previews: every path is named', () => {
+  const generic = (args: Record<string, unknown>) => trustedPreview({ toolName: 'sync', serverLabel: 'Sync', accountLabel: 'Work' }, args).summary;
+
+  it('a path nested in an object, or listed after harmless names, is shown before anything else', () => {
+    expect(generic({ a: '1', b: '2', c: '3', options: { target: { value: '/etc/cron.d/x' } } })).toBe('Run sync with options (at "target.value") "/etc/cron.d/x", a "1", b "2" and 2 more fields');
+    expect(generic({ files: ['a.txt', 'b.txt', 'c.txt', '/etc/shadow'] })).toBe('Run sync with files "/etc/shadow", "a.txt" and 2 more');
+    expect(generic({ note: '~/.ssh/id_rsa', a: '1', b: '2', c: '3' })).toBe('Run sync with note "~/.ssh/id_rsa", a "1", b "2" and 1 more field');
+  });
+});

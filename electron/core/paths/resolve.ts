@@ -1,9 +1,10 @@
 /**
- * Path normalization for argument constraints, with POSIX and Windows semantics.
+ * How a path resolves: the one place Warden works out where a path argument leads, with POSIX and
+ * Windows semantics. What counts as a path in the first place is `./arguments.ts`.
  *
  * The pure half (`normalizePolicyPath`, `isPathUnder`) resolves `.`/`..`, duplicate separators
  * and case rules; the impure half (`resolvePathLikeKernel`) reads the file system and runs BEFORE
- * `decide`, so the engine stays pure.
+ * the policy's `decide`, so the engine stays pure.
  */
 import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import path from 'node:path';
@@ -35,24 +36,46 @@ export function normalizePolicyPath(p: string, semantics: PathSemantics, caseIns
 }
 
 /**
- * The path a string names if it is a usable absolute path (a POSIX `file://` URL is read as its
- * path), else null.
+ * The path a string names if it is a usable absolute path (a `file:` URL is read as the path it
+ * names), else null.
  */
 function absoluteCandidate(p: string, semantics: PathSemantics): string | null {
   if (p.includes('\u0000')) return null;
   const lib = semantics === 'win32' ? path.win32 : path.posix;
   let candidate = p;
-  if (semantics === 'posix' && /^file:\/\//i.test(candidate)) {
-    try {
-      candidate = decodeURIComponent(new URL(candidate).pathname);
-    } catch {
-      return null;
-    }
+  if (/^file:/i.test(candidate)) {
+    const named = fileUrlPath(candidate, semantics);
+    if (named === null) return null;
+    candidate = named;
   }
   if (!lib.isAbsolute(candidate)) return null;
   // win32: a rooted path without a drive ("\\x") is relative to the current drive: not absolute.
   if (semantics === 'win32' && !/^([a-zA-Z]:[\\/]|[\\/]{2}[^\\/])/.test(candidate)) return null;
   return candidate;
+}
+
+/**
+ * The path a `file:` URL names, decoded, or null when it names none this computer can place: a
+ * malformed URL, or (outside Windows, where `file://host/share` is a UNC path) a file on another
+ * host, which only that host could say where it is.
+ */
+function fileUrlPath(raw: string, semantics: PathSemantics): string | null {
+  let url: URL;
+  let pathname: string;
+  try {
+    url = new URL(raw);
+    pathname = decodeURIComponent(url.pathname);
+  } catch {
+    return null;
+  }
+  if (pathname.includes('\u0000')) return null;
+  const host = url.hostname.toLowerCase();
+  if (semantics === 'win32') {
+    if (host !== '' && host !== 'localhost') return `\\\\${url.hostname}${pathname.replace(/\//g, '\\')}`;
+    // file:///C:/x names C:\x; file:///x (no drive) is relative to the current drive.
+    return /^\/[a-zA-Z]:/.test(pathname) ? pathname.slice(1) : pathname;
+  }
+  return host === '' || host === 'localhost' ? pathname : null;
 }
 
 /**
@@ -154,10 +177,17 @@ export function resolvePathLikeKernel(raw: string, semantics: PathSemantics, fs:
 }
 
 /** The absolute path a raw argument names, from the working folder if it is relative. */
-function absoluteFrom(raw: string, semantics: PathSemantics, workingFolder: string | null): PathResolution {
-  const direct = absoluteCandidate(raw, semantics);
+function absoluteFrom(written: string, semantics: PathSemantics, workingFolder: string | null): PathResolution {
+  const direct = absoluteCandidate(written, semantics);
   if (direct !== null) return { ok: true, path: direct };
-  if (raw.includes('\u0000')) return { ok: false, kind: 'unknown', why: 'contains a NUL character' };
+  if (written.includes('\u0000')) return { ok: false, kind: 'unknown', why: 'contains a NUL character' };
+  let raw = written;
+  if (/^file:/i.test(raw)) {
+    // Never read as a relative name "file:…" from the working folder: the server opens the URL.
+    const named = fileUrlPath(raw, semantics);
+    if (named === null) return { ok: false, kind: 'unknown', why: 'is a file: URL that names a file on another computer, or cannot be read' };
+    raw = named;
+  }
   // A leading ~ is a home folder to many servers (and a plain name to the kernel): either may be meant.
   if (/^~/.test(raw)) return { ok: false, kind: 'unknown', why: `starts with "~", which a server may read as a home folder` };
   const lib = semantics === 'win32' ? path.win32 : path.posix;
@@ -171,7 +201,11 @@ function absoluteFrom(raw: string, semantics: PathSemantics, workingFolder: stri
       return { ok: false, kind: 'unknown', why: `is relative to drive ${drive.toUpperCase()}:'s current folder, which Warden cannot know` };
     }
   }
-  return { ok: true, path: lib.resolve(base, raw) };
+  // Windows folds "." and ".." in the string before the file system sees it, so resolving there
+  // is what the system does. POSIX kernels walk ".." after the link before it: the working folder
+  // and the relative path are only joined, and the walk in resolvePathLikeKernel applies them.
+  if (semantics === 'win32') return { ok: true, path: lib.resolve(base, raw) };
+  return { ok: true, path: `${base}/${raw}` };
 }
 
 /**
@@ -211,6 +245,19 @@ function unreadable(at: string, error: unknown): PathResolution {
 function errorCode(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : undefined;
+}
+
+/**
+ * The folder a process spawned with `cwd` (relative to ours, or ours when unset) opens relative
+ * paths from, as the path to walk: on POSIX the child's chdir walks it component by component,
+ * so its `..` is left for `resolvePathLikeKernel` rather than folded as text; Windows folds it
+ * in the string, as `path.win32.resolve` does.
+ */
+export function spawnedWorkingFolder(cwd: string | undefined, platform: NodeJS.Platform = process.platform): string {
+  const here = process.cwd();
+  if (platform === 'win32') return path.win32.resolve(here, cwd ?? '.');
+  if (cwd === undefined) return here;
+  return path.posix.isAbsolute(cwd) ? cwd : `${here}/${cwd}`;
 }
 
 /**
