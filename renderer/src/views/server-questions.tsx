@@ -130,10 +130,12 @@ function QuestionForm({ question, onDone }: { question: ElicitationQuestion; onD
         Your answer goes only to {question.serverLabel}. It does not approve any tool call: those are approved only in Warden's own dialog.
       </p>
       {question.warning ? (
-        <p className="banner banner-danger" role="alert" data-testid="question-warning">
-          <strong>This form may be asking for a secret:</strong> {visibleText(question.warning, 600)}. Servers must not ask for passwords, tokens, keys or
-          one-time codes in a form, and Warden never does. If you send an answer, Warden asks you once more before it leaves.
-        </p>
+        <div className="banner banner-danger" role="alert" data-testid="question-warning">
+          <span>
+            <strong>This form may be asking for a secret:</strong> {visibleText(question.warning, 600)}. Servers must not ask for passwords, tokens, keys
+            or one-time codes in a form, and Warden never does. If you send an answer, Warden asks you once more before it leaves.
+          </span>
+        </div>
       ) : null}
       {question.problem ? (
         <p className="error-note error-sentence" role="alert" data-testid="question-problem">
