@@ -13,7 +13,7 @@ import { CoreEvents } from './events';
 import { systemClock, type BrowserOpener, type Clock, type FileDialogs, type Journal, type JournalRecord } from './ports';
 import { OAuthService, createAuthHandlers, type OriginConfirmer, type ResolveHost } from './mcp/oauth';
 import type { ServerChangeConfirmer } from './settings/server-confirmation';
-import { cancellingElicitor, type Elicitor } from './elicitation/elicitation';
+import { cancellingElicitor, type AnswerConfirmation, type Elicitor } from './elicitation/elicitation';
 import { elicitationHandlers, FormQuestions } from './elicitation/form-questions';
 import { RootsService, rootsHandlers } from './mcp/roots';
 import { MemoryJournal } from './memory-journal';
@@ -97,7 +97,8 @@ export interface CoreDeps {
   /**
    * Asks the person a server's URL-mode elicitation (main: a native dialog). Default: every such
    * request is cancelled. Form questions are shown in the app (elicitation/form-questions.ts)
-   * unless this brings its own `form` (tests).
+   * unless this brings its own `form` (tests). Its `confirmAnswer` is the native step before the
+   * answer to a form that might ask for a secret is sent; without it such an answer is never sent.
    */
   elicitor?: Pick<Elicitor, 'url'> & Partial<Elicitor>;
   /** MCP connection layer tuning: timeouts, backoff, the OAuth provider hook (default: the gate's registry/executor). */
@@ -252,6 +253,10 @@ export function createCore(deps: CoreDeps): WardenCore {
     url: (request, signal) => (deps.elicitor ?? cancellingElicitor).url(request, signal),
     form: deps.elicitor?.form ? deps.elicitor.form.bind(deps.elicitor) : (request, signal) => formQuestions.ask(request, signal),
     refused: deps.elicitor?.refused ? deps.elicitor.refused.bind(deps.elicitor) : (notice) => formQuestions.refused(notice),
+    // The native step names the server and account as Warden does, like the form it follows.
+    ...(deps.elicitor?.confirmAnswer
+      ? { confirmAnswer: (c: AnswerConfirmation, signal: AbortSignal) => deps.elicitor!.confirmAnswer!({ ...c, ...formQuestions.labelsOf(c.serverId, c.serverLabel, c.accountId) }, signal) }
+      : {}),
   };
   // Roots are read by the connections built below; a change reaches them through this listener
   // (added once both exist), as sign-in changes do.

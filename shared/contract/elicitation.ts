@@ -22,6 +22,8 @@ export const ElicitationQuestion = z.object({
   schema: z.record(z.string(), z.unknown()),
   /** What was wrong with the last answer, when the person is asked again. */
   problem: z.string().optional(),
+  /** Set when the form might ask for a secret: why, in words. Sending its answer needs a second, native confirmation. */
+  warning: z.string().optional(),
   askedAt: z.number(),
 });
 export type ElicitationQuestion = z.infer<typeof ElicitationQuestion>;

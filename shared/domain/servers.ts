@@ -10,7 +10,7 @@
  * electron/core/settings/identity.ts.
  */
 import { z } from 'zod';
-import { codeLoadingSecretProblem, isCodeLoadingEnvName } from './code-loading-env';
+import { envSecretProblem } from './secret-env-names';
 
 // ---- identifiers ----------------------------------------------------------------------------
 
@@ -83,10 +83,14 @@ function uniqueNames(caseInsensitive: boolean) {
   };
 }
 
-/** A variable that changes which code a program loads is never hidden in the keychain (see code-loading-env.ts). */
-function noCodeLoadingSecrets(list: ReadonlyArray<{ name: string; secret?: boolean }>, ctx: z.RefinementCtx): void {
+/**
+ * Only a variable whose name says it holds a credential may be hidden in the keychain (see
+ * secret-env-names.ts): every other value is something the save dialog must show in full.
+ */
+function onlyCredentialSecrets(list: ReadonlyArray<{ name: string; secret?: boolean }>, ctx: z.RefinementCtx, path: Array<string | number>): void {
   list.forEach((e, i) => {
-    if (e.secret === true && isCodeLoadingEnvName(e.name)) ctx.addIssue({ code: 'custom', path: [i, 'secret'], message: codeLoadingSecretProblem(e.name) });
+    const problem = e.secret === true ? envSecretProblem(e.name) : null;
+    if (problem) ctx.addIssue({ code: 'custom', path: [...path, i, 'secret'], message: problem });
   });
 }
 
@@ -159,7 +163,10 @@ export const StdioServerDefinition = z
     command: z.string().min(1, 'must not be empty').max(4096),
     args: z.array(z.string().max(32_768)).max(500).default([]),
     cwd: z.string().min(1).max(4096).optional(),
-    env: z.array(EnvVar).max(200).default([]).superRefine(uniqueNames(false)).superRefine(noCodeLoadingSecrets),
+    // Which names may be secret is checked where a definition is saved (SavedServerDefinition,
+    // ServerDraft), not here: a file written before that rule still loads, and the connection
+    // refuses to start the program with such a hidden value instead (mcp/transports.ts).
+    env: z.array(EnvVar).max(200).default([]).superRefine(uniqueNames(false)),
     timeoutMs: TimeoutMs.optional(),
   })
   .strict();
@@ -199,12 +206,18 @@ export type BuiltinServerDefinition = z.infer<typeof BuiltinServerDefinition>;
 export const ServerDefinition = z.discriminatedUnion('transport', [StdioServerDefinition, HttpServerDefinition, BuiltinServerDefinition]);
 export type ServerDefinition = z.infer<typeof ServerDefinition>;
 
+/** The rules a definition must meet when it is saved (added, edited, imported), on top of being readable. */
+function savable(def: { transport: string; env?: ReadonlyArray<{ name: string; secret?: boolean }> }, ctx: z.RefinementCtx): void {
+  if (def.transport === 'stdio' && def.env) onlyCredentialSecrets(def.env, ctx, ['env']);
+}
+
+/** A definition as it may be saved now: readable, and with only credential variables secret. */
+export const SavedServerDefinition = ServerDefinition.superRefine(savable);
+
 /** A server definition as a person enters it: everything but the id, which Warden chooses. */
-export const ServerDraft = z.discriminatedUnion('transport', [
-  StdioServerDefinition.omit({ id: true }),
-  HttpServerDefinition.omit({ id: true }),
-  BuiltinServerDefinition.omit({ id: true }),
-]);
+export const ServerDraft = z
+  .discriminatedUnion('transport', [StdioServerDefinition.omit({ id: true }), HttpServerDefinition.omit({ id: true }), BuiltinServerDefinition.omit({ id: true })])
+  .superRefine(savable);
 export type ServerDraft = z.infer<typeof ServerDraft>;
 
 // ---- accounts --------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCore, type WardenCore } from '../../electron/core/app-core';
 import { confirmEveryServerChange } from '../host/standin-server-confirmer';
 import { dispatch } from '../../electron/core/dispatch';
+import type { AnswerConfirmation } from '../../electron/core/elicitation/elicitation';
 import { MemoryJournal } from '../../electron/core/memory-journal';
 import { systemClock } from '../../electron/core/ports';
 import type { ServerView } from '../../shared/domain/servers';
@@ -46,6 +47,8 @@ async function add(name: string, command: string, args: string[], accountLabel: 
   return key;
 }
 
+/** What the native "send this answer?" step was shown; it answers Don't send. */
+const confirmations: AnswerConfirmation[] = [];
 let everything: { serverId: string; accountId: string };
 let phishing: { serverId: string; accountId: string };
 
@@ -56,10 +59,11 @@ describe('questions servers ask, in the app', () => {
       journal: new MemoryJournal(systemClock),
       gate: { prompter: { prompt: async () => 'approve' } },
       connections: { reconnect: { maxAttempts: 0 } },
+      elicitor: { url: async () => 'cancel', confirmAnswer: async (c) => (confirmations.push(c), false) },
     });
     everything = await add('Everything', process.execPath, [EVERYTHING, 'stdio'], 'Work', ['trigger-elicitation-request']);
     const fixture = stdioFixture('ignored', 'phishing-form');
-    phishing = await add('Notes helper', fixture.command, fixture.args, 'Personal', ['sign_in']);
+    phishing = await add('Notes helper', fixture.command, fixture.args, 'Personal', ['sign_in', 'ask_form']);
     ({ host, browser, page } = await openAppInBrowser(core, { consoleErrors, pageErrors }));
   });
 
@@ -110,6 +114,24 @@ describe('questions servers ask, in the app', () => {
     await look(page, 'question-refused', { focus: 'refused-form', scope: '[data-testid="server-questions"]' });
     await page.getByTestId('refused-form-dismiss').click();
     await warning.waitFor({ state: 'detached', timeout: 10_000 });
+  });
+
+  it('a form that might ask for a secret shows a warning above its fields, and Send goes through the native step first', async () => {
+    const running = core!.gate.gate.request({ source: 'user', ...phishing, toolName: 'ask_form', arguments: { form: 'bare-code' } });
+    const question = page.getByTestId('question');
+    await question.waitFor({ timeout: 30_000 });
+    const warning = await page.getByTestId('question-warning').innerText();
+    expect(warning).toContain('This form may be asking for a secret: the field “code” might ask for a one-time code');
+    expect(warning).toContain('Warden asks you once more before it leaves');
+    await page.getByTestId('run-field-/code').fill('A1B2');
+    await look(page, 'question-doubtful', { focus: 'question', scope: '[data-testid="server-questions"]' });
+    await page.getByTestId('question-send').click();
+    const text = JSON.stringify((await running).result);
+    expect(confirmations.map((c) => [c.serverLabel, c.accountLabel, c.fields])).toEqual([['Notes helper', 'Personal', ['code']]]);
+    // Don't send in the native step: the server is told no, and never gets the value.
+    expect(text).toContain('{\\"action\\":\\"decline\\"}');
+    expect(text).not.toContain('A1B2');
+    await question.waitFor({ state: 'detached', timeout: 10_000 });
   });
 
   it('a compromised window cannot answer a pending approval through elicitation, nor approve anything', async () => {

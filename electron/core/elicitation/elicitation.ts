@@ -13,7 +13,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { BrowserOpener } from '../ports';
 import { createLinearAjv } from '../validation/schemas';
 import { displayText } from '../text/sanitize';
-import { secretFieldOf } from './secret-fields';
+import { judgeForm } from './secret-fields';
 
 /** Most of a server's question shown to the person (UTF-8 bytes), and of each field's label or help text. */
 const MESSAGE_BYTES = 4 * 1024;
@@ -37,6 +37,25 @@ export interface FormElicitation {
   schema: RequestedSchema;
   /** Set when a previous answer did not match the schema: what was wrong, to show with the form again. */
   problem?: string;
+  /** Set when the form might ask for a secret: why, in words, to show in the form (its answer is confirmed natively). */
+  warning?: string;
+}
+
+/**
+ * What the native step shows before the answer to a form that might ask for a secret is sent:
+ * who asks, why Warden doubts it, and which fields would be sent — never the values typed.
+ */
+export interface AnswerConfirmation {
+  serverId: string;
+  serverLabel: string;
+  accountId?: string;
+  /** Warden's name for the account (filled in by the core). */
+  accountLabel?: string;
+  /** Untrusted: the server's message, sanitized. */
+  message: string;
+  warning: string;
+  /** The names of the fields the answer fills in (the server's, sanitized). */
+  fields: string[];
 }
 
 /** A URL-mode request: the server wants the person to visit a page (sign-in, payment, consent). */
@@ -66,6 +85,11 @@ export interface Elicitor {
   url(request: UrlElicitation, signal: AbortSignal): Promise<ElicitAction>;
   /** Told when a form was refused before the person saw it (it asked for a secret), to warn them. */
   refused?(notice: RefusedForm): void;
+  /**
+   * The native step before the answer to a form that might ask for a secret is sent: resolves
+   * true only if the person confirms sending it. Absent: such an answer is never sent.
+   */
+  confirmAnswer?(confirmation: AnswerConfirmation, signal: AbortSignal): Promise<boolean>;
 }
 
 /** A form refused unseen because a field asks for a secret. */
@@ -125,6 +149,18 @@ export function createElicitationHandler(options: ElicitationHandlerOptions) {
   const maxAttempts = options.maxAttempts ?? 3;
   const emit = (e: Omit<ElicitationEvent, 'serverId'>) => options.onEvent?.({ serverId: options.serverId, ...e });
 
+  /** The native step for a doubtful form: 'accept' only on the person's explicit yes; no step at all never sends. */
+  const confirmAnswer = async (confirmation: AnswerConfirmation, signal: AbortSignal): Promise<ElicitAction> => {
+    if (!options.elicitor.confirmAnswer) return 'cancel';
+    try {
+      const yes = await options.elicitor.confirmAnswer(confirmation, signal);
+      if (signal.aborted) return 'cancel';
+      return yes ? 'accept' : 'decline';
+    } catch {
+      return 'cancel';
+    }
+  };
+
   return async function handleElicitation(request: ElicitRequest, extra: { signal: AbortSignal }): Promise<ElicitResult> {
     const params = request.params;
     if (params.mode === 'url') {
@@ -165,24 +201,25 @@ export function createElicitationHandler(options: ElicitationHandlerOptions) {
     const message = displayText(params.message, MESSAGE_BYTES);
     const account = options.accountId !== undefined ? { accountId: options.accountId } : {};
     // Servers must not ask for secrets in a form: such a form never reaches the person, who is warned instead.
-    const secret = secretFieldOf(schema.properties ?? {});
-    if (secret) {
-      const field = displayText(secret.field, FIELD_TEXT_BYTES);
-      emit({ mode: 'form', outcome: 'refused', detail: `field ${field}: ${secret.why}` });
+    const verdict = judgeForm(params.message, schema.properties ?? {});
+    if (verdict.kind === 'refuse') {
+      const field = displayText(verdict.field, FIELD_TEXT_BYTES);
+      emit({ mode: 'form', outcome: 'refused', detail: `field ${field}: ${verdict.why}` });
       try {
-        options.elicitor.refused?.({ serverId: options.serverId, serverLabel: options.serverLabel, ...account, message, field, why: secret.why });
+        options.elicitor.refused?.({ serverId: options.serverId, serverLabel: options.serverLabel, ...account, message, field, why: verdict.why });
       } catch {
         // A failing warning never turns a refusal into a question.
       }
-      throw new McpError(ErrorCode.InvalidParams, `Warden refused the form: field "${field}": ${secret.why}; servers must not ask for passwords, tokens or keys in a form`);
+      throw new McpError(ErrorCode.InvalidParams, `Warden refused the form: field "${field}": ${verdict.why}; servers must not ask for passwords, tokens or keys in a form`);
     }
+    const warning = verdict.kind === 'warn' ? displayText(verdict.warning, FIELD_TEXT_BYTES) : undefined;
     const shownSchema = shownFormSchema(schema);
     let problem: string | undefined;
     for (let attempt = 0; attempt < maxAttempts; attempt++) {
       let answer: FormAnswer;
       try {
         answer = await options.elicitor.form(
-          { serverId: options.serverId, serverLabel: options.serverLabel, ...account, message, schema: shownSchema, ...(problem ? { problem } : {}) },
+          { serverId: options.serverId, serverLabel: options.serverLabel, ...account, message, schema: shownSchema, ...(problem ? { problem } : {}), ...(warning ? { warning } : {}) },
           extra.signal,
         );
       } catch {
@@ -195,6 +232,14 @@ export function createElicitationHandler(options: ElicitationHandlerOptions) {
       }
       const content = structuredClone(answer.content ?? {});
       if (validate(content)) {
+        if (warning !== undefined) {
+          const fields = Object.keys(content).map((f) => displayText(f, FIELD_TEXT_BYTES));
+          const sent = await confirmAnswer({ serverId: options.serverId, serverLabel: options.serverLabel, ...account, message, warning, fields }, extra.signal);
+          if (sent !== 'accept') {
+            emit({ mode: 'form', outcome: sent, detail: 'not confirmed in the native step' });
+            return { action: sent };
+          }
+        }
         emit({ mode: 'form', outcome: 'accept' });
         return { action: 'accept', content: content as ElicitResult['content'] };
       }

@@ -46,7 +46,7 @@ export class FormQuestions {
     const waiting = [...this.pending.values()].filter((p) => p.serverKey === serverKey).length;
     if (waiting >= MAX_PENDING_PER_SERVER) return Promise.resolve({ action: 'cancel' });
     const questionId = `question-${randomUUID()}`;
-    const labels = this.labels(request.serverId, request.serverLabel, request.accountId);
+    const labels = this.labelsOf(request.serverId, request.serverLabel, request.accountId);
     return new Promise<FormAnswer>((resolve) => {
       const done = (answer: FormAnswer) => {
         if (!this.pending.delete(questionId)) return;
@@ -65,6 +65,7 @@ export class FormQuestions {
           message: request.message,
           schema: request.schema as unknown as Record<string, unknown>,
           ...(request.problem !== undefined ? { problem: request.problem } : {}),
+          ...(request.warning !== undefined ? { warning: request.warning } : {}),
           askedAt: this.options.clock.now(),
         },
       });
@@ -76,7 +77,7 @@ export class FormQuestions {
   refused(notice: RefusedForm): void {
     const view: RefusedFormView = {
       noticeId: `notice-${randomUUID()}`,
-      ...this.labels(notice.serverId, notice.serverLabel, notice.accountId),
+      ...this.labelsOf(notice.serverId, notice.serverLabel, notice.accountId),
       message: notice.message,
       field: notice.field,
       why: notice.why,
@@ -105,7 +106,8 @@ export class FormQuestions {
     return true;
   }
 
-  private labels(serverId: string, serverLabel: string, accountId: string | undefined): { serverLabel: string; accountLabel: string } {
+  /** Warden's names for a server and an account, for anything that shows a question (never the server's self-declared name). */
+  labelsOf(serverId: string, serverLabel: string, accountId: string | undefined): { serverLabel: string; accountLabel: string } {
     const server = this.options.names.server(serverId) ?? serverLabel;
     const account = accountId === undefined ? 'Default' : (this.options.names.account(serverId, accountId) ?? 'an account no longer configured');
     return { serverLabel: server, accountLabel: account };

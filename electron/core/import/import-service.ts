@@ -28,6 +28,7 @@ import { defaultConfigPath, type LocationContext } from './config-locations';
 import { localPathProblem } from '../local-path';
 import { isVariableReference, secretReasons } from './secret-detection';
 import { isCodeLoadingEnvName } from '../../../shared/domain/code-loading-env';
+import { mayBeSecretEnvName } from '../../../shared/domain/secret-env-names';
 
 interface HeldSecret {
   valueId: string;
@@ -310,12 +311,17 @@ function buildEntry(entryId: string, raw: RawServerEntry, passwordInputs: Readon
   const mark = (field: 'env' | 'header', list: Array<{ name: string; value: string }>) =>
     list.map(({ name, value }) => {
       const ref = /\$\{input:([^}]+)\}/.exec(value);
-      // Never hidden in the keychain: the confirmation must show exactly what the program will load.
-      if (field === 'env' && isCodeLoadingEnvName(name)) {
+      // Only a credential may be hidden in the keychain: every other variable is a setting the
+      // confirmation shows in full, so it is imported as one even when its value looks secret.
+      if (field === 'env' && !mayBeSecretEnvName(name)) {
+        const loadsCode = isCodeLoadingEnvName(name);
+        const what = loadsCode ? `${name} changes which code the program loads` : `${name} is a setting, not a credential (its name does not say it holds one)`;
         if (ref) {
-          problem ??= `env "${name}" comes from the VS Code input "${ref[1]}", but ${name} changes which code the program loads, so Warden must show its value: add this server by hand with the value written out`;
-        } else {
+          problem ??= `env "${name}" comes from the VS Code input "${ref[1]}", but ${what}, so Warden must show its value: add this server by hand with the value written out`;
+        } else if (loadsCode) {
           notes.push(`env "${name}" changes which code the program loads; it is imported as a plain setting and shown in full before saving.`);
+        } else if (secretReasons(name, value).length > 0) {
+          notes.push(`env "${name}" looks like it holds a secret, but ${what}, so Warden cannot hide it: it is imported as a plain setting and shown in full before saving.`);
         }
         return { name, value };
       }

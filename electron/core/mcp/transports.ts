@@ -15,6 +15,7 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { envSecretProblem } from '../../../shared/domain/secret-env-names';
 import { BEARER_SECRET, envSecretName, headerSecretName, secretKey, type BuiltinServerDefinition, type ServerDefinition } from '../../../shared/domain/servers';
 import type { SecretStore } from '../ports';
 import { displayText } from '../text/sanitize';
@@ -61,7 +62,13 @@ export async function openClient(deps: OpenDeps, attach: Attach): Promise<{ clie
   const secret = (name: string) => readSecret(deps, name);
   if (def.transport === 'stdio') {
     const env: Record<string, string> = {};
-    for (const v of def.env) env[v.name] = v.secret ? await secret(envSecretName(v.name)) : v.value!;
+    for (const v of def.env) {
+      // A definition saved before only credential names could be secret (or edited by hand) may
+      // still hide a setting: the program is not started with a value the person never saw.
+      const problem = v.secret ? envSecretProblem(v.name) : null;
+      if (problem) throw new Error(`${problem}. Warden did not start this server: its settings keep ${v.name} hidden; edit the server and enter the value as plain text`);
+      env[v.name] = v.secret ? await secret(envSecretName(v.name)) : v.value!;
+    }
     const transport = new ProcessTransport({ command: def.command, args: def.args, cwd: def.cwd, env, log: deps.log });
     deps.onProcess?.(transport);
     return { client: await attach(transport), kind: 'stdio' };

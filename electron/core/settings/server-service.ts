@@ -11,6 +11,7 @@
  */
 import type { ServerEndpointChanged } from '../../../shared/domain/journal-events';
 import {
+  SavedServerDefinition,
   ServerDefinition,
   displayCommandLine,
   parseSecretKey,
@@ -461,7 +462,7 @@ export class ServerService {
 }
 
 function parseDefinition(value: unknown, field: string): ServerDefinition {
-  const r = ServerDefinition.safeParse(value);
+  const r = SavedServerDefinition.safeParse(value);
   if (!r.success) {
     throw new WardenError('VALIDATION_FAILED', describeIssues(r.error.issues.map((i) => ({ ...i, path: [field, ...i.path] }))));
   }

@@ -22,7 +22,7 @@ import { describedBy, FieldProblem, FormField, problemsFromError, useFocusFirstP
 import { plainIssue } from '../errors';
 import { useAppStore } from '../store';
 import { parseArgs } from './view-helpers';
-import { isCodeLoadingEnvName } from '../../../shared/domain/code-loading-env';
+import { mayBeSecretEnvName } from '../../../shared/domain/secret-env-names';
 
 const FORM = 'server-form';
 
@@ -95,8 +95,9 @@ function rowsFrom(list: ReadonlyArray<{ name: string; value?: string; secret?: b
   return list.map((e) => ({ name: e.name, value: e.value ?? '', secret: e.secret === true, stored: e.secret === true }));
 }
 
-/** A variable that changes which code runs is always shown in full: the core refuses it as a secret. */
-const neverSecret = (kind: 'env' | 'header', name: string) => kind === 'env' && isCodeLoadingEnvName(name);
+/** Only a variable whose name says it holds a credential can be secret: the core refuses any other, so it is shown in full. */
+const neverSecret = (kind: 'env' | 'header', name: string) => kind === 'env' && name.trim() !== '' && !mayBeSecretEnvName(name);
+const envNeverSecret = (name: string) => neverSecret('env', name);
 
 function RowsEditor({ rows, onChange, kind, problems }: { rows: NamedRow[]; onChange: (rows: NamedRow[]) => void; kind: 'env' | 'header'; problems: Record<string, string> }) {
   const update = (i: number, patch: Partial<NamedRow>) => onChange(rows.map((r, j) => (j === i ? { ...r, ...patch } : r)));
@@ -125,7 +126,7 @@ function RowsEditor({ rows, onChange, kind, problems }: { rows: NamedRow[]; onCh
           <label className="check">
             <input type="checkbox" checked={row.secret && !neverSecret(kind, row.name)} disabled={neverSecret(kind, row.name)} onChange={(e) => update(i, { secret: e.target.checked, stored: false })} /> secret
           </label>
-          {neverSecret(kind, row.name) ? <span className="muted">never secret: it changes which code the program runs</span> : null}
+          {neverSecret(kind, row.name) ? <span className="muted">shown in full: only a variable whose name says it holds a credential (such as GITHUB_TOKEN or OPENAI_API_KEY) can be secret</span> : null}
           <button type="button" className="button button-small" onClick={() => onChange(rows.filter((_, j) => j !== i))}>
             Remove
           </button>
@@ -161,7 +162,7 @@ function buildRequest(form: FormState): { draft: ServerDraft; secrets: SecretInp
       transport: 'stdio',
       command: form.command,
       args: parseArgs(form.args),
-      env: collect(form.env, envSecretName, isCodeLoadingEnvName),
+      env: collect(form.env, envSecretName, envNeverSecret),
       ...(form.cwd.trim() ? { cwd: form.cwd } : {}),
     };
     return { draft, secrets };

@@ -4,7 +4,9 @@
  *
  * Each question says which server and account asks (Warden's names, never the server's own), shows
  * the server's message as the server's words, and a form generated from the requested schema.
- * Send, Decline and Cancel answer that server only: nothing here can approve a tool call.
+ * Send, Decline and Cancel answer that server only: nothing here can approve a tool call. A form
+ * the core judged as maybe asking for a secret carries a warning, shown above its fields; its
+ * answer is confirmed again in main's native dialog before it is sent.
  */
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import type { ElicitationQuestion, RefusedFormView } from '../../../shared/contract/elicitation';
@@ -127,6 +129,14 @@ function QuestionForm({ question, onDone }: { question: ElicitationQuestion; onD
       <p className="muted" data-testid="question-note">
         Your answer goes only to {question.serverLabel}. It does not approve any tool call: those are approved only in Warden's own dialog.
       </p>
+      {question.warning ? (
+        <div className="banner banner-danger" role="alert" data-testid="question-warning">
+          <span>
+            <strong>This form may be asking for a secret:</strong> {visibleText(question.warning, 600)}. Servers must not ask for passwords, tokens, keys
+            or one-time codes in a form, and Warden never does. If you send an answer, Warden asks you once more before it leaves.
+          </span>
+        </div>
+      ) : null}
       {question.problem ? (
         <p className="error-note error-sentence" role="alert" data-testid="question-problem">
           The last answer did not fit the form: {visibleText(question.problem, 1000)}

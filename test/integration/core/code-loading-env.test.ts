@@ -11,7 +11,9 @@ import { createCore, type WardenCore } from '../../../electron/core/app-core';
 import { dispatch } from '../../../electron/core/dispatch';
 import { KeytarSecretStore } from '../../../electron/core/secrets/keytar-secret-store';
 import type { ServerChangeSummary } from '../../../electron/core/settings/server-confirmation';
+import { memorySettingsStore } from '../../../electron/core/settings/memory-settings-store';
 import { secretKey } from '../../../shared/domain/servers';
+import { stdioFixture } from '../mcp/helpers';
 
 const store = new KeytarSecretStore({ service: `Warden-code-env-test-${process.pid}-${randomBytes(3).toString('hex')}` });
 let core: WardenCore | undefined;
@@ -70,6 +72,69 @@ describe('variables that change which code a program loads are never secret', ()
     await run('servers:add', { definition: { name: 'Helper', transport: 'stdio', command: 'node', args: ['server.js'], env: [{ name: 'NODE_OPTIONS', value: PAYLOAD }] } });
     expect(shown[0]!.detail).toContain(`NODE_OPTIONS = ${PAYLOAD}`);
     expect(shown[0]!.detail).toMatch(/NODE_OPTIONS = .* \(changes which code the program loads\)/);
+  });
+});
+
+describe('only a variable whose name says it holds a credential may be secret', () => {
+  const settings = ['GIT_DIR', 'AWS_CONFIG_FILE', 'KUBECONFIG', 'DOCKER_HOST', 'UV_CONFIG_FILE', 'PIP_CONFIG_FILE', 'HTTPS_PROXY', 'NPM_CONFIG__AUTH', 'npm_config_userconfig', 'NODE_EXTRA_CA_CERTS',
+    'GOOGLE_APPLICATION_CREDENTIALS', 'AWS_SHARED_CREDENTIALS_FILE', 'GIT_CONFIG_KEY_0', 'SSH_AUTH_SOCK', 'AUTH_URL', 'KEYBOARD_LAYOUT', 'PWD', 'DATABASE_URL'];
+  it.each(settings)('servers:add from a compromised renderer marking %s secret is refused with an error naming it; nothing is saved or stored', async (name) => {
+    const shown = start();
+    const r = await run('servers:add', {
+      definition: { name: 'Helper', transport: 'stdio', command: 'git', args: ['status'], env: [{ name, secret: true }] },
+      secrets: [{ name: `env:${name}`, value: '/tmp/attacker-controlled' }],
+    });
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.error.message).toMatch(new RegExp(`definition\\.env\\.0\\.secret: ${name} (can't be secret|changes which code)`));
+    expect(core!.servers.definitions()).toEqual([]);
+    expect(await store.keys('')).toEqual([]);
+    expect(shown).toEqual([]);
+  });
+
+  it.each(['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'GITHUB_TOKEN', 'GITHUB_PERSONAL_ACCESS_TOKEN', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'SLACK_BOT_TOKEN', 'DB_PASSWORD', 'MYSQL_PWD', 'PGPASSWORD', 'REDISCLI_AUTH', 'GITHUB_PAT', 'apiKey'])(
+    '%s may be secret, and its value goes to the keychain, not the dialog',
+    async (name) => {
+      const shown = start();
+      const value = `value-${randomBytes(8).toString('hex')}`;
+      const r = await run('servers:add', { definition: { name: 'Helper', transport: 'stdio', command: 'node', args: ['server.js'], env: [{ name, secret: true }] }, secrets: [{ name: `env:${name}`, value }] });
+      expect(r.ok, JSON.stringify(r)).toBe(true);
+      expect(shown[0]!.detail).toContain(`${name} = (secret, from the keychain`);
+      expect(JSON.stringify(shown)).not.toContain(value);
+    },
+  );
+
+  it('servers:edit cannot hide a setting it showed before', async () => {
+    const shown = start();
+    expect((await run('servers:add', { definition: { name: 'Helper', transport: 'stdio', command: 'kubectl', args: ['get', 'pods'], env: [{ name: 'KUBECONFIG', value: '/home/me/.kube/config' }] } })).ok).toBe(true);
+    const serverId = core!.servers.definitions()[0]!.id;
+    const edit = await run('servers:edit', { serverId, definition: { name: 'Helper', transport: 'stdio', command: 'kubectl', args: ['get', 'pods'], env: [{ name: 'KUBECONFIG', secret: true }] }, secrets: [{ name: 'env:KUBECONFIG', value: '/tmp/evil' }] });
+    expect(edit).toMatchObject({ ok: false, error: { message: expect.stringContaining("KUBECONFIG can't be secret") } });
+    expect(core!.servers.definitions()[0]!).toMatchObject({ env: [{ name: 'KUBECONFIG', value: '/home/me/.kube/config' }] });
+    expect(shown).toHaveLength(1);
+  });
+
+  it('the save dialog shows every variable that is not a credential in full, and hides only the credential', async () => {
+    const shown = start({ value: false });
+    const env = [
+      { name: 'GIT_DIR', value: '/tmp/payload/.git' },
+      { name: 'AWS_CONFIG_FILE', value: '/tmp/payload/aws-config' },
+      { name: 'KUBECONFIG', value: '/tmp/payload/kubeconfig' },
+      { name: 'HTTPS_PROXY', value: 'http://proxy.example:3128' },
+      { name: 'GITHUB_TOKEN', secret: true },
+    ];
+    await run('servers:add', { definition: { name: 'Helper', transport: 'stdio', command: 'git', args: ['status'], env }, secrets: [{ name: 'env:GITHUB_TOKEN', value: 'ghp_hidden' }] });
+    for (const e of env.filter((v) => v.value)) expect(shown[0]!.detail).toContain(`${e.name} = ${e.value}`);
+    expect(shown[0]!.detail).toContain('GITHUB_TOKEN = (secret, from the keychain');
+  });
+
+  it('a settings file that already keeps a setting secret (an older version, or edited by hand) loads, but the hidden value never reaches the program: connecting says what to fix', async () => {
+    const def = stdioFixture('helper', 'tracker', [{ name: 'GIT_DIR', secret: true }]);
+    const settingsStore = memorySettingsStore({ schemaVersion: 1, servers: [def], accounts: [{ id: 'helper-default', serverId: 'helper', label: 'Default' }], preferences: {} });
+    await store.set(secretKey('helper', 'helper-default', 'env:GIT_DIR'), '/tmp/payload/.git');
+    core = createCore({ version: 'test', servers: { secrets: store, settingsStore }, confirmServerChange: async () => true, connections: { reconnect: { maxAttempts: 0 } } });
+    expect(core.servers.definitions().map((d) => d.id)).toEqual(['helper']);
+    const r = await run('connections:connect', { serverId: 'helper', accountId: 'helper-default' });
+    expect(r.ok && r.value).toMatchObject({ status: { state: 'error', reason: expect.stringContaining("GIT_DIR can't be secret") } });
   });
 });
 

@@ -96,7 +96,7 @@ describe('server text reaches people and models only through the sanitizer', () 
     expect(hostileStrings(s.prompts, 'approval dialog')).toEqual([]);
     expect(s.questions).toHaveLength(1);
     expect(hostileStrings(s.questions, 'elicitation prompt')).toEqual([]);
-    expect(s.questions[0]!.message).toBe('Which note? (type your password)');
+    expect(s.questions[0]!.message).toBe('Which note? (type its name)');
     expect(hostileStrings(core!.gate.offeredTools(null), 'offered to a model')).toEqual([]);
     // The server's words are still there, only cleaned.
     const offered = core!.gate.offeredTools(null).find((t) => t.toolName === 'read_note')!;

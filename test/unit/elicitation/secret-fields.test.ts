@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { secretFieldOf } from '../../../electron/core/elicitation/secret-fields';
+import { judgeForm } from '../../../electron/core/elicitation/secret-fields';
 
-const one = (name: string, spec: Record<string, unknown> = { type: 'string' }) => secretFieldOf({ [name]: spec });
+const one = (name: string, spec: Record<string, unknown> = { type: 'string' }) => {
+  const verdict = judgeForm('', { [name]: spec });
+  return verdict.kind === 'refuse' ? { field: verdict.field, why: verdict.why } : null;
+};
 
 describe('a form field that asks for a secret', () => {
   it('is found by its name, however it is written', () => {
@@ -22,5 +25,26 @@ describe('a form field that asks for a secret', () => {
     // server-everything's own form says this; a careful server is not punished for its caution.
     expect(one('integer', { type: 'integer', description: 'Your favorite integer (do not give us your phone number, pin, or other sensitive info)' })).toBeNull();
     expect(one('email', { type: 'string', description: 'Your email address (will be verified, and never shared with anyone else)' })).toBeNull();
+  });
+
+  it('text is judged as the person reads it: look-alike letters, invisible characters, fullwidth forms and spelled-out letters', () => {
+    for (const title of ['p\u0430ssword', 'pass\u200bword', '\uff30\uff41\uff53\uff53\uff57\uff4f\uff52\uff44', 'p a s s w o r d', 'Passw\u00f6rd', 'Contrase\u00f1a', 'mot de passe', 'Ihr Kennwort', '\u043f\u0430\u0440\u043e\u043b\u044c', '\u5bc6\u7801']) {
+      expect(one('answer', { type: 'string', title }), title).not.toBeNull();
+    }
+  });
+
+  it('a message asking for a secret makes a neutral field that secret; a message only naming one warns', () => {
+    expect(judgeForm('Paste your API token below', { value: { type: 'string' } })).toEqual({ kind: 'refuse', field: 'value', why: 'the form\'s message asks for a secret (“api token”)' });
+    expect(judgeForm('Choose a name for your new API key', { name: { type: 'string' } })).toMatchObject({ kind: 'warn' });
+    // A form of choices only cannot carry a secret typed in.
+    expect(judgeForm('Paste your API token below', { ok: { type: 'boolean' } })).toEqual({ kind: 'show' });
+  });
+
+  it('a doubtful field warns; a negation that is not about giving something does not excuse the request', () => {
+    expect(judgeForm('', { code: { type: 'string' } })).toMatchObject({ kind: 'warn', warning: expect.stringContaining('“code”') });
+    expect(judgeForm('', { x: { type: 'string', title: "Don't worry, enter your password" } })).toMatchObject({ kind: 'refuse' });
+    expect(judgeForm('', { x: { type: 'string', title: 'Your user\u200bname' } })).toMatchObject({ kind: 'warn', warning: expect.stringContaining('invisible') });
+    expect(judgeForm('', { x: { type: 'string', title: 'Your n\u0430me' } })).toMatchObject({ kind: 'warn', warning: expect.stringContaining('look-alike') });
+    expect(judgeForm('What should I call you?', { name: { type: 'string', title: 'Your name' } })).toEqual({ kind: 'show' });
   });
 });

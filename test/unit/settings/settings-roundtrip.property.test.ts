@@ -6,14 +6,14 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openConfSettingsStore } from '../../../electron/core/settings/conf-settings-store';
 import { SettingsRepository } from '../../../electron/core/settings/settings-repository';
 import type { ServerDefinition } from '../../../shared/domain/servers';
-import { isCodeLoadingEnvName } from '../../../shared/domain/code-loading-env';
+import { mayBeSecretEnvName } from '../../../shared/domain/secret-env-names';
 
 const dir = mkdtempSync(join(tmpdir(), 'warden-roundtrip-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const envName = fc.stringMatching(/^[A-Z_][A-Z0-9_]{0,15}$/);
-// Variables that change which code runs are never secret (the schema refuses them), so a secret gets another name.
-const secretEnvName = envName.filter((n) => !isCodeLoadingEnvName(n));
+// Only a name that says it holds a credential may be secret when saved, so a secret gets such a name.
+const secretEnvName = envName.map((n) => `${n}_TOKEN`).filter(mayBeSecretEnvName);
 const stdioServer = (id: string) =>
   fc.record({
     id: fc.constant(id),
