@@ -10,17 +10,22 @@
  */
 import { dialog, type BrowserWindow, type MessageBoxOptions } from 'electron';
 import type { Elicitor, UrlElicitation } from '../core/elicitation/elicitation';
+import { dialogLine } from '../../shared/display';
 
 /** Buttons of the URL consent dialog: Cancel first (default, Escape). */
 export const URL_CONSENT_BUTTONS = ['Cancel', 'Open in browser'] as const;
 
-/** The message box for a URL-mode request, built from Warden's labels plus the server's text, labelled. */
+/**
+ * The message box for a URL-mode request, built from Warden's labels plus the server's text,
+ * labelled. Every field is one line: the server's message is its own words on the last line, so
+ * a newline in it cannot print a fake "Server:" or "Address:" line above or below the real ones.
+ */
 export function urlConsentOptions(request: UrlElicitation): MessageBoxOptions {
   return {
     type: 'question',
     title: 'Warden: a server asks you to open a page',
-    message: `${request.serverLabel} asks you to open a page on ${request.domain}`,
-    detail: [`Address: ${request.url}`, '', `The server says (its own words, not Warden's):`, request.message].join('\n'),
+    message: `${dialogLine(request.serverLabel)} asks you to open a page on ${dialogLine(request.domain)}`,
+    detail: [`Address: ${dialogLine(request.url)}`, '', `The server says (its own words, not Warden's):`, dialogLine(request.message)].join('\n'),
     buttons: [...URL_CONSENT_BUTTONS],
     defaultId: 0,
     cancelId: 0,
