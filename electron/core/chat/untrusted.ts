@@ -9,7 +9,7 @@
  */
 import type { ToolDescriptor } from '../gate/ports';
 import type { ModelToolSpec } from '../models/provider';
-import { instructionFlags, sanitizeForDisplay, serverSchemaText } from '../text/sanitize';
+import { instructionFlags, sanitizeForDisplay, sanitizeJsonText } from '../text/sanitize';
 
 /** Default cap on the text of one tool result given to a model. */
 export const DEFAULT_MODEL_RESULT_CHARS = 16_000;
@@ -80,7 +80,7 @@ export function modelToolSpec(tool: ToolDescriptor, modelName: string): ModelToo
   const flat = sanitizeForDisplay(shown).trim();
   const cut = flat.length > MODEL_DESCRIPTION_CHARS ? `${flat.slice(0, MODEL_DESCRIPTION_CHARS - 1)}…` : flat;
   const description = flagged ? markedForModel(cut, labels) : cut;
-  const inputSchema = serverSchemaText(tool.inputSchema, (clean) => markedForModel(clean, labels)) as Record<string, unknown>;
+  const inputSchema = sanitizeJsonText(tool.inputSchema, (clean) => markedForModel(clean, labels)) as Record<string, unknown>;
   const spec: ModelToolSpec = { name: modelName, description, inputSchema };
   modelSpecs.set(tool, { modelName, spec });
   return spec;

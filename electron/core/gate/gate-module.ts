@@ -15,7 +15,7 @@ import type { GrantPin, PolicyState } from '../../../shared/domain/policy';
 import { WardenError } from '../../../shared/result';
 import type { CoreEvents } from '../events';
 import { changeConfirmation, removalConfirmation, rootsWallOffConfirmation, type NameLookup } from '../preview/permission-confirmations';
-import { serverSchemaText } from '../text/sanitize';
+import { sanitizeJsonText } from '../text/sanitize';
 import { decide, effectiveMode } from '../policy/engine';
 import { PolicyStore } from '../policy/store';
 import { hostPaths, type PathFs, type PathSemantics } from '../policy/paths';
@@ -404,7 +404,7 @@ export function createGateModule(options: GateModuleOptions): GateModule {
     'permissions:set': (change) => setPermission(change),
     'permissions:revoke': ({ ruleId }) => revokePermission(ruleId),
     // The window gets the schemas' text cleaned like everything else a server writes.
-    'tools:offered': ({ conversationId, accounts }) => ({ tools: offeredTools(conversationId, accounts).map((t) => ({ ...t, inputSchema: serverSchemaText(t.inputSchema) as Record<string, unknown> })) }),
+    'tools:offered': ({ conversationId, accounts }) => ({ tools: offeredTools(conversationId, accounts).map((t) => ({ ...t, inputSchema: sanitizeJsonText(t.inputSchema) as Record<string, unknown> })) }),
   };
 
   return {

@@ -10,7 +10,7 @@ import type { CoreEvents } from '../events';
 import { WardenError } from '../../../shared/result';
 import type { ConnectionManager, ConnectionSnapshot } from './connection-manager';
 import type { ConnectionStatus } from './connection';
-import { displayStrings, sanitizeForDisplay, sanitizeServerText, serverSchemaText } from '../text/sanitize';
+import { displayStrings, sanitizeForDisplay, sanitizeServerText, sanitizeJsonText } from '../text/sanitize';
 
 type ConnectionChannel = 'connections:connect' | 'connections:disconnect' | 'connections:status' | 'connections:list-tools' | 'connections:logs';
 
@@ -50,8 +50,8 @@ export function connectionHandlers(manager: ConnectionManager): Pick<Handlers, C
             name: sanitizeForDisplay(t.name),
             ...(title !== undefined ? { title } : {}),
             ...(t.displayDescription !== undefined ? { description: t.displayDescription } : {}),
-            inputSchema: serverSchemaText(t.inputSchema) as Record<string, unknown>,
-            ...(t.outputSchema ? { outputSchema: serverSchemaText(t.outputSchema) as Record<string, unknown> } : {}),
+            inputSchema: sanitizeJsonText(t.inputSchema) as Record<string, unknown>,
+            ...(t.outputSchema ? { outputSchema: sanitizeJsonText(t.outputSchema) as Record<string, unknown> } : {}),
             ...(annotations ? { annotations } : {}),
             ...(flags.length > 0 ? { flags } : {}),
             contractHash: t.contractHash,

@@ -9,8 +9,8 @@
  * ("ASCII smuggling"). `sanitizeForDisplay` removes all of those and keeps only printable text,
  * newlines and tabs; `sanitizeServerText` does the same, caps the text with a visible marker where
  * asked, and says in plain words why the text reads like instructions to a model (reading the
- * hidden text too, before it is removed). `serverSchemaText` applies the same to every string of
- * a schema at any depth. Every path that shows or forwards server text goes through one of them.
+ * hidden text too, before it is removed). `sanitizeJsonText` applies the same to every string of
+ * a JSON value (a schema, arguments) at any depth. Every path that shows or forwards server text goes through one of them.
  *
  * Every expression here runs on text an attacker chose, up to the size of a whole tool result, on
  * the main thread: each is written to take time linear in the text (no unbounded run that can
@@ -187,9 +187,9 @@ const MAX_SCHEMA_DEPTH = 64;
 const MAX_SCHEMA_STRING_BYTES = 16 * 1024;
 
 /**
- * A server's JSON value (a tool's input or output schema) with every string in it, at any depth
- * and keys included, through the sanitizer: descriptions, titles, enum values, defaults,
- * examples, everything. A key that is empty or taken once cleaned is dropped (the first keeps its
+ * A JSON value from outside (a tool's input or output schema, a model's tool-call arguments) with
+ * every string in it, at any depth and keys included, through the sanitizer: descriptions,
+ * titles, enum values, defaults, examples, everything. A key that is empty or taken once cleaned is dropped (the first keeps its
  * place). With `mark`, each string value that reads like instructions is handed to it with its
  * reasons, and what it returns is used instead (a model gets such text marked as untrusted).
  *
@@ -197,20 +197,20 @@ const MAX_SCHEMA_STRING_BYTES = 16 * 1024;
  * no list keeps up with (`x-` fields, `$comment`, `examples` inside `items` inside `anyOf`), and
  * a model reads all of it.
  */
-export function serverSchemaText(value: unknown, mark?: (clean: string, reasons: string[]) => string, depth = 0): unknown {
+export function sanitizeJsonText(value: unknown, mark?: (clean: string, reasons: string[]) => string, depth = 0): unknown {
   if (typeof value === 'string') {
     const clean = sanitizeServerText(value, { maxBytes: MAX_SCHEMA_STRING_BYTES, flag: mark !== undefined });
     return mark && clean.flags.length > 0 ? mark(clean.text, clean.flags) : clean.text;
   }
   if (value === null || typeof value !== 'object') return value;
   if (depth >= MAX_SCHEMA_DEPTH) return `[nested deeper than ${MAX_SCHEMA_DEPTH} levels: not shown]`;
-  if (Array.isArray(value)) return value.map((v) => serverSchemaText(v, mark, depth + 1));
+  if (Array.isArray(value)) return value.map((v) => sanitizeJsonText(v, mark, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [key, v] of Object.entries(value)) {
     const cleanKey = sanitizeForDisplay(key).replace(/\s+/g, ' ').trim();
     if (cleanKey === '' || Object.prototype.hasOwnProperty.call(out, cleanKey)) continue;
     // Defined, not assigned: a key named __proto__ must stay a key.
-    Object.defineProperty(out, cleanKey, { value: serverSchemaText(v, mark, depth + 1), enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(out, cleanKey, { value: sanitizeJsonText(v, mark, depth + 1), enumerable: true, writable: true, configurable: true });
   }
   return out;
 }
