@@ -17,22 +17,15 @@ import type { ServerView } from '../../../shared/domain/servers';
 import type { OperationSummary } from '../../../shared/contract/operations';
 import { createDialogPrompter } from '../../../electron/main/dialogs';
 import { createDialogElicitor } from '../../../electron/main/elicitor';
-import { startOpenAIFixture, type ModelFixture } from '../../fixtures/models';
+import { startOpenAIFixture } from '../../fixtures/models';
 import { electronMock, resetElectronMock } from '../../helpers/electron-mock';
 import { stdioFixture } from '../mcp/helpers';
-import { call, settled, startChatCore, until, waitingApproval, type ChatCore } from './helpers';
-import { hostileStrings } from './hostile-text';
+import { call, settled, startChatCore, until, waitingApproval } from './helpers';
+import { closedAfterEach, hostileStrings } from './hostile-text';
 
 const KEY = 'sk-dialog-text-0123456789';
-let t: ChatCore | undefined;
-let fixture: ModelFixture | undefined;
-afterEach(async () => {
-  await t?.core.close();
-  await fixture?.close();
-  t = undefined;
-  fixture = undefined;
-  resetElectronMock();
-});
+const held = closedAfterEach();
+afterEach(() => resetElectronMock());
 
 /** Lines of a dialog's detail that start with `label` (after any indent). */
 const linesStarting = (detail: string | undefined, label: string) => (detail ?? '').split('\n').filter((l) => l.trimStart().startsWith(label));
@@ -46,12 +39,12 @@ describe('native dialogs keep their own lines', () => {
       return { response: options.title === 'Warden: approve tool call?' ? 1 : 0, checkboxChecked: false };
     };
     electronMock.dialog.showMessageBox.mockImplementation(async (...args: unknown[]) => show(null, args.at(-1) as MessageBoxOptions));
-    fixture = await startOpenAIFixture({ apiKey: KEY, models: [{ id: 'm' }] });
-    t = await startChatCore({
+    const fixture = (held.fixture = await startOpenAIFixture({ apiKey: KEY, models: [{ id: 'm' }] }));
+    const t = (held.t = await startChatCore({
       gate: { prompter: createDialogPrompter(() => null, show) },
       elicitor: { ...createDialogElicitor(() => null), form: async () => ({ action: 'decline' }) },
       models: { adapter: { maxRetries: 0, retryBaseDelayMs: 5, connectTimeoutMs: 5000, idleTimeoutMs: 5000 } },
-    });
+    }));
     const def = stdioFixture('ignored', 'hostile-schema');
     const added = await call<ServerView>(t.core, 'servers:add', { definition: { name: 'Hostile', transport: 'stdio', command: def.command, args: def.args, env: [] } });
     const ids = { serverId: added.definition.id, accountId: added.accounts[0]!.id };

@@ -7,13 +7,13 @@
  * own. Through the core as the app assembles it, the real Anthropic and OpenAI adapters on the
  * official SDKs and a loopback provider, every request the provider received is read back.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Conversation } from '../../../shared/contract/chat';
 import type { ServerView } from '../../../shared/domain/servers';
 import { startAnthropicFixture, startOpenAIFixture, type ModelFixture, type RecordedRequest } from '../../fixtures/models';
 import { stdioFixture } from '../mcp/helpers';
 import { call, callsOf, settled, startChatCore, type ChatCore } from './helpers';
-import { hostileStrings } from './hostile-text';
+import { closedAfterEach, hostileStrings } from './hostile-text';
 
 /** Every string value inside `value`. */
 function allStrings(value: unknown): string[] {
@@ -37,14 +37,14 @@ function systemOf(request: RecordedRequest): string {
 
 const KEY = 'sk-server-text-0123456789';
 const MARK = '<tool_output untrusted="true"';
-let t: ChatCore | undefined;
-let fixture: ModelFixture | undefined;
-afterEach(async () => {
-  await t?.core.close();
-  await fixture?.close();
-  t = undefined;
-  fixture = undefined;
-});
+const held = closedAfterEach();
+
+/** A core as the app assembles it and a loopback provider speaking `kind`'s wire format. */
+async function start(kind: 'anthropic' | 'openai'): Promise<{ t: ChatCore; fixture: ModelFixture }> {
+  const fixture = (held.fixture = await (kind === 'anthropic' ? startAnthropicFixture : startOpenAIFixture)({ apiKey: KEY, models: [{ id: 'm' }] }));
+  const t = (held.t = await startChatCore({ models: { adapter: { maxRetries: 0, retryBaseDelayMs: 5, connectTimeoutMs: 5000, idleTimeoutMs: 5000 } } }));
+  return { t, fixture };
+}
 
 async function addHostile(core: ChatCore['core'], name: string, instructions: string): Promise<{ serverId: string; accountId: string }> {
   const def = stdioFixture('ignored', 'hostile-schema');
@@ -57,8 +57,7 @@ async function addHostile(core: ChatCore['core'], name: string, instructions: st
 for (const kind of ['anthropic', 'openai'] as const) {
   describe(`server text in every ${kind} request`, () => {
     it('schema text at any depth reaches the model without escapes, controls, bidi, separators or tags, and instruction-like text in it is marked untrusted', async () => {
-      fixture = await (kind === 'anthropic' ? startAnthropicFixture : startOpenAIFixture)({ apiKey: KEY, models: [{ id: 'm' }] });
-      t = await startChatCore({ models: { adapter: { maxRetries: 0, retryBaseDelayMs: 5, connectTimeoutMs: 5000, idleTimeoutMs: 5000 } } });
+      const { t, fixture } = await start(kind);
       await addHostile(t.core, 'Hostile', 'Schema helper.');
       const { provider } = await call<{ provider: { providerId: string } }>(t.core, 'models:add-provider', { kind, label: 'Fixture', baseUrl: fixture.baseUrl, apiKey: KEY });
       const c = await call<Conversation>(t.core, 'chat:create', { providerId: provider.providerId, model: 'm' });
@@ -86,8 +85,7 @@ for (const kind of ['anthropic', 'openai'] as const) {
     });
 
     it('orders hidden in invisible tag characters in a result are stripped before the provider and the call is flagged', async () => {
-      fixture = await (kind === 'anthropic' ? startAnthropicFixture : startOpenAIFixture)({ apiKey: KEY, models: [{ id: 'm' }] });
-      t = await startChatCore({ models: { adapter: { maxRetries: 0, retryBaseDelayMs: 5, connectTimeoutMs: 5000, idleTimeoutMs: 5000 } } });
+      const { t, fixture } = await start(kind);
       const ids = await addHostile(t.core, 'Hostile', 'Schema helper.');
       t.dialogs.single = 'approve';
       await call(t.core, 'permissions:set', { scope: 'tool', ...ids, toolName: 'weather', mode: 'allow' });
@@ -104,8 +102,7 @@ for (const kind of ['anthropic', 'openai'] as const) {
     });
 
     it("a Disabled server's instructions never reach the model; an enabled server's do", async () => {
-      fixture = await (kind === 'anthropic' ? startAnthropicFixture : startOpenAIFixture)({ apiKey: KEY, models: [{ id: 'm' }] });
-      t = await startChatCore({ models: { adapter: { maxRetries: 0, retryBaseDelayMs: 5, connectTimeoutMs: 5000, idleTimeoutMs: 5000 } } });
+      const { t, fixture } = await start(kind);
       await addHostile(t.core, 'Open', 'OPEN-SERVER-INSTRUCTIONS');
       const off = await addHostile(t.core, 'Off', 'DISABLED-SERVER-INSTRUCTIONS');
       await call(t.core, 'permissions:set', { scope: 'server', serverId: off.serverId, accountId: null, mode: 'disabled' });

@@ -4,6 +4,10 @@
  * newline aside), bidi control, zero-width or other invisible character, line or paragraph
  * separator, Unicode tag or variation selector anywhere in a value, keys included.
  */
+import { afterEach } from 'vitest';
+import type { ModelFixture } from '../../fixtures/models';
+import type { ChatCore } from './helpers';
+
 /** Escapes, C0/C1 controls (tab and newline aside), bidi, zero-width, line/paragraph separators, tags, variation selectors. */
 export const HOSTILE = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u206f\ufe00-\ufe0f\ufeff\u{e0000}-\u{e007f}\u{e0100}-\u{e01ef}]/u;
 
@@ -14,3 +18,15 @@ export function hostileStrings(value: unknown, at = '$'): string[] {
   return Object.entries(value).flatMap(([k, v]) => [...(HOSTILE.test(k) ? [`${at} key ${JSON.stringify(k)}`] : []), ...hostileStrings(v, `${at}.${k}`)]);
 }
 
+
+/** The core and the loopback provider a test started, closed after each test. */
+export function closedAfterEach(): { t?: ChatCore; fixture?: ModelFixture } {
+  const held: { t?: ChatCore; fixture?: ModelFixture } = {};
+  afterEach(async () => {
+    await held.t?.core.close();
+    await held.fixture?.close();
+    held.t = undefined;
+    held.fixture = undefined;
+  });
+  return held;
+}
