@@ -58,8 +58,8 @@ export function modelProblemOf(error: unknown): ChatMessage['problem'] {
     : null;
 }
 
-export function oneLine(text: string, max: number, collapse = true): string {
-  const clean = sanitizeForDisplay(text);
-  const flat = collapse ? clean.replace(/\s+/g, ' ').trim() : clean.trim();
+/** Text as one line of a title or note: sanitized, runs of white space as one space, cut to `max` with an ellipsis. */
+export function oneLine(text: string, max: number): string {
+  const flat = sanitizeForDisplay(text).replace(/\s+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
