@@ -7,7 +7,7 @@
  */
 import { dialog, type BrowserWindow, type MessageBoxOptions, type MessageBoxReturnValue } from 'electron';
 import type { ApprovalPreview, ApprovalPrompter, BatchChoice } from '../core/ports';
-import { makeHiddenVisible } from '../../shared/display';
+import { dialogLine, makeHiddenVisible } from '../../shared/display';
 import type { ServerChangeConfirmer, ServerChangeSummary } from '../core/settings/server-confirmation';
 
 /** Button labels, in order. */
@@ -59,7 +59,8 @@ export function approvalDialogOptions(preview: ApprovalPreview): MessageBoxOptio
       'Arguments (exactly what will be sent):',
       args,
       '',
-      makeHiddenVisible(preview.detail),
+      // Why Warden asks is one line: a reason that names a tool must not break where the name does.
+      dialogLine(preview.detail),
       ...(claims.length || claim ? ['', 'What the server says about this tool (its claims, not checked by Warden):'] : []),
       ...claims.map((c) => `Server says: ${oneLine(c)}`),
       ...(claim ? [`Server says it does: ${claim}`] : []),
@@ -73,14 +74,12 @@ export function approvalDialogOptions(preview: ApprovalPreview): MessageBoxOptio
   };
 }
 
-/** Trusted text on one line, hidden characters made visible. */
-function oneLine(text: string): string {
-  return makeHiddenVisible(text).replace(/[\r\n\u2028\u2029]+/g, ' ');
-}
+/** A field on one line: names and labels written by a server, a person or a model never break a line. */
+const oneLine = dialogLine;
 
-/** A server's text on one line (runs of whitespace become one space), cut with its length said. */
+/** A server's text on one line, cut with its length said. */
 function claimLine(text: string): string {
-  const flat = makeHiddenVisible(text.replace(/[\s\u2028\u2029]+/g, ' ').trim());
+  const flat = dialogLine(text);
   return flat.length > MAX_CLAIM_CHARS ? `${flat.slice(0, MAX_CLAIM_CHARS)}… (${flat.length - MAX_CLAIM_CHARS} more characters not shown)` : flat;
 }
 
@@ -186,7 +185,7 @@ export function createLinkConfirmer(getWindow: () => BrowserWindow | null, show:
       type: 'question',
       title: 'Warden: open this link?',
       message: 'Open this link in your browser?',
-      detail: makeHiddenVisible(url),
+      detail: dialogLine(url),
       buttons: [...LINK_BUTTONS],
       defaultId: 0,
       cancelId: 0,
@@ -207,7 +206,6 @@ const BATCH_CHOICES: readonly BatchChoice[] = ['deny-all', 'one-by-one', 'approv
  * {@link MAX_ARGUMENTS_CHARS} altogether; otherwise the person reviews them one by one.
  */
 export function batchApprovalDialogOptions(previews: readonly ApprovalPreview[]): MessageBoxOptions {
-  const oneLine = (text: string) => makeHiddenVisible(text).replace(/[\r\n]+/g, ' ');
   let shown = 0;
   let complete = true;
   const blocks = previews.map((p, i) => {

@@ -14,18 +14,22 @@
  */
 import { dialog, type BrowserWindow, type MessageBoxOptions } from 'electron';
 import type { AnswerConfirmation, Elicitor, UrlElicitation } from '../core/elicitation/elicitation';
-import { makeHiddenVisible } from '../../shared/display';
+import { dialogLine } from '../../shared/display';
 
 /** Buttons of the URL consent dialog: Cancel first (default, Escape). */
 export const URL_CONSENT_BUTTONS = ['Cancel', 'Open in browser'] as const;
 
-/** The message box for a URL-mode request, built from Warden's labels plus the server's text, labelled. */
+/**
+ * The message box for a URL-mode request, built from Warden's labels plus the server's text,
+ * labelled. Every field is one line: the server's message is its own words on the last line, so
+ * a newline in it cannot print a fake "Server:" or "Address:" line above or below the real ones.
+ */
 export function urlConsentOptions(request: UrlElicitation): MessageBoxOptions {
   return {
     type: 'question',
     title: 'Warden: a server asks you to open a page',
-    message: `${request.serverLabel} asks you to open a page on ${request.domain}`,
-    detail: [`Address: ${request.url}`, '', `The server says (its own words, not Warden's):`, request.message].join('\n'),
+    message: `${dialogLine(request.serverLabel)} asks you to open a page on ${dialogLine(request.domain)}`,
+    detail: [`Address: ${dialogLine(request.url)}`, '', `The server says (its own words, not Warden's):`, dialogLine(request.message)].join('\n'),
     buttons: [...URL_CONSENT_BUTTONS],
     defaultId: 0,
     cancelId: 0,
@@ -38,22 +42,21 @@ export function urlConsentOptions(request: UrlElicitation): MessageBoxOptions {
 export const ANSWER_CONFIRM_BUTTONS = ["Don't send", 'Send anyway'] as const;
 
 /** One line of a dialog: a server's text may not add lines of its own, and hidden characters are made visible. */
-const oneLine = (text: string) => makeHiddenVisible(text).replace(/[\r\n\u2028\u2029\u0085\v\f]+/g, ' ');
 
 /** The message box before the answer to a form that might ask for a secret is sent: who asks, why Warden doubts it, which fields go. */
 export function answerConfirmationOptions(c: AnswerConfirmation): MessageBoxOptions {
-  const who = c.accountLabel ? `${oneLine(c.serverLabel)} (${oneLine(c.accountLabel)})` : oneLine(c.serverLabel);
+  const who = c.accountLabel ? `${dialogLine(c.serverLabel)} (${dialogLine(c.accountLabel)})` : dialogLine(c.serverLabel);
   return {
     type: 'warning',
     title: 'Warden: send this answer?',
     message: `${who} may be asking for a secret. Send your answer anyway?`,
     detail: [
-      `Warden's warning: ${oneLine(c.warning)}.`,
-      `The answer fills in: ${c.fields.length ? c.fields.map((f) => `“${oneLine(f)}”`).join(', ') : '(no fields)'}.`,
+      `Warden's warning: ${dialogLine(c.warning)}.`,
+      `The answer fills in: ${c.fields.length ? c.fields.map((f) => `“${dialogLine(f)}”`).join(', ') : '(no fields)'}.`,
       '',
       'Servers must not ask for passwords, tokens, keys or one-time codes in a form, and Warden never does. Send only if you know why this server needs it.',
       '',
-      `The server says (its own words, not Warden's): ${oneLine(c.message)}`,
+      `The server says (its own words, not Warden's): ${dialogLine(c.message)}`,
     ].join('\n'),
     buttons: [...ANSWER_CONFIRM_BUTTONS],
     defaultId: 0,

@@ -9,7 +9,7 @@
  * model wrote.
  */
 import { Notification, type BrowserWindow } from 'electron';
-import { makeHiddenVisible } from '../../shared/display';
+import { dialogLine } from '../../shared/display';
 import type { CoreEvents } from '../core/events';
 import type { PendingBadge } from './badge';
 
@@ -24,7 +24,7 @@ export const MAX_LABEL_CHARS = 60;
 
 /** One line, hidden characters made visible, bounded: a label as a notification shows it. */
 export function notificationLabel(label: string): string {
-  const line = makeHiddenVisible(label).replace(/\s+/g, ' ').trim();
+  const line = dialogLine(label);
   return line.length > MAX_LABEL_CHARS ? `${line.slice(0, MAX_LABEL_CHARS - 1)}…` : line;
 }
 

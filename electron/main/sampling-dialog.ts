@@ -8,7 +8,7 @@
  * "Show full text" pages through all of it before the question comes back.
  */
 import type { BrowserWindow, MessageBoxOptions } from 'electron';
-import { makeHiddenVisible } from '../../shared/display';
+import { dialogLine, makeHiddenVisible } from '../../shared/display';
 import { confirmedInDialog, showOverWindow, type ShowMessageBox } from './dialogs';
 import type { SamplingAsker, SamplingChoice, SamplingLoosening, SamplingQuestion, SamplingReplyReview } from '../core/sampling/sampling-service';
 
@@ -24,7 +24,7 @@ export const PAGE_CHARS = 6000;
 export const REVIEW_BUTTONS = ["Don't send", 'Send to the server'] as const;
 
 const visible = (text: string) => makeHiddenVisible(text);
-const oneLine = (text: string) => makeHiddenVisible(text).replace(/[\r\n\u2028\u2029]+/g, ' ');
+const oneLine = dialogLine;
 
 /** All of the server's text of one question, as the pages show it. */
 export function fullText(question: SamplingQuestion): string {

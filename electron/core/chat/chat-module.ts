@@ -8,6 +8,7 @@ import type { CoreEvents } from '../events';
 import type { GateModule } from '../gate/gate-module';
 import type { ToolRegistry } from '../gate/ports';
 import type { ConnectionManager } from '../mcp/connection-manager';
+import { accessRefusal } from '../mcp/server-data-access';
 import { DEMO_MODEL_ID, DEMO_PROVIDER_ID } from '../models/demo-model';
 import type { ModelProvider, ModelProviders } from '../models/provider';
 import { cleanModels } from '../models/provider-service';
@@ -70,11 +71,16 @@ export function createChatModule(deps: {
     defaultProviderId: DEMO_PROVIDER_ID,
     ...(deps.redact ? { redact: deps.redact } : {}),
     ...(deps.attachment ? { attachment: deps.attachment } : {}),
-    instructions: () =>
-      deps.connections
+    // A server's instructions are its text in the model's context: they follow the person's
+    // server-wide rules like a resource read does, so a Disabled (or forbidden) server adds none.
+    instructions: () => {
+      const policy = deps.gate.policy.current();
+      return deps.connections
         .snapshot()
-        .filter((s) => s.status.state === 'connected' && s.instructions)
-        .map((s) => ({ server: deps.servers.getServer(s.serverId)?.name ?? s.serverId, text: s.instructions! })),
+        .map((s) => ({ ...s, label: deps.servers.getServer(s.serverId)?.name ?? s.serverId }))
+        .filter((s) => s.status.state === 'connected' && s.instructions && accessRefusal(policy, s.serverId, s.accountId, s.label) === undefined)
+        .map((s) => ({ server: s.label, text: s.instructions! }));
+    },
   });
   const ready = (async () => {
     await store.load();

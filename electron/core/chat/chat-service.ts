@@ -32,7 +32,7 @@ import { ConversationStore, summaryOf } from './conversation-store';
 import { whereWords } from '../preview/trusted-preview';
 import { buildToolTable, type ToolEntry } from './tool-names';
 import { admitCall, CallRateLimiter, MAX_CALLS_KEPT, toolKey } from './call-admission';
-import { DEFAULT_MODEL_RESULT_CHARS, systemPromptWith } from './untrusted';
+import { DEFAULT_MODEL_RESULT_CHARS, modelToolSpec, systemPromptWith } from './untrusted';
 
 /** Caps on what one message can make the loop do; hitting one stops the loop with a visible reason. */
 export interface ChatLimits {
@@ -342,7 +342,7 @@ export class ChatService {
       const offered = this.offeredKeys(c.id);
       const specs: ModelToolSpec[] = entries
         .filter((e) => offered.has(toolKey(e.tool.serverId, e.tool.accountId, e.tool.name)))
-        .map((e) => ({ name: e.modelName, description: oneLine(e.tool.description ?? e.tool.title ?? e.tool.name, 1024, false), inputSchema: e.tool.inputSchema }));
+        .map((e) => modelToolSpec(e.tool, e.modelName));
       let provider;
       try {
         provider = await this.deps.providers.get(c.providerId);

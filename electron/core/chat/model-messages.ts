@@ -4,7 +4,7 @@
  */
 import type { ChatMessage } from '../../../shared/contract/chat';
 import { ModelError, type ModelMessage } from '../models/provider';
-import { sanitizeForDisplay } from '../text/sanitize';
+import { sanitizeForDisplay, sanitizeJsonText } from '../text/sanitize';
 import { isFinalStatus, MODEL_TEXT } from './call-results';
 import { attachmentsForModel } from './attachments';
 
@@ -18,13 +18,27 @@ export function toModelMessages(messages: readonly ChatMessage[]): ModelMessage[
     if (m.role === 'user') out.push({ role: 'user', text: attachmentsForModel(m.text, m.attachments ?? []) });
     else if (m.role === 'assistant') {
       if (!m.text && m.toolCalls.length === 0) continue;
-      out.push({ role: 'assistant', text: m.text, toolCalls: m.toolCalls.map((c) => ({ id: c.callId, name: c.modelName, argumentsJson: c.argumentsJson })) });
+      out.push({ role: 'assistant', text: m.text, toolCalls: m.toolCalls.map((c) => ({ id: c.callId, name: c.modelName, argumentsJson: argumentsForHistory(c.argumentsJson) })) });
       if (m.toolCalls.length) {
         out.push({ role: 'tool', results: m.toolCalls.map((c) => ({ callId: c.callId, name: c.modelName, content: isFinalStatus(c.status) ? c.modelResult : MODEL_TEXT.expired, isError: isFinalStatus(c.status) ? c.isError : true })) });
       }
     }
   }
   return out;
+}
+
+/**
+ * A tool call's arguments as the model is reminded of them: every string cleaned like server
+ * text. Why: the arguments may quote what a server wrote (or be written to carry escapes), and no
+ * request Warden sends a provider carries hidden characters; what was sent to the server is kept
+ * exactly in the call's record, this is only the model's view of its own earlier turn.
+ */
+function argumentsForHistory(argumentsJson: string): string {
+  try {
+    return JSON.stringify(sanitizeJsonText(JSON.parse(argumentsJson)));
+  } catch {
+    return sanitizeForDisplay(argumentsJson);
+  }
 }
 
 /**
@@ -44,8 +58,8 @@ export function modelProblemOf(error: unknown): ChatMessage['problem'] {
     : null;
 }
 
-export function oneLine(text: string, max: number, collapse = true): string {
-  const clean = sanitizeForDisplay(text);
-  const flat = collapse ? clean.replace(/\s+/g, ' ').trim() : clean.trim();
+/** Text as one line of a title or note: sanitized, runs of white space as one space, cut to `max` with an ellipsis. */
+export function oneLine(text: string, max: number): string {
+  const flat = sanitizeForDisplay(text).replace(/\s+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }

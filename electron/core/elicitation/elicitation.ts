@@ -261,8 +261,9 @@ export function registerElicitation(client: Client, options: ElicitationHandlerO
 }
 
 /**
- * The form schema as shown: each field's title, description and display names sanitized; names,
- * types, formats and allowed values kept exactly (they decide what an answer may be).
+ * The form schema as shown: each field's title, description, display names and the titles of
+ * its choices sanitized; names, types, formats and allowed values kept exactly (they decide what
+ * an answer may be, and the form shows their hidden characters as escapes).
  */
 function shownFormSchema(schema: RequestedSchema): RequestedSchema {
   const properties: RequestedSchema['properties'] = {};
@@ -270,9 +271,18 @@ function shownFormSchema(schema: RequestedSchema): RequestedSchema {
     const shown: Record<string, unknown> = { ...field };
     for (const key of ['title', 'description'] as const) if (typeof field[key] === 'string') shown[key] = displayText(field[key], FIELD_TEXT_BYTES);
     if (Array.isArray(field.enumNames)) shown.enumNames = field.enumNames.map((n: unknown) => (typeof n === 'string' ? displayText(n, FIELD_TEXT_BYTES) : n));
+    // Titled choices ({const, title} in oneOf / anyOf, also under items for a multi-select): the titles are the server's labels.
+    for (const key of ['oneOf', 'anyOf'] as const) if (Array.isArray(shown[key])) shown[key] = titledChoices(shown[key] as unknown[]);
+    const items = shown.items as Record<string, unknown> | undefined;
+    if (items && typeof items === 'object') shown.items = { ...items, ...Object.fromEntries((['oneOf', 'anyOf'] as const).filter((k) => Array.isArray(items[k])).map((k) => [k, titledChoices(items[k] as unknown[])])) };
     properties[name] = shown;
   }
   return { ...schema, properties };
+}
+
+/** Choices with their `title` labels sanitized; each value (`const`) kept exactly, as it decides the answer. */
+function titledChoices(choices: readonly unknown[]): unknown[] {
+  return choices.map((c) => (c && typeof c === 'object' && typeof (c as { title?: unknown }).title === 'string' ? { ...c, title: displayText((c as { title: string }).title, FIELD_TEXT_BYTES) } : c));
 }
 
 /** Why Warden will not open `raw` for a URL-mode elicitation, or null: https only, no credentials in the URL. */

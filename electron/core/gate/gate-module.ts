@@ -15,6 +15,7 @@ import type { GrantPin, PolicyState } from '../../../shared/domain/policy';
 import { WardenError } from '../../../shared/result';
 import type { CoreEvents } from '../events';
 import { changeConfirmation, removalConfirmation, rootsWallOffConfirmation, type NameLookup } from '../preview/permission-confirmations';
+import { sanitizeJsonText } from '../text/sanitize';
 import { decide, effectiveMode } from '../policy/engine';
 import { PolicyStore } from '../policy/store';
 import { hostPaths, type PathFs, type PathSemantics } from '../paths/resolve';
@@ -402,7 +403,8 @@ export function createGateModule(options: GateModuleOptions): GateModule {
     'permissions:matrix': ({ conversationId, search }) => matrix(conversationId, search),
     'permissions:set': (change) => setPermission(change),
     'permissions:revoke': ({ ruleId }) => revokePermission(ruleId),
-    'tools:offered': ({ conversationId, accounts }) => ({ tools: offeredTools(conversationId, accounts) }),
+    // The window gets the schemas' text cleaned like everything else a server writes.
+    'tools:offered': ({ conversationId, accounts }) => ({ tools: offeredTools(conversationId, accounts).map((t) => ({ ...t, inputSchema: sanitizeJsonText(t.inputSchema) as Record<string, unknown> })) }),
   };
 
   return {

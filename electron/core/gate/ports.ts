@@ -21,6 +21,8 @@ export interface ToolDescriptor {
    * the contract hash). Shown labelled as the server's claim; never loosens policy.
    */
   description?: string;
+  /** Why the server's raw description reads like instructions to a model, in plain words (absent: it does not). */
+  descriptionFlags?: readonly string[];
   /** JSON Schema the arguments are validated against (ajv) before the policy sees them. */
   inputSchema: Record<string, unknown>;
   outputSchema?: Record<string, unknown>;

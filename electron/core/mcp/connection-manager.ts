@@ -336,6 +336,7 @@ export class ConnectionManager implements ToolRegistry, ToolExecutor {
       name: tool.name,
       ...(tool.title !== undefined ? { title: displayText(tool.title, 256) } : {}),
       ...(tool.displayDescription !== undefined ? { description: tool.displayDescription } : {}),
+      ...(tool.descriptionFlags !== undefined ? { descriptionFlags: tool.descriptionFlags } : {}),
       inputSchema: tool.inputSchema,
       ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
       ...(tool.annotations ? { annotations: Object.freeze(displayStrings(tool.annotations, 256)) } : {}),

@@ -6,7 +6,7 @@
  */
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { canonicalJson, contractHash, sha256Hex } from '../canonical';
-import { displayText } from '../text/sanitize';
+import { sanitizeServerText } from '../text/sanitize';
 import { TEXT_LIMITS } from './connection-common';
 
 /** Which parts of a tool's contract changed between two discoveries. */
@@ -27,6 +27,12 @@ export interface DiscoveredTool {
    * forwarded, to a person or a model. The raw text only feeds the contract hash.
    */
   displayDescription?: string;
+  /**
+   * Why the raw description reads like instructions to a model, in plain words (absent: it does
+   * not). Read once here, from the raw text: orders hidden in invisible characters are gone from
+   * the display form.
+   */
+  descriptionFlags?: readonly string[];
   inputSchema: Record<string, unknown>;
   outputSchema?: Record<string, unknown>;
   annotations?: Record<string, unknown>;
@@ -102,12 +108,14 @@ export function describeTool(tool: Tool, ids: { serverId: string; accountId: str
     ...Object.fromEntries(CONTRACT_FIELDS.map((f) => [f, sha256Hex(canonicalJson({ f, v: (contract as Record<string, unknown>)[f] ?? null }))])),
     instructions: serverInstructionsHash,
   } as Record<PinnedField, string>;
+  const description = tool.description !== undefined ? sanitizeServerText(tool.description, { maxBytes: TEXT_LIMITS.description, flag: true }) : undefined;
   return {
     serverId: ids.serverId,
     accountId: ids.accountId,
     name: tool.name,
     ...(tool.title !== undefined ? { title: tool.title } : {}),
-    ...(tool.description !== undefined ? { displayDescription: displayText(tool.description, TEXT_LIMITS.description) } : {}),
+    ...(description !== undefined ? { displayDescription: description.text } : {}),
+    ...(description !== undefined && description.flags.length > 0 ? { descriptionFlags: Object.freeze(description.flags) } : {}),
     inputSchema: tool.inputSchema as Record<string, unknown>,
     ...(tool.outputSchema ? { outputSchema: tool.outputSchema as Record<string, unknown> } : {}),
     ...(tool.annotations ? { annotations: tool.annotations as Record<string, unknown> } : {}),

@@ -10,7 +10,7 @@ import type { CoreEvents } from '../events';
 import { WardenError } from '../../../shared/result';
 import type { ConnectionManager, ConnectionSnapshot } from './connection-manager';
 import type { ConnectionStatus } from './connection';
-import { displayStrings, sanitizeForDisplay, sanitizeServerText } from '../text/sanitize';
+import { displayStrings, sanitizeForDisplay, sanitizeServerText, sanitizeJsonText } from '../text/sanitize';
 
 type ConnectionChannel = 'connections:connect' | 'connections:disconnect' | 'connections:status' | 'connections:list-tools' | 'connections:logs';
 
@@ -42,15 +42,16 @@ export function connectionHandlers(manager: ConnectionManager): Pick<Handlers, C
         tools: manager.discoveredTools(serverId, accountId).map((t) => {
           const annotations = t.annotations ? displayStrings(t.annotations, 256) : undefined;
           const title = t.title !== undefined ? sanitizeForDisplay(t.title) : undefined;
-          const flags = flagsOf([title, t.displayDescription, annotations?.title]);
+          // The description was read for orders from its raw text where it was listed (hidden text included).
+          const flags = [...new Set([...(t.descriptionFlags ?? []), ...flagsOf([t.title, annotations?.title])])];
           return {
             serverId: t.serverId,
             accountId: t.accountId,
             name: sanitizeForDisplay(t.name),
             ...(title !== undefined ? { title } : {}),
             ...(t.displayDescription !== undefined ? { description: t.displayDescription } : {}),
-            inputSchema: t.inputSchema,
-            ...(t.outputSchema ? { outputSchema: t.outputSchema } : {}),
+            inputSchema: sanitizeJsonText(t.inputSchema) as Record<string, unknown>,
+            ...(t.outputSchema ? { outputSchema: sanitizeJsonText(t.outputSchema) as Record<string, unknown> } : {}),
             ...(annotations ? { annotations } : {}),
             ...(flags.length > 0 ? { flags } : {}),
             contractHash: t.contractHash,

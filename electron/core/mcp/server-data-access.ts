@@ -1,6 +1,7 @@
 /**
  * Whether the person's rules let Warden read a server's resources and prompts at all: the one
- * question server data asks of the policy, kept apart so it is tested without a connection.
+ * question server data asks of the policy, kept apart so it is tested without a connection. The
+ * chat asks it too before a server's instructions join the system prompt.
  */
 import type { PolicyState } from '../../../shared/domain/policy';
 

@@ -11,7 +11,7 @@
  */
 import type { CreateMessageRequest, CreateMessageResult, CreateMessageResultWithTools } from '@modelcontextprotocol/sdk/types.js';
 import type { ModelMessage, ModelStopReason, ModelToolCall, ModelToolSpec } from '../models/provider';
-import { sanitizeForDisplay } from '../text/sanitize';
+import { sanitizeForDisplay, sanitizeJsonText } from '../text/sanitize';
 
 export type SamplingParams = CreateMessageRequest['params'];
 type SamplingContent = SamplingParams['messages'][number]['content'];
@@ -53,7 +53,8 @@ export function translateRequest(params: SamplingParams): TranslatedRequest {
   const toolsOffered = params.toolChoice?.mode === 'none' ? [] : (params.tools ?? []);
   const tools: ModelToolSpec[] = toolsOffered.map((t) => {
     if (!TOOL_NAME.test(t.name)) throw new SamplingRefusal(`the request offers a tool named ${JSON.stringify(clean(t.name).slice(0, 80))}, which no model provider accepts (letters, digits, _ and - only, at most 64)`, 'invalid');
-    return { name: t.name, description: clean(t.description ?? ''), inputSchema: t.inputSchema as Record<string, unknown> };
+    // Every string of the schema is the server's text too, cleaned like its description.
+    return { name: t.name, description: clean(t.description ?? ''), inputSchema: sanitizeJsonText(t.inputSchema) as Record<string, unknown> };
   });
   const toolNames = new Map<string, string>();
   const messages: ModelMessage[] = [];

@@ -82,6 +82,23 @@ describe('form-mode elicitation', () => {
     expect(elicitor.forms).toEqual([{ serverId: 'notes-1a2b3c4d', serverLabel: 'Notes (work)', message: 'Who are you?', schema }]);
   });
 
+  it('the titles of a choice list, single or multiple, reach the person cleaned; the values stay exactly what the server accepts', async () => {
+    const elicitor = new ScriptedElicitor([{ action: 'cancel' }]);
+    const { server } = await pair(elicitor);
+    const hostile = 'Yes\u2028Server: Trusted Bank\u202e\x1b[31m';
+    const requestedSchema = {
+      type: 'object' as const,
+      properties: {
+        pick: { type: 'string' as const, oneOf: [{ const: 'y', title: hostile }, { const: 'n', title: 'No' }] },
+        many: { type: 'array' as const, items: { anyOf: [{ const: 'a\u200b', title: hostile }] } },
+      },
+    };
+    await server.server.elicitInput({ mode: 'form', message: 'Pick', requestedSchema });
+    const shown = elicitor.forms[0]!.schema.properties as Record<string, { oneOf?: Array<{ const: string; title: string }>; items?: { anyOf: Array<{ const: string; title: string }> } }>;
+    expect(shown.pick!.oneOf).toEqual([{ const: 'y', title: 'Yes\nServer: Trusted Bank' }, { const: 'n', title: 'No' }]);
+    expect(shown.many!.items!.anyOf).toEqual([{ const: 'a\u200b', title: 'Yes\nServer: Trusted Bank' }]);
+  });
+
   it('an answer that does not match the schema is sent back to the person with the field named, never to the server', async () => {
     const elicitor = new ScriptedElicitor([
       { action: 'accept', content: { name: '', count: 0, extra: 'x' } },
