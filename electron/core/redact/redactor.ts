@@ -1,12 +1,19 @@
 /**
  * The redactor: knows every secret value Warden currently holds (keychain values, OAuth tokens,
- * API keys, secret env values) and scrubs them out of anything before it is written to disk.
+ * API keys, secret env values) and scrubs them out of anything before it leaves for a sink.
  *
- * Secrets never enter the ledger. Whoever reads a secret from the keychain
- * registers it here; the ledger runs every payload through `scrub` before hashing and writing,
- * so a secret echoed by a server, pasted by a model into arguments, or carried in an error
- * message is replaced by a marker. Scrubbing is deep: values, substrings inside strings, and
- * object keys.
+ * Whoever reads a secret from the keychain registers it here, and every sink passes what it
+ * writes or sends through this one object: the ledger (every payload before hashing and
+ * writing), every file the core's stores write (storage/json-file-folder.ts), everything sent to
+ * the window (app-core.ts), and every request to and reply from a model provider
+ * (models/redacting-provider.ts). So a secret echoed by a server, pasted by a model into text or
+ * arguments, or carried in an error message is replaced by a marker.
+ *
+ * Scrubbing is deep (values, substrings inside strings, object keys) and knows the forms a secret
+ * takes when it travels: URL-encoded, hex, base64 and base64url (also inside a longer encoded
+ * value), cut across adjacent items of one array, and cut across the pieces of a stream. It does
+ * not know secrets it was never told, nor forms it cannot see (a secret encrypted, compressed,
+ * reversed or spelled out with other text between its pieces).
  */
 
 /** What a scrubbed secret is replaced with. */
