@@ -282,14 +282,29 @@ export class Redactor {
     if (Array.isArray(value)) {
       const pattern = this.compiled();
       if (pattern && value.length >= 2) {
-        for (const run of textRuns(value)) {
-          pattern.lastIndex = 0;
-          if (pattern.test(run.map((i) => textOf(value[i])!).join(''))) return true;
-        }
+        for (const run of textRuns(value)) if (this.secretAtAnEdge(run.map((i) => textOf(value[i])!), pattern)) return true;
       }
       return value.some((v) => this.splitAcrossItems(v, depth + 1));
     }
     return Object.values(value).some((v) => this.splitAcrossItems(v, depth + 1));
+  }
+
+  /**
+   * True when a secret reaches over an edge between two of `texts`. Only the text around each
+   * edge is searched (a secret crossing it lies within the longest form's length of it), so the
+   * ledger's clean path does not search every result twice.
+   */
+  private secretAtAnEdge(texts: readonly string[], pattern: RegExp): boolean {
+    const reach = this.longest - 1;
+    let before = '';
+    for (let k = 0; k < texts.length - 1; k++) {
+      before = (before + texts[k]!).slice(-reach);
+      let after = '';
+      for (let j = k + 1; j < texts.length && after.length < reach; j++) after += texts[j]!;
+      pattern.lastIndex = 0;
+      if (pattern.test(before + after.slice(0, reach))) return true;
+    }
+    return false;
   }
 
   private compiled(): RegExp | null {
