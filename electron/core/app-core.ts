@@ -45,6 +45,7 @@ import { verifyLedgerInWorker } from './ledger/verify-in-worker';
 import type { VerifyOptions } from './ledger/verify';
 import type { LedgerVerifyResult } from '../../shared/domain/ledger';
 import type { Redactor } from './redact/redactor';
+import { keepAsIs, type Scrub } from './storage/json-file-folder';
 import { ServerAutostart, type AutostartPolicy } from './mcp/autostart';
 import { serverCatalogOf, serverSwitchesOf } from './server-ports';
 import { ServerData, serverDataHandlers } from './mcp/server-data';
@@ -188,6 +189,8 @@ export function createCore(deps: CoreDeps): WardenCore {
   const redactor = deps.ledger?.ledger.redactor;
   const forWindow = <T>(value: T): T => (redactor ? redactor.scrubIfPresent(value) : value);
   const events = new CoreEvents(forWindow);
+  // The same redactor over every file the core's stores write in the user-data folder.
+  const scrub: Scrub = redactor ? (value) => redactor.scrubIfPresent(value) : keepAsIs;
   const startedAt = new Date(clock.now()).toISOString();
   // Safe mode has one owner, the ledger (tampering found; lifted only by acknowledging it).
   const safeMode = () => deps.ledger?.ledger.safeMode ?? false;
@@ -211,6 +214,9 @@ export function createCore(deps: CoreDeps): WardenCore {
     ...(deps.fileDialogs ? { fileDialogs: deps.fileDialogs } : {}),
     ...(deps.confirmServerChange ? { confirmChange: deps.confirmServerChange } : {}),
   });
+  // Tokens and keys are registered with the redactor one by one: the keychain only announces the
+  // JSON text it stores, and a server or a provider may echo a bare token back.
+  const redactorSink = deps.servers?.onSecretValue ?? (redactor ? (v: string) => redactor.register(v) : undefined);
   // Provider keys share the one keychain store; the redactor learns each key whichever store it is.
   // The offline demo model is built in: listed first, the default on first start, no key, no network.
   const demoModel = new DemoModel({ chunkDelayMs: deps.chat?.demoChunkDelayMs ?? 0 });
@@ -219,7 +225,8 @@ export function createCore(deps: CoreDeps): WardenCore {
     builtins: deps.models?.builtins ?? [{ choice: DEMO_PROVIDER_CHOICE, provider: demoModel }],
     ...(deps.confirmProviderEndpoint ? { confirmEndpoint: deps.confirmProviderEndpoint } : {}),
     secrets: serversModule.secrets,
-    onSecretValue: deps.servers?.onSecretValue,
+    onSecretValue: redactorSink,
+    ...(redactor ? { redactor } : {}),
     journal,
     clock,
     events,
@@ -229,9 +236,6 @@ export function createCore(deps: CoreDeps): WardenCore {
   // so the connection picks up the new session at once. The connection layer asks OAuth for its
   // providers, so it subscribes to sign-in changes once both exist.
   const signInListeners = new Set<(status: AuthStatus) => void>();
-  // Tokens are registered with the redactor one by one: the keychain only announces the JSON
-  // text it stores, and a server may echo a bare token back.
-  const redactorSink = deps.servers?.onSecretValue ?? (deps.ledger ? (v: string) => deps.ledger!.ledger.redactor.register(v) : undefined);
   const oauth = new OAuthService({
     secrets: serversModule.secrets,
     browser,
@@ -263,6 +267,7 @@ export function createCore(deps: CoreDeps): WardenCore {
   const rootsListeners = new Set<(serverId: string, accountId: string) => void>();
   const roots = new RootsService({
     dir: deps.rootsDir ?? null,
+    scrub,
     ...(deps.fileDialogs?.chooseFolder ? { chooseFolder: (o: { title: string; defaultPath?: string }) => deps.fileDialogs!.chooseFolder!(o) } : {}),
     onChanged: (serverId, accountId) => {
       for (const listener of rootsListeners) listener(serverId, accountId);
@@ -291,6 +296,7 @@ export function createCore(deps: CoreDeps): WardenCore {
     clock,
     ...(deps.sampling?.limits ? { limits: deps.sampling.limits } : {}),
     ...(redactor ? { redact: (text: string) => redactor.scrubString(text) } : {}),
+    scrub,
   });
   serversModule.service.onChange((change) => {
     if (change.serverId === null) return;
@@ -403,7 +409,7 @@ export function createCore(deps: CoreDeps): WardenCore {
   const chat = createChatModule({ options: deps.chat, demo: demoModel, providers: modelsModule.service, gate: gateModule, registry: deps.gate?.registry ?? connections.manager, connections: connections.manager, servers: serversModule.service, events, clock, browser, recovered,
     attachment: (id: string) => serverData.attachmentForChat(id),
     // The ledger's redactor, which the keychain and OAuth feed: the chat keeps what the ledger would.
-    ...(redactor ? { redact: (text: string) => redactor.scrubString(text) } : {}),
+    ...(redactor ? { redactor } : {}),
   });
   chatRef = chat.service;
   const permissions = createPermissionsModule({
@@ -414,6 +420,7 @@ export function createCore(deps: CoreDeps): WardenCore {
     prompter: deps.gate?.prompter ?? denyingPrompter,
     clock,
     listingsDir: deps.listingsDir ?? null,
+    scrub,
     paths: deps.gate?.paths?.semantics ?? (process.platform === 'win32' ? 'win32' : 'posix'),
     conversationTitle: (id) => chat.service.list().find((c) => c.id === id)?.title,
     ...(deps.fileDialogs?.chooseFolder ? { chooseFolder: (o: { title: string }) => deps.fileDialogs!.chooseFolder!(o) } : {}),

@@ -17,6 +17,7 @@ import type { ServerService } from '../settings/server-service';
 import { findDemoServer } from '../demo/demo-setup';
 import { ChatService, type ChatLimits, type ChatServiceDeps } from './chat-service';
 import { ConversationStore } from './conversation-store';
+import type { Redactor } from '../redact/redactor';
 
 type ChatChannel = Extract<ChannelName, `chat:${string}`>;
 /** Handlers for the `chat:*` channels. */
@@ -52,14 +53,14 @@ export function createChatModule(deps: {
   browser: BrowserOpener;
   /** Resolves once the gate knows every recorded operation (recovery after a restart). */
   recovered: Promise<{ requeued: readonly string[] } | null>;
-  /** The app's redactor (see ChatServiceDeps.redact). */
-  redact?: (text: string) => string;
+  /** The app's redactor (see ChatServiceDeps.redactor); also scrubs every conversation file written. */
+  redactor?: Redactor;
   /** Staged resources and prompts a message can attach (see ChatServiceDeps.attachment). */
   attachment?: ChatServiceDeps['attachment'];
 }) {
   const options = deps.options ?? {};
   const providers = options.providers ? options.providers(deps.demo) : deps.providers;
-  const store = new ConversationStore(options.dataDir ?? null);
+  const store = new ConversationStore(options.dataDir ?? null, deps.redactor ? (value) => deps.redactor!.scrubIfPresent(value) : undefined);
   const service = new ChatService({
     store,
     providers,
@@ -69,7 +70,7 @@ export function createChatModule(deps: {
     clock: deps.clock,
     limits: options.limits,
     defaultProviderId: DEMO_PROVIDER_ID,
-    ...(deps.redact ? { redact: deps.redact } : {}),
+    ...(deps.redactor ? { redactor: deps.redactor } : {}),
     ...(deps.attachment ? { attachment: deps.attachment } : {}),
     // A server's instructions are its text in the model's context: they follow the person's
     // server-wide rules like a resource read does, so a Disabled (or forbidden) server adds none.

@@ -33,6 +33,7 @@ import { whereWords } from '../preview/trusted-preview';
 import { buildToolTable, type ToolEntry } from './tool-names';
 import { admitCall, CallRateLimiter, MAX_CALLS_KEPT, toolKey } from './call-admission';
 import { DEFAULT_MODEL_RESULT_CHARS, modelToolSpec, systemPromptWith } from './untrusted';
+import type { Redactor } from '../redact/redactor';
 
 /** Caps on what one message can make the loop do; hitting one stops the loop with a visible reason. */
 export interface ChatLimits {
@@ -63,7 +64,7 @@ export interface ChatServiceDeps {
    * Replaces every secret Warden holds (keychain values, OAuth tokens, API keys) in a text: the
    * app's one redactor, the ledger's. Absent (a core without a ledger has no redactor): kept as is.
    */
-  redact?: (text: string) => string;
+  redactor?: Pick<Redactor, 'scrubString' | 'scrubIfPresent'>;
   /**
    * A resource or prompt the person read in this window, by the id it was staged under
    * (mcp/server-data.ts); throws in words when it cannot be attached. Absent: nothing can be attached.
@@ -101,10 +102,16 @@ export class ChatService {
    * sent, or a secret it read, must reach none of them; the ledger scrubs the same values.
    */
   private readonly redact: (text: string) => string;
+  /**
+   * The same over a whole value: a tool's result is scrubbed as it arrived, item by item, so a
+   * secret a server cut across two content items is found before the items are joined.
+   */
+  private readonly scrub: <T>(value: T) => T;
 
   constructor(private readonly deps: ChatServiceDeps) {
     this.limits = { ...DEFAULT_CHAT_LIMITS, ...deps.limits };
-    this.redact = deps.redact ?? ((text) => text);
+    this.redact = deps.redactor ? (text) => deps.redactor!.scrubString(text) : (text) => text;
+    this.scrub = deps.redactor ? (value) => deps.redactor!.scrubIfPresent(value) : (value) => value;
     // Every transition of a chat call (approved in the dialog, running, done) updates its card.
     this.unsubscribe = deps.gate.gate.onChange((op) => {
       const t = this.tracked.get(op.operationId);
@@ -489,7 +496,7 @@ export class ChatService {
   /** Copies an operation's state onto its card. */
   private apply(t: Tracked, op: OperationSnapshot): void {
     const call = t.call;
-    const outcome = outcomeOf(op, { cap: this.limits.resultChars, skipped: t.skipped });
+    const outcome = outcomeOf(this.scrub(op), { cap: this.limits.resultChars, skipped: t.skipped });
     const labels = { toolName: op.identity.toolName, serverLabel: op.labels.server, accountLabel: op.labels.account };
     // The gate's trusted summary (from the tool's identity and the stored arguments), then where it runs.
     if (call.serverId !== null && op.state !== 'denied') call.preview = this.redact(`${op.labels.summary} — ${whereWords(labels)}`);

@@ -8,7 +8,7 @@
  * Without a folder (tests, the browser host) conversations live in memory only.
  */
 import { randomUUID } from 'node:crypto';
-import { JsonFileFolder } from '../storage/json-file-folder';
+import { JsonFileFolder, keepAsIs, type Scrub } from '../storage/json-file-folder';
 import { Conversation, type ConversationSummary } from '../../../shared/contract/chat';
 
 const FILE = /^(c-[a-z0-9-]{1,80})\.json$/;
@@ -20,8 +20,9 @@ export class ConversationStore {
   readonly problems: string[] = [];
   private readonly files: JsonFileFolder;
 
-  constructor(dir: string | null) {
-    this.files = new JsonFileFolder(dir, (id) => this.conversations.get(id));
+  /** `scrub` (the app's redactor) runs over every conversation written. */
+  constructor(dir: string | null, scrub: Scrub = keepAsIs) {
+    this.files = new JsonFileFolder(dir, (id) => this.conversations.get(id), scrub);
   }
 
   /** Reads every conversation file. Unreadable ones are reported and skipped, never overwritten. */

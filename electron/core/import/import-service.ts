@@ -26,7 +26,7 @@ import type { SecretValue, ServerService } from '../settings/server-service';
 import { ConfigFormatError, parseConfig, type RawServerEntry } from './config-formats';
 import { defaultConfigPath, type LocationContext } from './config-locations';
 import { localPathProblem } from '../local-path';
-import { isVariableReference, secretReasons } from './secret-detection';
+import { isVariableReference, secretReasons, urlCredentialReason } from './secret-detection';
 import { isCodeLoadingEnvName } from '../../../shared/domain/code-loading-env';
 import { mayBeSecretEnvName } from '../../../shared/domain/secret-env-names';
 
@@ -349,6 +349,8 @@ function buildEntry(entryId: string, raw: RawServerEntry, passwordInputs: Readon
   } else if (!problem && raw.transport === 'http') {
     const urlProblem = serverUrlProblem(raw.url!);
     if (urlProblem) problem = `url: ${urlProblem}`;
+    const credential = urlProblem ? null : urlCredentialReason(raw.url!);
+    if (credential) problem = `url: the address carries a credential (${credential}); Warden keeps addresses in plain settings, so add this server by hand and pass the credential in a header instead`;
     const headers = mark('header', raw.headers);
     draft = {
       name,

@@ -9,7 +9,7 @@
  * a server, account or conversation removed since is said so in words, and the ids stay in the
  * row for the details area and the export.
  */
-import { createWriteStream } from 'node:fs';
+import { createPrivateWriteStream } from '../storage/private-files';
 import type { ActivityCall, CallFilter } from '../../../shared/domain/activity';
 import type { OperationState } from '../../../shared/domain/operations';
 import { TERMINAL_STATES } from '../../../shared/domain/operations';
@@ -116,7 +116,7 @@ function exportRecord(c: ActivityCall, args: Readonly<Record<string, unknown>>):
  * holds one page whatever the size of the export. The file is owner-only (it holds arguments).
  */
 export async function writeCallsFile(history: HistoryReads, names: CallNames, format: 'jsonl' | 'csv', filter: CallFilter, path: string): Promise<{ format: 'jsonl' | 'csv'; path: string; rows: number }> {
-  const out = createWriteStream(path, { flags: 'w', mode: 0o600 });
+  const out = createPrivateWriteStream(path);
   const opened = new Promise<void>((resolve, reject) => {
     out.once('open', () => resolve());
     out.once('error', reject);

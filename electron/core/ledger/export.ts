@@ -5,7 +5,7 @@
  * run as a formula; tool arguments and reasons come from models and servers, so every such cell
  * is prefixed with a single quote (OWASP "CSV injection"). Quoting follows RFC 4180.
  */
-import { createWriteStream } from 'node:fs';
+import { createPrivateWriteStream } from '../storage/private-files';
 import type { AuditFilter, AuditRow } from '../../../shared/domain/ledger';
 import { WardenError } from '../../../shared/result';
 import type { HistoryReads } from './history';
@@ -61,7 +61,7 @@ function pick(r: AuditRow): Record<string, unknown> {
  * owner-only permissions (it holds arguments of tool calls).
  */
 export async function writeAuditFile(history: HistoryReads, format: 'jsonl' | 'csv', filter: AuditFilter, path: string): Promise<{ format: 'jsonl' | 'csv'; path: string; rows: number }> {
-  const out = createWriteStream(path, { flags: 'w', mode: 0o600 });
+  const out = createPrivateWriteStream(path);
   const opened = new Promise<void>((resolve, reject) => {
     out.once('open', () => resolve());
     out.once('error', reject);

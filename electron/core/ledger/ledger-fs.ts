@@ -8,6 +8,7 @@
  */
 import * as fs from 'node:fs';
 import { join } from 'node:path';
+import { copyPrivate, makePrivateFolder, openPrivateFd, syncFolder } from '../storage/private-files';
 
 /** What the ledger does to the disk. Every method works on real paths/descriptors. */
 export interface LedgerFs {
@@ -44,12 +45,11 @@ function cb<T>(run: (done: (err: NodeJS.ErrnoException | null, value?: T) => voi
 
 /** The real filesystem. */
 export const nodeLedgerFs: LedgerFs = {
-  mkdirp: async (dir) => {
-    await fs.promises.mkdir(dir, { recursive: true });
-  },
+  // Created through the one storage helper: files 0600, folders 0700 (private-files.ts).
+  mkdirp: (dir) => makePrivateFolder(dir),
   readdir: (dir) => fs.promises.readdir(dir),
   readFile: (path) => fs.promises.readFile(path),
-  open: (path, mode) => cb<number>((done) => fs.open(path, mode, 0o600, done)),
+  open: (path, mode) => openPrivateFd(path, mode),
   write: async (fd, data, position) => {
     let written = 0;
     while (written < data.length) {
@@ -74,7 +74,7 @@ export const nodeLedgerFs: LedgerFs = {
   close: (fd) => cb<void>((done) => fs.close(fd, done)),
   rename: (from, to) => fs.promises.rename(from, to),
   unlink: (path) => fs.promises.unlink(path),
-  copyFile: (from, to) => fs.promises.copyFile(from, to),
+  copyFile: (from, to) => copyPrivate(from, to),
   exists: async (path) => {
     try {
       await fs.promises.access(path);
@@ -83,17 +83,7 @@ export const nodeLedgerFs: LedgerFs = {
       return false;
     }
   },
-  fsyncDir: async (dir) => {
-    // Windows cannot open a directory for fsync; its rename is durable enough through the
-    // metadata journal, so this is a POSIX-only step.
-    if (process.platform === 'win32') return;
-    const fd = await cb<number>((done) => fs.open(dir, 'r', done));
-    try {
-      await cb<void>((done) => fs.fsync(fd, done));
-    } finally {
-      await cb<void>((done) => fs.close(fd, done));
-    }
-  },
+  fsyncDir: (dir) => syncFolder(dir),
 };
 
 /** Counts calls per operation while delegating to a real LedgerFs (for group-commit tests). */

@@ -16,7 +16,6 @@
  * recovery, the catch-up's state and the pins it rebuilds share one owner. The next split is
  * `settle`/`reconcile` into their own file once the catch-up's state has a small interface.
  */
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { journalEntry } from '../../../shared/domain/journal-events';
 import { RECONCILED_TYPE, SAFE_MODE_ACK_TYPE, type AuditFilter, type LedgerChainBreak, type LedgerStatus, type OperationView } from '../../../shared/domain/ledger';
@@ -37,6 +36,7 @@ import { checkAgainstAnchor, type KeychainFindings } from './anchor-check';
 import { IndexCatchUp, TailOperations, catchUpStopped } from './catch-up';
 import type { ChainKey, StoredRecord } from './format';
 import { segmentNumbers } from './segments';
+import { ensurePrivateFile, makePrivateFolder } from '../storage/private-files';
 
 /** What the gate offers recovery: re-queueing approvals that were pending (it re-validates them). */
 export interface RestorableGate {
@@ -193,11 +193,14 @@ export class LedgerService {
    */
   static async open(options: LedgerServiceOptions): Promise<LedgerService> {
     const clock = options.clock ?? { now: () => Date.now() };
-    await mkdir(options.dir, { recursive: true });
+    await makePrivateFolder(options.dir);
     // The key first: recovery checks sealed records with it. An unreadable keychain is not fatal
     // here; the ledger then opens unsealed and in safe mode (anchor-check.ts says why).
     const keychain = options.keychain ? await readKeychain(options.keychain) : null;
-    const index = await LedgerIndex.open(await openSqlite(join(options.dir, 'index.sqlite')));
+    // Created 0600 before SQLite opens it: SQLite gives its journal and WAL files the database's mode.
+    const indexPath = join(options.dir, 'index.sqlite');
+    await ensurePrivateFile(indexPath);
+    const index = await LedgerIndex.open(await openSqlite(indexPath));
     const fs = options.fs ?? nodeLedgerFs;
     const numbers = segmentNumbers(await fs.readdir(options.dir).catch(() => []));
     const lastSegment = numbers.at(-1);

@@ -26,6 +26,8 @@ export interface LogRingOptions {
   now?: () => number;
 }
 
+import { Redactor } from '../redact/redactor';
+
 /** Bounded FIFO of log lines with a partial-line assembler for streamed chunks. */
 export class LogRing {
   private readonly lines: LogLine[] = [];
@@ -33,7 +35,8 @@ export class LogRing {
   private seq = 0;
   private partial = '';
   private droppedCount = 0;
-  private readonly secrets = new Set<string>();
+  /** The one redactor implementation, fed with this connection's own secrets (encoded forms included). */
+  private readonly secrets = new Redactor();
   private readonly maxLines: number;
   private readonly maxBytes: number;
   private readonly maxLineLength: number;
@@ -79,17 +82,11 @@ export class LogRing {
    * stored, so a server that prints its token never puts it in front of the UI.
    */
   addSecret(value: string): void {
-    if (value.length >= 4) this.secrets.add(value);
-  }
-
-  private scrub(text: string): string {
-    let out = text;
-    for (const secret of this.secrets) if (out.includes(secret)) out = out.split(secret).join('[redacted secret]');
-    return out;
+    if (value.length >= 4) this.secrets.register(value);
   }
 
   private push(source: LogLine['source'], unscrubbed: string): void {
-    const raw = this.secrets.size ? this.scrub(unscrubbed) : unscrubbed;
+    const raw = this.secrets.scrubString(unscrubbed);
     const text = raw.length > this.maxLineLength ? `${raw.slice(0, this.maxLineLength)} …[truncated ${raw.length - this.maxLineLength} chars]` : raw;
     const line: LogLine = { seq: ++this.seq, time: this.now(), source, text };
     this.lines.push(line);

@@ -14,7 +14,7 @@ import { pathToFileURL } from 'node:url';
 import { WardenError } from '../../../shared/result';
 import type { Handlers } from '../dispatch';
 import type { FileDialogs } from '../ports';
-import { JsonFileFolder } from '../storage/json-file-folder';
+import { JsonFileFolder, keepAsIs, type Scrub } from '../storage/json-file-folder';
 
 /** One folder given to a server as a root. */
 export interface RootFolder {
@@ -28,6 +28,8 @@ const MAX_ROOTS = 50;
 export interface RootsServiceOptions {
   /** Where roots are kept (one `<serverId>.json` per server); null: memory only. */
   dir: string | null;
+  /** The app's redactor over every file written. */
+  scrub?: Scrub;
   /** The native folder chooser; absent: folders cannot be added (headless hosts). */
   chooseFolder?: FileDialogs['chooseFolder'];
   /** Told after the roots of (server, account) changed, to send `notifications/roots/list_changed`. */
@@ -47,7 +49,7 @@ export class RootsService {
     this.files = new JsonFileFolder(options.dir, (serverId) => {
       const accounts = this.byServer.get(serverId);
       return accounts && accounts.size ? { accounts: Object.fromEntries(accounts) } : undefined;
-    });
+    }, options.scrub ?? keepAsIs);
     const problems: string[] = [];
     this.loaded = this.files
       .readAll(/^([a-z0-9-]+)\.json$/, (serverId, value) => this.accept(serverId, value), problems)

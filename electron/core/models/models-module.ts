@@ -6,6 +6,7 @@ import type { modelsChannels } from '../../../shared/contract/models';
 import type { Handlers } from '../dispatch';
 import type { CoreEvents } from '../events';
 import type { Clock, Journal } from '../ports';
+import type { Redactor } from '../redact/redactor';
 import type { ListableSecretStore } from '../secrets/keytar-secret-store';
 import { memorySettingsStore } from '../settings/memory-settings-store';
 import type { SettingsStore } from '../settings/settings-store';
@@ -34,6 +35,8 @@ export function createModelsModule(
     secrets: ListableSecretStore;
     /** Told every key read or written (the ledger's redactor), whichever store is passed. */
     onSecretValue?: (value: string) => void;
+    /** The app's redactor, between every provider and the rest of Warden (redacting-provider.ts). */
+    redactor?: Redactor;
     journal: Journal;
     clock: Clock;
     events: CoreEvents;
@@ -47,6 +50,7 @@ export function createModelsModule(
     confirmEndpoint: options.confirmEndpoint,
     journal: options.journal,
     clock: options.clock,
+    ...(options.redactor ? { redactor: options.redactor } : {}),
   });
   const dispose = service.onChange((c) => options.events.emit('models:changed', { providerId: c.providerId, reason: c.reason }));
   const handlers: Pick<Handlers, ModelsChannel> = {

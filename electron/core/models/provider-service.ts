@@ -37,6 +37,8 @@ import { AnthropicProvider } from './anthropic-provider';
 import { OpenAIProvider } from './openai-provider';
 import { ModelError, type ModelProvider, type ModelProviders, type ProviderChoice } from './provider';
 import { providerKeyName, type ProviderKeys } from './provider-keys';
+import { redactingProvider } from './redacting-provider';
+import type { Redactor } from '../redact/redactor';
 import type { ProviderSettings } from './provider-settings';
 
 /** A provider that ships with Warden (the offline demo): always listed, never configured. */
@@ -86,6 +88,11 @@ export interface ModelProviderServiceOptions {
   clock?: Clock;
   /** Id generator (slug + random suffix by default). */
   newId?: (label: string) => string;
+  /**
+   * The app's redactor: every provider handed out sends and receives through it
+   * (redacting-provider.ts). Absent (a core without a ledger holds no registered secrets): as is.
+   */
+  redactor?: Redactor;
 }
 
 /** How long a connection test may take in all, retries included. */
@@ -119,14 +126,14 @@ export class ModelProviderService implements ModelProviders {
    */
   async get(providerId: string): Promise<ModelProvider> {
     const builtin = this.builtin(providerId);
-    if (builtin) return builtin.provider;
+    if (builtin) return this.redacting(builtin.provider);
     const config = this.require(providerId);
     const signature = `${config.kind}\n${config.baseUrl}`;
     const cached = this.cache.get(providerId);
     if (cached && cached.signature === signature) return cached.provider;
     const generation = this.generation;
     const apiKey = await this.options.keys.get(providerId, keyOrigin(config.baseUrl));
-    const provider = this.build(config.kind, config.baseUrl, apiKey);
+    const provider = this.redacting(this.build(config.kind, config.baseUrl, apiKey));
     if (generation === this.generation) this.cache.set(providerId, { signature, provider });
     return provider;
   }
@@ -383,6 +390,11 @@ export class ModelProviderService implements ModelProviders {
   private async view(providerId: string): Promise<ProviderView> {
     const config = this.require(providerId);
     return configuredView(config, await this.presentOrEmpty());
+  }
+
+  /** The one way out to a provider: through the redactor, both ways. */
+  private redacting(provider: ModelProvider): ModelProvider {
+    return this.options.redactor ? redactingProvider(provider, this.options.redactor) : provider;
   }
 
   private build(kind: ProviderKind, baseUrl: string, apiKey: string | null): ModelProvider {

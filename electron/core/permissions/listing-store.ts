@@ -14,7 +14,7 @@
  * One JSON file per server in the given folder, written asynchronously and atomically (temporary
  * file, fsync, rename), saves of one server coalesced. Without a folder it lives in memory.
  */
-import { JsonFileFolder } from '../storage/json-file-folder';
+import { JsonFileFolder, keepAsIs, type Scrub } from '../storage/json-file-folder';
 import { z } from 'zod';
 
 /** One tool as listed, with the server's text sanitized for display. */
@@ -74,8 +74,12 @@ export class ListingStore {
   readonly problems: string[] = [];
   private readonly files: JsonFileFolder;
 
-  constructor(dir: string | null) {
-    this.files = new JsonFileFolder(dir, (serverId) => this.servers.get(serverId));
+  /**
+   * `scrub` (the app's redactor) runs over every file written: a server can put a token it was
+   * given into a description, and listings are kept on disk.
+   */
+  constructor(dir: string | null, scrub: Scrub = keepAsIs) {
+    this.files = new JsonFileFolder(dir, (serverId) => this.servers.get(serverId), scrub);
   }
 
   /** Reads every server's file; an unreadable one is reported and ignored, never overwritten until the next listing. */

@@ -27,6 +27,7 @@ import { endpointHash } from '../settings/identity';
 import { bulkConfirmation, newVersionConfirmation, type NameLookup } from '../preview/permission-confirmations';
 import { contractDiff } from './contract-diff';
 import { ListingStore, type ContractVersion } from './listing-store';
+import type { Scrub } from '../storage/json-file-folder';
 import { buildMatrix, firstRowsOf, type MatrixSources } from './matrix';
 
 type Channel =
@@ -57,6 +58,8 @@ export interface PermissionsModuleOptions {
   clock: Clock;
   /** Folder for the listings of each server (null/absent: memory only). */
   listingsDir?: string | null;
+  /** The app's redactor over every listing written (see ListingStore). */
+  scrub?: Scrub;
   paths: PathSemantics;
   /** A conversation's title, for conversation overrides. */
   conversationTitle?: (conversationId: string) => string | undefined;
@@ -79,7 +82,7 @@ export function createPermissionsModule(options: PermissionsModuleOptions): Perm
   const { gate: gateModule, servers, connections, events, prompter, clock } = options;
   const gate = gateModule.gate;
   const policy = gateModule.policy;
-  const listings = new ListingStore(options.listingsDir ?? null);
+  const listings = new ListingStore(options.listingsDir ?? null, options.scrub);
   const ready = listings.load().catch((error: unknown) => console.error('listings: loading failed', error));
   for (const p of listings.problems) console.error(`listings: ${p}`);
 

@@ -24,7 +24,7 @@ import type { SamplingMode, SamplingSettingView } from '../../../shared/contract
 import type { Handlers } from '../dispatch';
 import type { Clock, Journal } from '../ports';
 import { ModelError, type ModelProviders, type ModelUsage } from '../models/provider';
-import { JsonFileFolder } from '../storage/json-file-folder';
+import { JsonFileFolder, keepAsIs, type Scrub } from '../storage/json-file-folder';
 import { displayText, instructionFlags } from '../text/sanitize';
 import { replyToResult, SamplingRefusal, translateRequest, type ModelReply, type SamplingParams } from './sampling-translate';
 
@@ -119,6 +119,8 @@ export interface SamplingServiceOptions {
   limits?: Partial<SamplingLimits>;
   /** Replaces Warden's secrets in journaled text (the ledger's redactor). */
   redact?: (text: string) => string;
+  /** The same redactor over every settings file written. */
+  scrub?: Scrub;
 }
 
 const OFF: SamplingSettingView = { mode: 'off', reviewReplies: false };
@@ -152,7 +154,7 @@ export class SamplingService {
     this.files = new JsonFileFolder(options.dir, (serverId) => {
       const accounts = this.settings.get(serverId);
       return accounts && accounts.size ? { accounts: Object.fromEntries(accounts) } : undefined;
-    });
+    }, options.scrub ?? keepAsIs);
     const problems: string[] = [];
     this.loaded = this.files
       .readAll(/^([a-z0-9-]+)\.json$/, (serverId, value) => this.accept(serverId, value), problems)

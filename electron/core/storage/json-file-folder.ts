@@ -7,20 +7,36 @@
  * carries only the latest state. An object gone from memory when its write finishes is not
  * resurrected on disk.
  *
+ * What is written passes `scrub` first (the app's redactor), so no store built on this folder can
+ * write a secret Warden holds, whatever reached the object in memory. Files are created 0600 in
+ * a 0700 folder (private-files.ts).
+ *
  * Without a folder (tests, the browser host) nothing is read or written.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { makePrivateFolder, openPrivate, syncFolder } from './private-files';
 
+/** Replaces every secret Warden holds in a JSON-shaped value (the app's redactor), returning it or a clean copy. */
+export type Scrub = <T>(value: T) => T;
+
+/** For folders of a core without a redactor (it holds no registered secret): writes as is. */
+export const keepAsIs: Scrub = (value) => value;
+
+/** One JSON file per id, written atomically and scrubbed. */
 export class JsonFileFolder {
   private readonly writing = new Map<string, Promise<void>>();
   private readonly dirty = new Set<string>();
 
-  /** `current(id)` is the object to write now, or undefined once it is gone from memory. */
+  /**
+   * `current(id)` is the object to write now, or undefined once it is gone from memory; `scrub`
+   * is applied to it on every write.
+   */
   constructor(
     private readonly dir: string | null,
     private readonly current: (id: string) => unknown,
+    private readonly scrub: Scrub,
   ) {}
 
   /**
@@ -30,7 +46,7 @@ export class JsonFileFolder {
    */
   async readAll(name: RegExp, accept: (id: string, value: unknown) => void, problems: string[]): Promise<void> {
     if (!this.dir) return;
-    await mkdir(this.dir, { recursive: true });
+    await makePrivateFolder(this.dir);
     for (const file of await readdir(this.dir)) {
       const id = name.exec(file)?.[1];
       if (id === undefined) continue;
@@ -75,12 +91,12 @@ export class JsonFileFolder {
     this.dirty.delete(id);
     const value = this.current(id);
     if (value === undefined || !this.dir) return;
-    await mkdir(this.dir, { recursive: true });
+    await makePrivateFolder(this.dir);
     const final = join(this.dir, `${id}.json`);
     const temp = join(this.dir, `.${id}.${randomUUID().slice(0, 8)}.tmp`);
-    const handle = await open(temp, 'w');
+    const handle = await openPrivate(temp, 'w');
     try {
-      await handle.writeFile(JSON.stringify(value), 'utf8');
+      await handle.writeFile(JSON.stringify(this.scrub(value)), 'utf8');
       await handle.sync();
     } finally {
       await handle.close();
@@ -92,16 +108,5 @@ export class JsonFileFolder {
     }
     await rename(temp, final);
     await syncFolder(this.dir);
-  }
-}
-
-/** Makes a rename durable (POSIX); folders cannot be opened for sync on Windows, where rename is durable enough. */
-async function syncFolder(dir: string): Promise<void> {
-  if (process.platform === 'win32') return;
-  const handle = await open(dir, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
   }
 }

@@ -3,7 +3,7 @@
  * per-value confirmation. Run with `scripts/with-keyring.sh`.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -105,5 +105,51 @@ describe('import from Claude Desktop into settings + keychain', () => {
     await expect(importer.import({ previewId: preview.previewId, entryIds: [insecure.entryId], decisions: [] })).rejects.toThrow(
       /entryIds\.0: "insecure" cannot be imported: url: plain http/,
     );
+  });
+});
+
+describe('import finds a secret wherever it sits in a value', () => {
+  const ANTHROPIC = 'sk-ant-api03-FAKEfakeFAKEfake0123456789';
+  const SLACK = 'xoxb-1234567890-FAKEfakeFAKE';
+  const OPENAI = 'sk-proj-FAKEfakeFAKEfake0123456789';
+
+  it('a token after other text, in a URL query or after a variable reference, is detected and never lands in the settings file', async () => {
+    // The config file lives elsewhere: `dir` holds only what Warden wrote.
+    const configDir = mkdtempSync(join(tmpdir(), 'warden-import-config-'));
+    const path = join(configDir, 'claude_desktop_config.json');
+    writeFileSync(
+      path,
+      JSON.stringify({
+        mcpServers: {
+          tools: {
+            command: 'npx',
+            args: ['-y', 'some-server'],
+            env: {
+              SERVICE_URL: `https://api.example.com/v1?region=eu&key=${ANTHROPIC}`,
+              NOTES: `my token is ${GH_TOKEN}`,
+              WORKSPACE: `\${env:HOME}/slack?auth=${SLACK}`,
+              LOG_LEVEL: 'debug',
+            },
+          },
+          remote: { url: 'https://notes.example.com/mcp', headers: { 'X-Config': `region=eu; key=${OPENAI}` } },
+          leaky: { url: `https://notes.example.com/mcp?api_key=${OPENAI}` },
+        },
+      }),
+    );
+    const preview = await importer.preview({ source: 'claude-desktop', path });
+    const [tools, remote, leaky] = preview.entries;
+    expect(tools!.detectedSecrets.map((s) => s.name).sort()).toEqual(['NOTES', 'SERVICE_URL', 'WORKSPACE']);
+    expect(remote!.detectedSecrets.map((s) => s.name)).toEqual(['X-Config']);
+    // A URL is kept in plain settings, so one carrying a credential cannot be imported as it is.
+    expect(leaky!.problem).toMatch(/url: .*credential/);
+    await importer.import({
+      previewId: preview.previewId,
+      entryIds: [tools!.entryId, remote!.entryId],
+      decisions: [...tools!.detectedSecrets, ...remote!.detectedSecrets].map((s) => ({ valueId: s.valueId, action: 'keychain' as const })),
+    });
+    const bytes = settingsBytes();
+    expect(bytes).toContain('LOG_LEVEL');
+    for (const token of [ANTHROPIC, GH_TOKEN, SLACK, OPENAI]) expect(bytes.includes(token), `${token.slice(0, 8)}… reached the settings file`).toBe(false);
+    rmSync(configDir, { recursive: true, force: true });
   });
 });

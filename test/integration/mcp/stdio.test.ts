@@ -105,7 +105,7 @@ describe('stdio connections', () => {
     expect(firstText(result)).toBe(token);
     expect(secrets.reads).toEqual([secretKey('secretive', 'default', 'env:API_TOKEN')]);
     // Nothing the UI can read carries the value, even though the server printed it to stderr.
-    await waitUntil(() => manager.logLines('secretive', 'default').lines.some((l) => l.text === 'debug: token=[redacted secret]'), 10_000, 'the redacted stderr line');
+    await waitUntil(() => manager.logLines('secretive', 'default').lines.some((l) => l.text === 'debug: token=[REDACTED]'), 10_000, 'the redacted stderr line');
     expect(JSON.stringify(manager.snapshot())).not.toContain(token);
     expect(JSON.stringify(manager.logLines('secretive', 'default'))).not.toContain(token);
     expect(JSON.stringify(manager.listTools())).not.toContain(token);

@@ -299,7 +299,10 @@ describe('model provider settings through the contract', () => {
   });
 
   it('the chat loop finds providers through ModelProviders: built-ins first, unknown ids refused by name', async () => {
-    expect(await core.models.get('demo')).toBe(builtinDemo);
+    // The built-in, reached (like every provider) through the redaction boundary.
+    const demo = await core.models.get('demo');
+    expect(demo.kind).toBe('demo');
+    expect(await streamText(demo, 'demo-script')).toBe('scripted');
     await expect(core.models.get('nope-00000000')).rejects.toMatchObject({ code: 'NOT_FOUND', message: 'providerId: no model provider "nope-00000000"' });
     const choices = await core.models.list();
     expect(choices[0]).toEqual({ providerId: 'demo', kind: 'demo', label: 'Demo (offline, scripted)', defaultModel: 'demo-script' });

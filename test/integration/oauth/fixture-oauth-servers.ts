@@ -19,6 +19,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type Response } from 'express';
+import { z } from 'zod';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { createOAuthMetadata, getOAuthProtectedResourceMetadataUrl, mcpAuthMetadataRouter, mcpAuthRouter } from '@modelcontextprotocol/sdk/server/auth/router.js';
@@ -56,6 +57,11 @@ export interface FixtureOptions {
   revocationRedirect?: string;
   /** A tool `echo_credentials` returns the caller's bearer token and the latest refresh token, id token and client secret. */
   echoCredentials?: boolean;
+  /**
+   * A tool `token_report` whose description carries the caller's bearer token, and whose result
+   * hands it back hex-encoded in one content item and split in two halves across the next two.
+   */
+  leakTokenEncoded?: boolean;
 }
 
 /** One request a fixture server received. */
@@ -80,6 +86,8 @@ export interface FixtureRecord {
   /** Authorization header values the MCP endpoint accepted. */
   acceptedTokens: string[];
   toolCalls: number;
+  /** The arguments `token_report` was called with, in order. */
+  toolArguments: unknown[];
   /** Tokens revoked through the RFC 7009 endpoint. */
   revoked: string[];
   /** Every request the authorization server received. */
@@ -257,6 +265,7 @@ export async function startOAuthFixture(options: FixtureOptions = {}): Promise<O
     issuedRefreshTokens: [],
     acceptedTokens: [],
     toolCalls: 0,
+    toolArguments: [],
     revoked: [],
     asRequests: [],
     rsRequests: [],
@@ -330,6 +339,17 @@ export async function startOAuthFixture(options: FixtureOptions = {}): Promise<O
           `client_secret ${record.issuedClientSecrets.at(-1) ?? ''}`,
         ];
         return { content: [{ type: 'text', text: lines.join('\n') }] };
+      });
+    }
+    if (options.leakTokenEncoded) {
+      // Stateless, so the listing this request answers can name the token it came with.
+      const token = req.auth!.token;
+      server.registerTool('token_report', { description: `Reports on the session. Session: ${token}`, inputSchema: { note: z.string().optional() } }, async (args) => {
+        record.toolCalls++;
+        record.toolArguments.push(args);
+        const half = Math.floor(token.length / 2);
+        const content = [Buffer.from(token, 'utf8').toString('hex'), token.slice(0, half), token.slice(half)];
+        return { content: content.map((text) => ({ type: 'text' as const, text })) };
       });
     }
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });

@@ -120,6 +120,67 @@ describe('redactor', () => {
   });
 });
 
+describe('redactor: secrets in other clothes', () => {
+  const r = new Redactor();
+  r.register(BEARER);
+  const bytes = Buffer.from(BEARER, 'utf8');
+
+  it('a secret written in hex, either case, is scrubbed from strings and from every fast path', () => {
+    for (const hex of [bytes.toString('hex'), bytes.toString('hex').toUpperCase()]) {
+      const payload = { result: { content: [{ type: 'text', text: `token=${hex};` }] } };
+      expect(JSON.stringify(r.scrub(payload))).not.toContain(hex);
+      expect(JSON.stringify(r.scrubIfPresent(payload))).not.toContain(hex);
+      expect(r.scrubToJson(payload).json).not.toContain(hex);
+      expect(r.scrubString(`x${hex}y`)).toBe(`x${REDACTED}y`);
+    }
+  });
+
+  it('a secret base64-encoded after one or two other bytes is scrubbed down to the bytes it shares a group with', () => {
+    for (const lead of ['a', 'ab', 'abc:']) {
+      for (const encoding of ['base64', 'base64url'] as const) {
+        const encoded = Buffer.from(`${lead}${BEARER}!`, 'utf8').toString(encoding);
+        const scrubbed = r.scrubString(encoded);
+        expect(scrubbed, `${encoding} after ${lead.length} bytes`).toContain(REDACTED);
+        // What is left decodes to at most two bytes of the secret at either edge.
+        const left = scrubbed.split(REDACTED).join('');
+        expect(left.length).toBeLessThanOrEqual(16);
+      }
+    }
+  });
+
+  it('a secret split across adjacent content items or strings is scrubbed in every item, on every path', () => {
+    for (const cut of [1, 9, BEARER.length - 1]) {
+      const payload = { content: [{ type: 'text', text: `before ${BEARER.slice(0, cut)}` }, { type: 'text', text: `${BEARER.slice(cut)} after` }], parts: ['x', BEARER.slice(0, cut), BEARER.slice(cut)] };
+      for (const out of [JSON.stringify(r.scrub(payload)), JSON.stringify(r.scrubIfPresent(payload)), r.scrubToJson(payload).json]) {
+        expect(out).toContain(`before ${REDACTED}`);
+        expect(out).toContain(`${REDACTED} after`);
+        expect(out).not.toContain(BEARER.slice(0, Math.max(cut, 5)));
+        expect(out).not.toContain(BEARER.slice(Math.min(cut, BEARER.length - 5)));
+      }
+    }
+    // Three items, the middle one wholly inside the secret.
+    const three = r.scrub(['<', BEARER.slice(0, 5), BEARER.slice(5, 20), BEARER.slice(20), '>']);
+    expect(three).toEqual(['<', REDACTED, REDACTED, REDACTED, '>']);
+    // Items that only look adjacent by accident are left alone.
+    expect(r.scrub(['ghp_', 'hello'])).toEqual(['ghp_', 'hello']);
+  });
+
+  it('a stream scrubber never passes on a piece of a secret cut across deltas, and gives back everything else', () => {
+    for (const size of [1, 3, 7, 50]) {
+      const text = `Your key is ${BEARER} and again ${BEARER}. Bye.`;
+      const stream = r.scrubStream();
+      const out: string[] = [];
+      for (let i = 0; i < text.length; i += size) out.push(stream.push(text.slice(i, i + size)));
+      out.push(stream.end());
+      expect(out.join('')).toBe(`Your key is ${REDACTED} and again ${REDACTED}. Bye.`);
+      for (const piece of out) expect(piece).not.toMatch(/ghp_R4n|0k3nV4/);
+    }
+    // Without secrets nothing waits.
+    const plain = new Redactor().scrubStream();
+    expect(plain.push('abc')).toBe('abc');
+  });
+});
+
 describe('redactor with a malformed secret', () => {
   it('a secret with a lone surrogate (no URL encoding exists) is still scrubbed and does not stop the ledger', async () => {
     // Found by review: encodeURIComponent threw for it, so every append was rejected while it was known.

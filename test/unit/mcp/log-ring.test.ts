@@ -52,7 +52,7 @@ describe('LogRing secret scrubbing', () => {
     ring.appendChunk('token=s3cr3t-');
     ring.appendChunk('value and again s3cr3t-value\n');
     ring.note('warden saw s3cr3t-value');
-    expect(ring.read().map((l) => l.text)).toEqual(['token=[redacted secret] and again [redacted secret]', 'warden saw [redacted secret]']);
+    expect(ring.read().map((l) => l.text)).toEqual(['token=[REDACTED] and again [REDACTED]', 'warden saw [REDACTED]']);
     expect(JSON.stringify(ring.read())).not.toContain('s3cr3t');
   });
 });

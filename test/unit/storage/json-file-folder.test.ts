@@ -7,7 +7,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { JsonFileFolder } from '../../../electron/core/storage/json-file-folder';
+import { JsonFileFolder, keepAsIs } from '../../../electron/core/storage/json-file-folder';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -17,7 +17,7 @@ function folder() {
   const dir = mkdtempSync(join(tmpdir(), 'warden-json-folder-'));
   dirs.push(dir);
   const memory = new Map<string, unknown>();
-  return { dir, memory, files: new JsonFileFolder(dir, (id) => memory.get(id)) };
+  return { dir, memory, files: new JsonFileFolder(dir, (id) => memory.get(id), keepAsIs) };
 }
 
 describe('a folder of JSON files mirroring memory', () => {
