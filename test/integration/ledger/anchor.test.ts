@@ -13,8 +13,8 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createCore } from '../../../electron/core/app-core';
 import { dispatch } from '../../../electron/core/dispatch';
 import { LEDGER_ANCHOR_ENTRY, LEDGER_KEY_ENTRY, openLedgerForApp } from '../../../electron/core/ledger';
-import { GENESIS_HASH, encodeRecordText, type StoredRecord } from '../../../electron/core/ledger/format';
-import { readLedger, segmentName, segmentNumbers } from '../../../electron/core/ledger/ledger';
+import { GENESIS_HASH, chainKey, encodeRecordText, type StoredRecord } from '../../../electron/core/ledger/format';
+import { Ledger, readLedger, segmentName, segmentNumbers } from '../../../electron/core/ledger/ledger';
 import { slowSyncFs } from '../../../electron/core/ledger/ledger-fs';
 import { LedgerService } from '../../../electron/core/ledger/service';
 import { verifyLedger } from '../../../electron/core/ledger/verify';
@@ -87,6 +87,17 @@ function rewriteWithPlainChain(file: string, seq: number, change: (payload: Reco
     prevHash = encoded.checksum;
   }
   writeFileSync(file, out.join('\n') + '\n');
+}
+
+/**
+ * The anchor as Warden wrote it before it anchored the first record too (format 1: the last
+ * record only), sealed with the ledger's key, naming the record the current anchor names.
+ */
+async function anchorAsBefore(store: KeytarSecretStore): Promise<string> {
+  const key = chainKey(Buffer.from((await store.get(LEDGER_KEY_ENTRY))!, 'hex'));
+  const a = JSON.parse((await store.get(LEDGER_ANCHOR_ENTRY))!) as { seq: number; segment: number; offset: number; length: number; hash: string; keyId: string; at: number };
+  const mac = key.mac(`warden.ledger.anchor.v1\n${a.seq}\n${a.segment}\n${a.offset}\n${a.length}\n${a.hash}\n${a.keyId}\n${a.at}`);
+  return JSON.stringify({ v: 1, seq: a.seq, segment: a.segment, offset: a.offset, length: a.length, hash: a.hash, keyId: a.keyId, at: a.at, mac });
 }
 
 function expectSafeMode(service: LedgerService, problem: 'anchor' | 'key' | 'unkeyed', words: RegExp): void {
@@ -164,6 +175,75 @@ describe('ledger sealed with a key from the keychain and anchored outside its fo
     cpSync(backup, ledgerDir, { recursive: true });
     const service = await open(userData, store);
     expectSafeMode(service, 'anchor', /ends at record 10, but it had reached record 20/);
+  });
+
+  it('deleting the oldest segments is found at the next start (safe mode), with the index left in place or removed', async () => {
+    for (const dropIndex of [false, true]) {
+      const { userData, ledgerDir, store } = install();
+      await session(userData, store, 40, { rotateBytes: 2000 });
+      const numbers = segmentNumbers(readdirSync(ledgerDir));
+      expect(numbers.length).toBeGreaterThan(3);
+      unlinkSync(join(ledgerDir, segmentName(numbers[0]!)));
+      unlinkSync(join(ledgerDir, segmentName(numbers[1]!)));
+      if (dropIndex) unlinkSync(join(ledgerDir, 'index.sqlite'));
+      const service = await open(userData, store, { rotateBytes: 2000 });
+      expectSafeMode(service, 'anchor', /oldest records were removed/);
+      await service.close();
+    }
+  });
+
+  it('deleted oldest segments stay found until a person acknowledges it; afterwards the anchor starts at what is there', async () => {
+    const { userData, ledgerDir, store } = install();
+    await session(userData, store, 40, { rotateBytes: 2000 });
+    unlinkSync(join(ledgerDir, segmentName(1)));
+    const first = await open(userData, store, { rotateBytes: 2000 });
+    expect(first.ledger.safeMode).toBe(true);
+    await first.close();
+    const second = await open(userData, store, { rotateBytes: 2000 });
+    expectSafeMode(second, 'anchor', /began with record 1 in ledger\.000001\.log/);
+    await second.acknowledgeSafeMode('user', 'I deleted the oldest segment myself');
+    await second.close();
+    const third = await open(userData, store, { rotateBytes: 2000 });
+    expect(third.ledger.safeMode, JSON.stringify(third.ledger.recovery.breaks)).toBe(false);
+    await third.close();
+    // The anchor now vouches for the new first record: deleting the next segment is found again.
+    unlinkSync(join(ledgerDir, segmentName(2)));
+    const fourth = await open(userData, store, { rotateBytes: 2000 });
+    expectSafeMode(fourth, 'anchor', /began with record \d+ in ledger\.000002\.log/);
+  });
+
+  it('a ledger anchored before its first record was anchored opens without alarm, and from then on deleting its oldest segments is found', async () => {
+    const { userData, ledgerDir, store } = install();
+    await session(userData, store, 40, { rotateBytes: 2000 });
+    await store.set(LEDGER_ANCHOR_ENTRY, await anchorAsBefore(store));
+    const upgraded = await open(userData, store, { rotateBytes: 2000 });
+    expect(upgraded.ledger.safeMode, JSON.stringify(upgraded.ledger.recovery.breaks)).toBe(false);
+    // The first record is anchored once the full verification found the chain whole from its start.
+    expect((await upgraded.verification)?.breaks).toBe(0);
+    await upgraded.close();
+    unlinkSync(join(ledgerDir, segmentName(1)));
+    const service = await open(userData, store, { rotateBytes: 2000 });
+    expectSafeMode(service, 'anchor', /oldest records were removed/);
+  });
+
+  it('a ledger an older version left starting at a later segment (it deleted old segments then) opens without alarm, and its first record is anchored from then on', async () => {
+    const { userData, ledgerDir, store } = install();
+    const old = await Ledger.open({ dir: ledgerDir, rotateBytes: 2000 });
+    for (let i = 0; i < 40; i++) await old.append([{ type: 'note', payload: { i, pad: 'x'.repeat(40) } }], { durable: true });
+    await old.close();
+    const numbers = segmentNumbers(readdirSync(ledgerDir));
+    expect(numbers.length).toBeGreaterThan(3);
+    unlinkSync(join(ledgerDir, segmentName(numbers[0]!)));
+    const first = await open(userData, store, { rotateBytes: 2000 });
+    expect(first.ledger.safeMode, JSON.stringify(first.ledger.recovery.breaks)).toBe(false);
+    expect((await first.verification)?.breaks).toBe(0);
+    await first.close();
+    const again = await open(userData, store, { rotateBytes: 2000 });
+    expect(again.ledger.safeMode, JSON.stringify(again.ledger.recovery.breaks)).toBe(false);
+    await again.close();
+    unlinkSync(join(ledgerDir, segmentName(numbers[1]!)));
+    const service = await open(userData, store, { rotateBytes: 2000 });
+    expectSafeMode(service, 'anchor', /oldest records were removed/);
   });
 
   it('a problem with the anchor stays until a person acknowledges it; afterwards the anchor vouches for what is there', async () => {

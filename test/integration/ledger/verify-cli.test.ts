@@ -1,9 +1,18 @@
+/**
+ * `npm run ledger:verify` run as a person runs it (a child process), against ledgers Warden wrote
+ * with the real keychain (run with scripts/with-keyring.sh): it checks the folder against the same
+ * key and anchor the app reads, and never says OK for a ledger the app would open in safe mode.
+ */
 import { execFile } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { cpSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Ledger, segmentName } from '../../../electron/core/ledger/ledger';
+import { LEDGER_ANCHOR_ENTRY, LEDGER_KEY_ENTRY, openLedgerForApp } from '../../../electron/core/ledger';
+import { Ledger, segmentName, segmentNumbers } from '../../../electron/core/ledger/ledger';
+import { LedgerService } from '../../../electron/core/ledger/service';
+import { KeytarSecretStore } from '../../../electron/core/secrets/keytar-secret-store';
 import { tempDir } from '../../unit/ledger/helpers';
 
 const run = promisify(execFile);
@@ -12,14 +21,47 @@ afterEach(() => {
   while (cleanups.length) cleanups.pop()!();
 });
 
-async function verifyCli(dir: string): Promise<{ code: number; stdout: string }> {
+async function verifyCli(dir: string, options: { service?: string; env?: NodeJS.ProcessEnv } = {}): Promise<{ code: number; stdout: string }> {
+  const args = ['--import', 'tsx', 'scripts/ledger-verify.ts', dir, ...(options.service ? ['--keychain-service', options.service] : [])];
   try {
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'scripts/ledger-verify.ts', dir], { cwd: process.cwd() });
+    const { stdout } = await run(process.execPath, args, { cwd: process.cwd(), env: options.env ?? process.env });
     return { code: 0, stdout };
   } catch (error) {
     const e = error as { code: number; stdout: string };
     return { code: e.code, stdout: e.stdout };
   }
+}
+
+/** A user-data folder and keychain entries of its own (a service name no other test uses). */
+function install(): { userData: string; ledgerDir: string; store: KeytarSecretStore; service: string } {
+  const t = tempDir('warden-verify-cli-');
+  const service = `Warden-verify-cli-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const store = new KeytarSecretStore({ service });
+  cleanups.push(() => {
+    void store.delete(LEDGER_KEY_ENTRY).catch(() => false);
+    void store.delete(LEDGER_ANCHOR_ENTRY).catch(() => false);
+    t.cleanup();
+  });
+  return { userData: t.dir, ledgerDir: join(t.dir, 'ledger'), store, service };
+}
+
+/** Runs Warden once as the app opens its ledger: `count` durable records, then a clean shutdown (which anchors the last). */
+async function session(userData: string, store: KeytarSecretStore, count: number, rotateBytes?: number): Promise<void> {
+  const { ledger } = await openLedgerForApp(userData, { keychain: store, anchorIntervalMs: 5, ...(rotateBytes ? { rotateBytes } : {}) });
+  for (let i = 0; i < count; i++) await ledger.ledger.append([{ type: 'op.transition', payload: { operationId: `op-${i}`, to: 'succeeded', note: 'x'.repeat(40) } }], { durable: true });
+  await ledger.close();
+}
+
+/** The record lines of a segment (without the preallocated zeros). */
+function linesOf(file: string): string[] {
+  return readFileSync(file, 'utf8').replace(/\0+$/, '').split('\n').filter((l) => l.length > 0);
+}
+
+/** What every damaged case must print: a plain "not OK", never "ledger OK", and exit code 1. */
+function expectNotOk(result: { code: number; stdout: string }, words: RegExp): void {
+  expect(result.stdout).not.toMatch(/ledger OK/);
+  expect(result.code, result.stdout).toBe(1);
+  expect(result.stdout).toMatch(words);
 }
 
 describe('ledger:verify command', () => {
@@ -46,4 +88,66 @@ describe('ledger:verify command', () => {
     expect(bad.stdout).toContain(`first broken record in ${segmentName(1)} at byte ${offset} (seq 3): checksum`);
     expect(bad.stdout).toContain('failed!!!');
   }, 60_000);
+
+  it('a ledger whose last 10 of 30 records were cut off is not OK: it no longer reaches its anchor', async () => {
+    const { userData, ledgerDir, store, service } = install();
+    await session(userData, store, 30);
+    expect(await verifyCli(ledgerDir, { service })).toMatchObject({ code: 0, stdout: expect.stringMatching(/ledger OK: 30 records/) });
+    const file = join(ledgerDir, segmentName(1));
+    writeFileSync(file, linesOf(file).slice(0, 20).join('\n') + '\n');
+    expectNotOk(await verifyCli(ledgerDir, { service }), /ends at record 20, but it had reached record 30/);
+  });
+
+  it('a ledger whose last records were zeroed is not OK', async () => {
+    const { userData, ledgerDir, store, service } = install();
+    await session(userData, store, 20);
+    const file = join(ledgerDir, segmentName(1));
+    const bytes = readFileSync(file);
+    bytes.fill(0, Buffer.byteLength(linesOf(file).slice(0, 17).join('\n') + '\n'));
+    writeFileSync(file, bytes);
+    expectNotOk(await verifyCli(ledgerDir, { service }), /ends at record 17, but it had reached record 20/);
+  });
+
+  it('a ledger whose last segment was deleted is not OK', async () => {
+    const { userData, ledgerDir, store, service } = install();
+    await session(userData, store, 40, 2000);
+    const numbers = segmentNumbers(readdirSync(ledgerDir));
+    expect(numbers.length).toBeGreaterThan(2);
+    unlinkSync(join(ledgerDir, segmentName(numbers.at(-1)!)));
+    expectNotOk(await verifyCli(ledgerDir, { service }), /newest records were removed/);
+  });
+
+  it('a ledger whose oldest segments were deleted is not OK', async () => {
+    const { userData, ledgerDir, store, service } = install();
+    await session(userData, store, 40, 2000);
+    const numbers = segmentNumbers(readdirSync(ledgerDir));
+    expect(numbers.length).toBeGreaterThan(3);
+    unlinkSync(join(ledgerDir, segmentName(numbers[0]!)));
+    unlinkSync(join(ledgerDir, segmentName(numbers[1]!)));
+    expectNotOk(await verifyCli(ledgerDir, { service }), /oldest records were removed/);
+  });
+
+  it('an older copy of the ledger folder put back (rollback) is not OK', async () => {
+    const { userData, ledgerDir, store, service } = install();
+    await session(userData, store, 10);
+    const backup = `${userData}-backup`;
+    cpSync(ledgerDir, backup, { recursive: true });
+    cleanups.push(() => rmSync(backup, { recursive: true, force: true }));
+    await session(userData, store, 10);
+    rmSync(ledgerDir, { recursive: true, force: true });
+    cpSync(backup, ledgerDir, { recursive: true });
+    expectNotOk(await verifyCli(ledgerDir, { service }), /ends at record 10, but it had reached record 20/);
+  });
+
+  it('an unreachable keychain is never OK: the command says the ledger could not be checked', async () => {
+    const { userData, ledgerDir, store, service } = install();
+    // Plain records only (from before the ledger had a key), then anchored by Warden's next start:
+    // nothing in the folder itself says it needs the keychain.
+    const plain = await LedgerService.open({ dir: ledgerDir, verifyInBackground: false });
+    for (let i = 0; i < 5; i++) await plain.ledger.append([{ type: 'note', payload: { i } }], { durable: true });
+    await plain.close();
+    await session(userData, store, 0);
+    const result = await verifyCli(ledgerDir, { service, env: { ...process.env, DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/bus' } });
+    expectNotOk(result, /NOT CHECKED: the ledger's key and anchor could not be read from the keychain/);
+  });
 });
