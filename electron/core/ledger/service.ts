@@ -36,7 +36,7 @@ import { AnchorKeeper, readKeychain, type Anchor, type AnchoredRecord, type Ledg
 import { checkAgainstAnchor, type KeychainFindings } from './anchor-check';
 import { IndexCatchUp, TailOperations, catchUpStopped } from './catch-up';
 import type { ChainKey, StoredRecord } from './format';
-import { segmentNumbers } from './segments';
+import { segmentName, segmentNumbers } from './segments';
 
 /** What the gate offers recovery: re-queueing approvals that were pending (it re-validates them). */
 export interface RestorableGate {
@@ -359,8 +359,22 @@ export class LedgerService {
   private async anchorFirst(first: AnchoredRecord | null): Promise<void> {
     const keeper = this.keeper;
     if (!keeper || keeper.first || !first || this.ledger.safeMode) return;
-    keeper.first = first;
+    keeper.first = { seq: first.seq, segment: first.segment, offset: first.offset, length: first.length, hash: first.hash };
     await keeper.writeNow();
+  }
+
+  /**
+   * A ledger whose anchor predates first records (format 1) is anchored at the start it has now,
+   * unless that start cannot be one: a sealed record other than record 1. Only older versions
+   * deleted segments, and none of them sealed records, so a chain starting at a later sealed
+   * record lost its oldest segments before this start. Returns that as a break.
+   */
+  private lostStart(first: (AnchoredRecord & { sealed: boolean }) | null, acknowledged: Set<string>): LedgerChainBreak | null {
+    if (!this.keeper || this.keeper.first || !this.anchor || this.anchor.first || !first?.sealed || first.seq === 1) return null;
+    const id = `anchor-start@${first.seq}`;
+    const segment = segmentName(first.segment);
+    const detail = `The ledger starts at record ${first.seq} in ${segment}, a record sealed with its key: Warden never deleted segments once it sealed records, so its oldest records were removed. Every tool asks first until you acknowledge it.`;
+    return { id, segment, offset: 0, length: first.length, problem: 'anchor', seq: first.seq, acknowledged: acknowledged.has(id), preservedCopy: null, detail };
   }
 
   /** What `ledger:verify` checks the folder with: the key and the anchor (both its ends). */
@@ -592,6 +606,8 @@ export class LedgerService {
       const preservedCopy = acknowledged.has(b.id) ? null : await preserve(this.fs, this.ledger.dir, path, await this.fs.readFile(path));
       breaks.push({ ...b, acknowledged: acknowledged.has(b.id), preservedCopy });
     }
+    const lost = this.lostStart(found.first, acknowledged);
+    if (lost) breaks.push(lost);
     const before = this.ledger.safeMode;
     this.ledger.reportBreaks(breaks);
     await this.index.saveBreaks(this.ledger.recovery.breaks);
@@ -619,11 +635,9 @@ export class LedgerService {
     await this.ledger.acknowledgeSafeMode(by, reason);
     // A person saw that the ledger no longer matched its anchor: from now on it vouches for what is there.
     const key = this.ledger.chainKey;
-    if (heldAnchor && key && this.keychain && !this.keeper) {
-      await this.startKeeping(this.keychain, key, null);
-      // The first record it vouches for comes from a verification of the chain as it is now.
-      void this.verify().catch(() => undefined);
-    }
+    if (heldAnchor && key && this.keychain && !this.keeper) await this.startKeeping(this.keychain, key, null);
+    // The first record the anchor vouches for comes from a verification of the chain as it is now.
+    if (this.keeper && !this.keeper.first && this.ledger.position) void this.verify().catch(() => undefined);
     await this.index.saveBreaks(this.ledger.recovery.breaks);
     if (this.ledger.safeMode !== before) for (const l of this.safeModeListeners) l(this.ledger.safeMode);
     return this.status();

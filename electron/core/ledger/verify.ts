@@ -116,13 +116,13 @@ export async function verifyInSlices(
   dir: string,
   until: LogPosition | null,
   options: { fs?: LedgerFs; sliceBytes?: number; pause?: () => Promise<void>; key?: ChainKey | null } = {},
-): Promise<{ records: number; breaks: FoundBreak[]; first: AnchoredRecord | null }> {
+): Promise<{ records: number; breaks: FoundBreak[]; first: (AnchoredRecord & { sealed: boolean }) | null }> {
   const fs = options.fs ?? nodeLedgerFs;
   const sliceBytes = options.sliceBytes ?? 256 * 1024;
   const pause = options.pause ?? (() => new Promise<void>((resolve) => setImmediate(resolve)));
   const breaks: FoundBreak[] = [];
   let records = 0;
-  let first: AnchoredRecord | null = null;
+  let first: (AnchoredRecord & { sealed: boolean }) | null = null;
   if (!until) return { records, breaks, first };
   const numbers = segmentNumbers(await fs.readdir(dir)).filter((n) => n <= until.segment);
   let cursor: ChainCursor = numbers[0] === 1 ? { prevHash: GENESIS_HASH, nextSeq: 1 } : { prevHash: null, nextSeq: null };
@@ -137,7 +137,7 @@ export async function verifyInSlices(
       const scan = scanSegment(bytes, cursor, start, Math.min(end, start + sliceBytes), options.key ?? null);
       bad.push(...scan.bad);
       const head = scan.records[0];
-      if (n === numbers[0] && records === 0 && bad.length === 0 && head?.offset === 0) first = { seq: head.record.seq, segment: n, offset: 0, length: head.length, hash: head.record.checksum };
+      if (n === numbers[0] && records === 0 && bad.length === 0 && head?.offset === 0) first = { seq: head.record.seq, segment: n, offset: 0, length: head.length, hash: head.record.checksum, sealed: head.record.keyId !== undefined };
       records += scan.records.length;
       if (scan.records.length > 0) lastValid = scan.validLength;
       cursor = scan.cursor;

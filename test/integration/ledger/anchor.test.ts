@@ -202,6 +202,7 @@ describe('ledger sealed with a key from the keychain and anchored outside its fo
     const second = await open(userData, store, { rotateBytes: 2000 });
     expectSafeMode(second, 'anchor', /began with record 1 in ledger\.000001\.log/);
     await second.acknowledgeSafeMode('user', 'I deleted the oldest segment myself');
+    expect((await second.verify()).safeMode).toBe(false);
     await second.close();
     const third = await open(userData, store, { rotateBytes: 2000 });
     expect(third.ledger.safeMode, JSON.stringify(third.ledger.recovery.breaks)).toBe(false);
@@ -224,6 +225,26 @@ describe('ledger sealed with a key from the keychain and anchored outside its fo
     unlinkSync(join(ledgerDir, segmentName(1)));
     const service = await open(userData, store, { rotateBytes: 2000 });
     expectSafeMode(service, 'anchor', /oldest records were removed/);
+  });
+
+  it('oldest sealed segments deleted before the first record was anchored are found by the first full verification', async () => {
+    const { userData, ledgerDir, store } = install();
+    await session(userData, store, 40, { rotateBytes: 2000 });
+    await store.set(LEDGER_ANCHOR_ENTRY, await anchorAsBefore(store));
+    unlinkSync(join(ledgerDir, segmentName(1)));
+    const service = await open(userData, store, { rotateBytes: 2000 });
+    await service.verification;
+    expectSafeMode(service, 'anchor', /a record sealed with its key: Warden never deleted segments once it sealed records, so its oldest records were removed/);
+    // Acknowledged, the start that is left is anchored; deleting the next segment is found at once.
+    await service.acknowledgeSafeMode('user', 'I know');
+    // The start is anchored by the verification an acknowledgement starts.
+    expect((await service.verify()).safeMode).toBe(false);
+    await service.close();
+    const again = await open(userData, store, { rotateBytes: 2000 });
+    expect(again.ledger.safeMode, JSON.stringify(again.ledger.recovery.breaks)).toBe(false);
+    await again.close();
+    unlinkSync(join(ledgerDir, segmentName(2)));
+    expectSafeMode(await open(userData, store, { rotateBytes: 2000 }), 'anchor', /began with record \d+ in ledger\.000002\.log/);
   });
 
   it('a ledger an older version left starting at a later segment (it deleted old segments then) opens without alarm, and its first record is anchored from then on', async () => {
