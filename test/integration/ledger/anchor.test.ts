@@ -213,6 +213,24 @@ describe('ledger sealed with a key from the keychain and anchored outside its fo
     expectSafeMode(fourth, 'anchor', /began with record \d+ in ledger\.000002\.log/);
   });
 
+  it("Settings' check of the activity log finds oldest segments deleted while Warden runs", async () => {
+    const { userData, ledgerDir, store } = install();
+    await session(userData, store, 40, { rotateBytes: 2000 });
+    const service = await open(userData, store, { rotateBytes: 2000 });
+    const core = createCore({ version: 'test', ledger: service, servers: { secrets: store } });
+    cleanups.push(() => core.close());
+    await core.recovered;
+    const intact = (await dispatch(core.handlers, 'ledger:verify', {}, () => {})) as Result<LedgerCheck>;
+    if (!intact.ok) throw new Error(intact.error.message);
+    expect(intact.value.outcome).toBe('intact');
+    unlinkSync(join(ledgerDir, segmentName(1)));
+    const check = (await dispatch(core.handlers, 'ledger:verify', {}, () => {})) as Result<LedgerCheck>;
+    if (!check.ok) throw new Error(check.error.message);
+    expect(check.value.outcome).toBe('damaged');
+    expect(check.value.firstBroken).toMatchObject({ problem: 'anchor', seq: 1 });
+    expect(check.value.summary).toMatch(/began with record 1 in ledger\.000001\.log .*its oldest records were removed/);
+  });
+
   it('a ledger anchored before its first record was anchored opens without alarm, and from then on deleting its oldest segments is found', async () => {
     const { userData, ledgerDir, store } = install();
     await session(userData, store, 40, { rotateBytes: 2000 });
