@@ -4,21 +4,19 @@
  * key and anchor the app reads, and never says OK for a ledger the app would open in safe mode.
  */
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { cpSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LEDGER_ANCHOR_ENTRY, LEDGER_KEY_ENTRY, openLedgerForApp } from '../../../electron/core/ledger';
 import { Ledger, segmentName, segmentNumbers } from '../../../electron/core/ledger/ledger';
 import { LedgerService } from '../../../electron/core/ledger/service';
-import { KeytarSecretStore } from '../../../electron/core/secrets/keytar-secret-store';
 import { tempDir } from '../../unit/ledger/helpers';
+import { anchoredInstalls, linesOf } from './anchored-installs';
 
 const run = promisify(execFile);
-const cleanups: Array<() => void> = [];
-afterEach(() => {
-  while (cleanups.length) cleanups.pop()!();
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
 });
 
 async function verifyCli(dir: string, options: { service?: string; env?: NodeJS.ProcessEnv } = {}): Promise<{ code: number; stdout: string }> {
@@ -32,30 +30,7 @@ async function verifyCli(dir: string, options: { service?: string; env?: NodeJS.
   }
 }
 
-/** A user-data folder and keychain entries of its own (a service name no other test uses). */
-function install(): { userData: string; ledgerDir: string; store: KeytarSecretStore; service: string } {
-  const t = tempDir('warden-verify-cli-');
-  const service = `Warden-verify-cli-${process.pid}-${randomBytes(4).toString('hex')}`;
-  const store = new KeytarSecretStore({ service });
-  cleanups.push(() => {
-    void store.delete(LEDGER_KEY_ENTRY).catch(() => false);
-    void store.delete(LEDGER_ANCHOR_ENTRY).catch(() => false);
-    t.cleanup();
-  });
-  return { userData: t.dir, ledgerDir: join(t.dir, 'ledger'), store, service };
-}
-
-/** Runs Warden once as the app opens its ledger: `count` durable records, then a clean shutdown (which anchors the last). */
-async function session(userData: string, store: KeytarSecretStore, count: number, rotateBytes?: number): Promise<void> {
-  const { ledger } = await openLedgerForApp(userData, { keychain: store, anchorIntervalMs: 5, ...(rotateBytes ? { rotateBytes } : {}) });
-  for (let i = 0; i < count; i++) await ledger.ledger.append([{ type: 'op.transition', payload: { operationId: `op-${i}`, to: 'succeeded', note: 'x'.repeat(40) } }], { durable: true });
-  await ledger.close();
-}
-
-/** The record lines of a segment (without the preallocated zeros). */
-function linesOf(file: string): string[] {
-  return readFileSync(file, 'utf8').replace(/\0+$/, '').split('\n').filter((l) => l.length > 0);
-}
+const { install, session, rolledBack } = anchoredInstalls(cleanups);
 
 /** What every damaged case must print: a plain "not OK", never "ledger OK", and exit code 1. */
 function expectNotOk(result: { code: number; stdout: string }, words: RegExp): void {
@@ -110,7 +85,7 @@ describe('ledger:verify command', () => {
 
   it('a ledger whose last segment was deleted is not OK', async () => {
     const { userData, ledgerDir, store, service } = install();
-    await session(userData, store, 40, 2000);
+    await session(userData, store, 40, { rotateBytes: 2000 });
     const numbers = segmentNumbers(readdirSync(ledgerDir));
     expect(numbers.length).toBeGreaterThan(2);
     unlinkSync(join(ledgerDir, segmentName(numbers.at(-1)!)));
@@ -119,7 +94,7 @@ describe('ledger:verify command', () => {
 
   it('a ledger whose oldest segments were deleted is not OK', async () => {
     const { userData, ledgerDir, store, service } = install();
-    await session(userData, store, 40, 2000);
+    await session(userData, store, 40, { rotateBytes: 2000 });
     const numbers = segmentNumbers(readdirSync(ledgerDir));
     expect(numbers.length).toBeGreaterThan(3);
     unlinkSync(join(ledgerDir, segmentName(numbers[0]!)));
@@ -128,14 +103,9 @@ describe('ledger:verify command', () => {
   });
 
   it('an older copy of the ledger folder put back (rollback) is not OK', async () => {
-    const { userData, ledgerDir, store, service } = install();
-    await session(userData, store, 10);
-    const backup = `${userData}-backup`;
-    cpSync(ledgerDir, backup, { recursive: true });
-    cleanups.push(() => rmSync(backup, { recursive: true, force: true }));
-    await session(userData, store, 10);
-    rmSync(ledgerDir, { recursive: true, force: true });
-    cpSync(backup, ledgerDir, { recursive: true });
+    const installed = install();
+    await rolledBack(installed);
+    const { ledgerDir, service } = installed;
     expectNotOk(await verifyCli(ledgerDir, { service }), /ends at record 10, but it had reached record 20/);
   });
 
