@@ -33,7 +33,7 @@ try {
   // Short timeout: a missing keychain must not hold a command-line check for long.
   const found = await readKeychain({ secrets: new KeytarSecretStore({ timeoutMs: 5000, ...(service ? { service } : {}) }) });
   if (found.key.state === 'unreadable') {
-    notChecked(`the ledger's key and anchor could not be read from the keychain (${found.key.why}), so neither changed records nor removed ones can be ruled out. Run it again where the keychain is unlocked`);
+    notChecked(`the ledger's key and anchor could not be read from the keychain, so neither changed records nor removed ones can be ruled out. ${found.key.why}`);
   }
   const key = found.key.state === 'found' ? found.key.key : null;
   if (!key && found.anchorText !== null) notChecked("the ledger's key is missing from the keychain although Warden anchored the ledger with it, so its records cannot be checked");
