@@ -196,6 +196,17 @@ export async function anchorMismatch(anchor: AnchoredEnds, log: AnchoredLog): Pr
   return null;
 }
 
+/**
+ * Why the ledger cannot start at `first` when its anchor names no first record yet (an anchor
+ * from before first records were anchored), or null when it can. Only versions without keys ever
+ * deleted old segments, so a chain that starts at a sealed record other than record 1 lost its
+ * oldest segments; a plain start is taken as such a version left it.
+ */
+export function unanchoredStartProblem(anchor: AnchoredEnds, first: { seq: number; segment: number; sealed: boolean }): string | null {
+  if (anchor.first || !first.sealed || first.seq === 1) return null;
+  return `The ledger starts at record ${first.seq} in ${segmentName(first.segment)}, a record sealed with its key: Warden never deleted segments once it sealed records, so its oldest records were removed.`;
+}
+
 /** Why the ledger does not reach its anchored last record, in words. */
 function anchorDetail(lastSeq: number, anchoredSeq: number): string {
   return lastSeq < anchoredSeq

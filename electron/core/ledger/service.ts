@@ -32,7 +32,7 @@ import { inDir, nodeLedgerFs, type LedgerFs } from './ledger-fs';
 import { preserve, type LogPosition } from './recovery';
 import { openSqlite } from './sqlite';
 import { verifyInSlices, type VerifyOptions } from './verify';
-import { AnchorKeeper, readKeychain, type Anchor, type AnchoredRecord, type LedgerKeychain } from './anchor';
+import { AnchorKeeper, readKeychain, unanchoredStartProblem, type Anchor, type AnchoredRecord, type LedgerKeychain } from './anchor';
 import { checkAgainstAnchor, type KeychainFindings } from './anchor-check';
 import { IndexCatchUp, TailOperations, catchUpStopped } from './catch-up';
 import type { ChainKey, StoredRecord } from './format';
@@ -365,16 +365,15 @@ export class LedgerService {
 
   /**
    * A ledger whose anchor predates first records (format 1) is anchored at the start it has now,
-   * unless that start cannot be one: a sealed record other than record 1. Only older versions
-   * deleted segments, and none of them sealed records, so a chain starting at a later sealed
-   * record lost its oldest segments before this start. Returns that as a break.
+   * unless that start cannot be one (`unanchoredStartProblem`): then it is a break.
    */
   private lostStart(first: (AnchoredRecord & { sealed: boolean }) | null, acknowledged: Set<string>): LedgerChainBreak | null {
-    if (!this.keeper || this.keeper.first || !this.anchor || this.anchor.first || !first?.sealed || first.seq === 1) return null;
+    if (!this.keeper || this.keeper.first || !this.anchor || !first) return null;
+    const problem = unanchoredStartProblem(this.anchor, first);
+    if (!problem) return null;
     const id = `anchor-start@${first.seq}`;
-    const segment = segmentName(first.segment);
-    const detail = `The ledger starts at record ${first.seq} in ${segment}, a record sealed with its key: Warden never deleted segments once it sealed records, so its oldest records were removed. Every tool asks first until you acknowledge it.`;
-    return { id, segment, offset: 0, length: first.length, problem: 'anchor', seq: first.seq, acknowledged: acknowledged.has(id), preservedCopy: null, detail };
+    const detail = `${problem} Every tool asks first until you acknowledge it.`;
+    return { id, segment: segmentName(first.segment), offset: 0, length: first.length, problem: 'anchor', seq: first.seq, acknowledged: acknowledged.has(id), preservedCopy: null, detail };
   }
 
   /** What `ledger:verify` checks the folder with: the key and the anchor (both its ends). */

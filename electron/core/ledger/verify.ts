@@ -8,7 +8,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { LedgerChainBreak, LedgerVerifyResult } from '../../../shared/domain/ledger';
-import { anchorMismatch, type AnchoredEnds, type AnchoredRecord } from './anchor';
+import { anchorMismatch, unanchoredStartProblem, type AnchoredEnds, type AnchoredRecord } from './anchor';
 import { GENESIS_HASH, scanSegment, type BadLine, type ChainCursor, type ChainKey, type StoredRecord } from './format';
 import { nodeLedgerFs, type LedgerFs } from './ledger-fs';
 import type { LogPosition } from './recovery';
@@ -41,6 +41,7 @@ export async function verifyLedger(dir: string, options: VerifyOptions = {}): Pr
   let firstUnverified: { segment: string; offset: number; seq: number; excerpt: string } | null = null;
   let lastSeq = 0;
   let end = { segment: segmentName(numbers.at(-1) ?? 1), offset: 0 };
+  let start: { seq: number; segment: number; sealed: boolean } | null = null;
   // The records at the places the anchor names, as this scan read (and checked) them.
   const anchored = new Map<string, StoredRecord>();
   const places = [options.anchor, options.anchor?.first].filter((p): p is AnchoredRecord => !!p).map((p) => `${p.segment}@${p.offset}@${p.length}`);
@@ -72,6 +73,7 @@ export async function verifyLedger(dir: string, options: VerifyOptions = {}): Pr
         sealing.unverified++;
         firstUnverified ??= { segment: name, offset: r.offset, seq: r.record.seq, excerpt: bytes.subarray(r.offset, r.offset + Math.min(r.length, 240)).toString('utf8') };
       }
+      start ??= { seq: r.record.seq, segment: n, sealed: r.record.keyId !== undefined };
       const place = `${n}@${r.offset}@${r.length}`;
       if (places.includes(place)) anchored.set(place, r.record);
       lastSeq = r.record.seq;
@@ -99,6 +101,8 @@ export async function verifyLedger(dir: string, options: VerifyOptions = {}): Pr
     const at = mismatch.end === 'last' ? end : { segment: segmentName(numbers[0] ?? 1), offset: 0 };
     return { ...result, ok: false, firstBroken: { ...at, problem: 'anchor', ...(mismatch.end === 'first' || lastSeq >= mismatch.seq ? { seq: mismatch.seq } : {}), excerpt: '', detail: mismatch.detail } };
   }
+  const lost = options.anchor && start ? unanchoredStartProblem(options.anchor, start) : null;
+  if (lost) return { ...result, ok: false, firstBroken: { segment: segmentName(start!.segment), offset: 0, problem: 'anchor', seq: start!.seq, excerpt: '', detail: lost } };
   return result;
 }
 

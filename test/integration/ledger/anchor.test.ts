@@ -13,7 +13,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createCore } from '../../../electron/core/app-core';
 import { dispatch } from '../../../electron/core/dispatch';
 import { LEDGER_ANCHOR_ENTRY, LEDGER_KEY_ENTRY, openLedgerForApp } from '../../../electron/core/ledger';
-import { GENESIS_HASH, chainKey, encodeRecordText, type StoredRecord } from '../../../electron/core/ledger/format';
+import { GENESIS_HASH, encodeRecordText, type StoredRecord } from '../../../electron/core/ledger/format';
 import { Ledger, readLedger, segmentName, segmentNumbers } from '../../../electron/core/ledger/ledger';
 import { slowSyncFs } from '../../../electron/core/ledger/ledger-fs';
 import { LedgerService } from '../../../electron/core/ledger/service';
@@ -21,7 +21,7 @@ import { verifyLedger } from '../../../electron/core/ledger/verify';
 import { KeytarSecretStore } from '../../../electron/core/secrets/keytar-secret-store';
 import type { LedgerCheck } from '../../../shared/contract/settings';
 import type { Result } from '../../../shared/result';
-import { anchoredInstalls, linesOf } from './anchored-installs';
+import { anchorAsBefore, anchoredInstalls, linesOf } from './anchored-installs';
 
 const root = resolve(import.meta.dirname, '../../..');
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -57,17 +57,6 @@ function rewriteWithPlainChain(file: string, seq: number, change: (payload: Reco
     prevHash = encoded.checksum;
   }
   writeFileSync(file, out.join('\n') + '\n');
-}
-
-/**
- * The anchor as Warden wrote it before it anchored the first record too (format 1: the last
- * record only), sealed with the ledger's key, naming the record the current anchor names.
- */
-async function anchorAsBefore(store: KeytarSecretStore): Promise<string> {
-  const key = chainKey(Buffer.from((await store.get(LEDGER_KEY_ENTRY))!, 'hex'));
-  const a = JSON.parse((await store.get(LEDGER_ANCHOR_ENTRY))!) as { seq: number; segment: number; offset: number; length: number; hash: string; keyId: string; at: number };
-  const mac = key.mac(`warden.ledger.anchor.v1\n${a.seq}\n${a.segment}\n${a.offset}\n${a.length}\n${a.hash}\n${a.keyId}\n${a.at}`);
-  return JSON.stringify({ v: 1, seq: a.seq, segment: a.segment, offset: a.offset, length: a.length, hash: a.hash, keyId: a.keyId, at: a.at, mac });
 }
 
 function expectSafeMode(service: LedgerService, problem: 'anchor' | 'key' | 'unkeyed', words: RegExp): void {

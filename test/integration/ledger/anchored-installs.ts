@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { cpSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { LEDGER_ANCHOR_ENTRY, LEDGER_KEY_ENTRY, openLedgerForApp } from '../../../electron/core/ledger';
+import { chainKey } from '../../../electron/core/ledger/format';
 import type { LedgerService } from '../../../electron/core/ledger/service';
 import { KeytarSecretStore } from '../../../electron/core/secrets/keytar-secret-store';
 import { tempDir } from '../../unit/ledger/helpers';
@@ -64,6 +65,17 @@ export function anchoredInstalls(cleanups: Array<() => Promise<void> | void>) {
   }
 
   return { install, open, session, rolledBack };
+}
+
+/**
+ * The anchor as Warden wrote it before it anchored the first record too (format 1: the last
+ * record only), sealed with the ledger's key, naming the record the current anchor names.
+ */
+export async function anchorAsBefore(store: KeytarSecretStore): Promise<string> {
+  const key = chainKey(Buffer.from((await store.get(LEDGER_KEY_ENTRY))!, 'hex'));
+  const a = JSON.parse((await store.get(LEDGER_ANCHOR_ENTRY))!) as { seq: number; segment: number; offset: number; length: number; hash: string; keyId: string; at: number };
+  const mac = key.mac(`warden.ledger.anchor.v1\n${a.seq}\n${a.segment}\n${a.offset}\n${a.length}\n${a.hash}\n${a.keyId}\n${a.at}`);
+  return JSON.stringify({ v: 1, seq: a.seq, segment: a.segment, offset: a.offset, length: a.length, hash: a.hash, keyId: a.keyId, at: a.at, mac });
 }
 
 /** The record lines of a segment (without the preallocated zeros). */

@@ -11,7 +11,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Ledger, segmentName, segmentNumbers } from '../../../electron/core/ledger/ledger';
 import { LedgerService } from '../../../electron/core/ledger/service';
 import { tempDir } from '../../unit/ledger/helpers';
-import { anchoredInstalls, linesOf } from './anchored-installs';
+import { LEDGER_ANCHOR_ENTRY } from '../../../electron/core/ledger';
+import { anchorAsBefore, anchoredInstalls, linesOf } from './anchored-installs';
 
 const run = promisify(execFile);
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -100,6 +101,15 @@ describe('ledger:verify command', () => {
     unlinkSync(join(ledgerDir, segmentName(numbers[0]!)));
     unlinkSync(join(ledgerDir, segmentName(numbers[1]!)));
     expectNotOk(await verifyCli(ledgerDir, { service }), /oldest records were removed/);
+  });
+
+  it('oldest sealed segments deleted while the anchor named only the last record are not OK', async () => {
+    const { userData, ledgerDir, store, service } = install();
+    await session(userData, store, 40, { rotateBytes: 2000 });
+    await store.set(LEDGER_ANCHOR_ENTRY, await anchorAsBefore(store));
+    expect((await verifyCli(ledgerDir, { service })).code).toBe(0);
+    unlinkSync(join(ledgerDir, segmentName(1)));
+    expectNotOk(await verifyCli(ledgerDir, { service }), /a record sealed with its key: Warden never deleted segments once it sealed records/);
   });
 
   it('an older copy of the ledger folder put back (rollback) is not OK', async () => {
