@@ -5,10 +5,10 @@
  * that is left to a person.
  */
 import type { LedgerChainBreak } from '../../../shared/domain/ledger';
-import { LEDGER_KEY_ENTRY, createKey, openAnchor, type Anchor, type LedgerKeychain, type readKeychain } from './anchor';
+import { LEDGER_KEY_ENTRY, anchorMismatch, createKey, openAnchor, type Anchor, type LedgerKeychain, type readKeychain } from './anchor';
 import type { ChainKey } from './format';
 import type { Ledger } from './ledger';
-import { anchorDetail } from './verify';
+import { segmentNumber } from './segments';
 
 /** What `readKeychain` found. */
 export type KeychainFindings = Awaited<ReturnType<typeof readKeychain>>;
@@ -65,19 +65,15 @@ export async function checkAgainstAnchor(ledger: Ledger, k: LedgerKeychain, foun
   }
   const anchor = openAnchor(key, found.anchorText);
   if (typeof anchor === 'string') return problem(`anchor-unreadable@${at}`, 'key', `${anchor[0]!.toUpperCase()}${anchor.slice(1)}. ${startOver}`);
-  if (anchor.seq > 0) {
-    const lastSeq = end?.seq ?? 0;
-    let hash: string | undefined;
-    if (lastSeq >= anchor.seq) {
-      // Records never move once written (the log is append-only), so the anchored one is read
-      // from where it was; anything else there (or nothing) means it was changed.
-      const [record] = await ledger.readAt([{ segment: anchor.segment, offset: anchor.offset, length: anchor.length }]).catch(() => []);
-      hash = record?.seq === anchor.seq ? record.checksum : undefined;
-    }
-    if (hash !== anchor.hash) {
-      // Kept (not moved past what is now there) until a person acknowledged it.
-      return problem(`anchor@${anchor.seq}`, 'anchor', `${anchorDetail(lastSeq, anchor.seq)} Every tool asks first until you acknowledge it.`, anchor);
-    }
+  const mismatch = await anchorMismatch(anchor, {
+    firstSegment: segmentNumber(ledger.segments()[0] ?? ''),
+    lastSeq: end?.seq ?? 0,
+    readAt: async (place) => (await ledger.readAt([place]))[0],
+  });
+  if (mismatch) {
+    // Kept (not moved past what is now there) until a person acknowledged it.
+    const id = mismatch.end === 'last' ? `anchor@${mismatch.seq}` : `anchor-first@${mismatch.seq}`;
+    return problem(id, 'anchor', `${mismatch.detail} Every tool asks first until you acknowledge it.`, anchor);
   }
   return keep(key, anchor);
 }

@@ -31,11 +31,11 @@ import { inDir, nodeLedgerFs, type LedgerFs } from './ledger-fs';
 import { preserve, type LogPosition } from './recovery';
 import { openSqlite } from './sqlite';
 import { verifyInSlices, type VerifyOptions } from './verify';
-import { AnchorKeeper, readKeychain, type Anchor, type LedgerKeychain } from './anchor';
+import { AnchorKeeper, readKeychain, unanchoredStartProblem, type Anchor, type AnchoredRecord, type LedgerKeychain } from './anchor';
 import { checkAgainstAnchor, type KeychainFindings } from './anchor-check';
 import { IndexCatchUp, TailOperations, catchUpStopped } from './catch-up';
 import type { ChainKey, StoredRecord } from './format';
-import { segmentNumbers } from './segments';
+import { segmentName, segmentNumbers } from './segments';
 import { ensurePrivateFile, makePrivateFolder } from '../storage/private-files';
 
 /** What the gate offers recovery: re-queueing approvals that were pending (it re-validates them). */
@@ -327,22 +327,62 @@ export class LedgerService {
   private async checkAnchor(k: LedgerKeychain, found: KeychainFindings): Promise<LedgerChainBreak[]> {
     const check = await checkAgainstAnchor(this.ledger, k, found, this.clock.now());
     this.anchor = check.anchor;
-    if (check.keep) await this.startKeeping(k, check.keep);
+    // The anchored first record was just found in place (checkAgainstAnchor): it stays the first.
+    if (check.keep) await this.startKeeping(k, check.keep, check.anchor?.first ?? null);
     return check.breaks;
   }
 
-  /** Anchors the ledger as it is now and keeps the anchor following synced records. */
-  private async startKeeping(k: LedgerKeychain, key: ChainKey): Promise<void> {
+  /**
+   * Anchors the ledger as it is now and keeps the anchor following synced records. `first` is
+   * the ledger's first record when known; an empty ledger's is its first record appended, and
+   * any other ledger's is taken from the next full verification that finds the chain whole.
+   */
+  private async startKeeping(k: LedgerKeychain, key: ChainKey, first: AnchoredRecord | null): Promise<void> {
     const keeper = new AnchorKeeper(k, key, () => this.ledger.synced, () => this.clock.now());
     this.keeper = keeper;
+    keeper.first = first;
+    if (!first && this.ledger.position === null) {
+      const stop = this.ledger.subscribe((records, locations) => {
+        stop();
+        const r = records[0]!;
+        const at = locations[0]!;
+        // Seq 1 starts the chain from genesis; a ledger emptied behind Warden's back does not.
+        if (r.seq === 1 && keeper.first === null) keeper.first = { seq: 1, segment: at.segment, offset: at.offset, length: at.length, hash: r.checksum };
+      });
+    }
     this.ledger.onSynced(() => keeper.advanced());
     await keeper.writeNow();
   }
 
-  /** What `ledger:verify` checks the folder with: the key and the anchor. */
+  /**
+   * After a full verification found no break standing: anchors the chain's first record if the
+   * anchor does not hold one yet (a ledger anchored before first records were), in one keychain
+   * write; from then on deleting the oldest segments is found at every start.
+   */
+  private async anchorFirst(first: AnchoredRecord | null): Promise<void> {
+    const keeper = this.keeper;
+    if (!keeper || keeper.first || !first || this.ledger.safeMode) return;
+    keeper.first = { seq: first.seq, segment: first.segment, offset: first.offset, length: first.length, hash: first.hash };
+    await keeper.writeNow();
+  }
+
+  /**
+   * A ledger whose anchor predates first records (format 1) is anchored at the start it has now,
+   * unless that start cannot be one (`unanchoredStartProblem`): then it is a break.
+   */
+  private lostStart(first: (AnchoredRecord & { sealed: boolean }) | null, acknowledged: Set<string>): LedgerChainBreak | null {
+    if (!this.keeper || this.keeper.first || !this.anchor || !first) return null;
+    const problem = unanchoredStartProblem(this.anchor, first);
+    if (!problem) return null;
+    const id = `anchor-start@${first.seq}`;
+    const detail = `${problem} Every tool asks first until you acknowledge it.`;
+    return { id, segment: segmentName(first.segment), offset: 0, length: first.length, problem: 'anchor', seq: first.seq, acknowledged: acknowledged.has(id), preservedCopy: null, detail };
+  }
+
+  /** What `ledger:verify` checks the folder with: the key and the anchor (both its ends). */
   verifyOptions(): VerifyOptions {
-    const point = this.keeper?.written ?? this.anchor;
-    return { key: this.ledger.chainKey, anchor: point ? { seq: point.seq, hash: point.hash } : null };
+    const ends = this.keeper?.written ?? this.anchor;
+    return { key: this.ledger.chainKey, anchor: ends ? { seq: ends.seq, segment: ends.segment, offset: ends.offset, length: ends.length, hash: ends.hash, first: ends.first } : null };
   }
 
   /** Anchor writes so far and the last failure to write one (tests, status). */
@@ -568,10 +608,13 @@ export class LedgerService {
       const preservedCopy = acknowledged.has(b.id) ? null : await preserve(this.fs, this.ledger.dir, path, await this.fs.readFile(path));
       breaks.push({ ...b, acknowledged: acknowledged.has(b.id), preservedCopy });
     }
+    const lost = this.lostStart(found.first, acknowledged);
+    if (lost) breaks.push(lost);
     const before = this.ledger.safeMode;
     this.ledger.reportBreaks(breaks);
     await this.index.saveBreaks(this.ledger.recovery.breaks);
     if (this.ledger.safeMode !== before) for (const l of this.safeModeListeners) l(this.ledger.safeMode);
+    await this.anchorFirst(found.first);
     return { records: found.records, breaks: breaks.length, safeMode: this.ledger.safeMode, durationMs: performance.now() - started };
   }
 
@@ -594,7 +637,9 @@ export class LedgerService {
     await this.ledger.acknowledgeSafeMode(by, reason);
     // A person saw that the ledger no longer matched its anchor: from now on it vouches for what is there.
     const key = this.ledger.chainKey;
-    if (heldAnchor && key && this.keychain && !this.keeper) await this.startKeeping(this.keychain, key);
+    if (heldAnchor && key && this.keychain && !this.keeper) await this.startKeeping(this.keychain, key, null);
+    // The first record the anchor vouches for comes from a verification of the chain as it is now.
+    if (this.keeper && !this.keeper.first && this.ledger.position) void this.verify().catch(() => undefined);
     await this.index.saveBreaks(this.ledger.recovery.breaks);
     if (this.ledger.safeMode !== before) for (const l of this.safeModeListeners) l(this.ledger.safeMode);
     return this.status();

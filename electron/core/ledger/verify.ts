@@ -8,7 +8,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { LedgerChainBreak, LedgerVerifyResult } from '../../../shared/domain/ledger';
-import { GENESIS_HASH, scanSegment, type BadLine, type ChainCursor, type ChainKey } from './format';
+import { anchorMismatch, unanchoredStartProblem, type AnchoredEnds, type AnchoredRecord } from './anchor';
+import { GENESIS_HASH, scanSegment, type BadLine, type ChainCursor, type ChainKey, type StoredRecord } from './format';
 import { nodeLedgerFs, type LedgerFs } from './ledger-fs';
 import type { LogPosition } from './recovery';
 import { segmentName, segmentNumbers } from './segments';
@@ -17,17 +18,19 @@ import { segmentName, segmentNumbers } from './segments';
 export interface VerifyOptions {
   /** The ledger's key: sealed records are checked with it. Without it they cannot be checked. */
   key?: ChainKey | null;
-  /** The anchor kept outside the ledger: the ledger must reach this record and hold it unchanged. */
-  anchor?: { seq: number; hash: string } | null;
+  /** The anchor kept outside the ledger: the ledger must hold both records it names, unchanged. */
+  anchor?: AnchoredEnds | null;
 }
 
 /**
  * Verifies the ledger in `dir`; `ok` is false at the first problem of any kind.
  *
- * The first segment may start from a deleted one (older versions deleted old segments); its first record is then
- * accepted as the chain's anchor. A torn tail counts as broken: recovery has not run yet. Sealed
- * records need `options.key`: without it the result says they could not be checked (never "intact").
- * `sealing` says how many records are plain (sha256 only: written before the ledger had a key).
+ * The first segment may start from a deleted one (older versions deleted old segments); its first
+ * record is then accepted as the chain's start, unless `options.anchor` names another first
+ * record (`anchorMismatch`, the check the app's start makes too). A torn tail counts as broken:
+ * recovery has not run yet. Sealed records need `options.key`: without it the result says they
+ * could not be checked (never "intact"). `sealing` says how many records are plain (sha256 only:
+ * written before the ledger had a key).
  */
 export async function verifyLedger(dir: string, options: VerifyOptions = {}): Promise<LedgerVerifyResult> {
   const key = options.key ?? null;
@@ -38,7 +41,10 @@ export async function verifyLedger(dir: string, options: VerifyOptions = {}): Pr
   let firstUnverified: { segment: string; offset: number; seq: number; excerpt: string } | null = null;
   let lastSeq = 0;
   let end = { segment: segmentName(numbers.at(-1) ?? 1), offset: 0 };
-  let anchoredHash: string | null = null;
+  let start: { seq: number; segment: number; sealed: boolean } | null = null;
+  // The records at the places the anchor names, as this scan read (and checked) them.
+  const anchored = new Map<string, StoredRecord>();
+  const places = [options.anchor, options.anchor?.first].filter((p): p is AnchoredRecord => !!p).map((p) => `${p.segment}@${p.offset}@${p.length}`);
   for (const n of numbers) {
     const name = segmentName(n);
     const bytes = await readFile(join(dir, name));
@@ -67,7 +73,9 @@ export async function verifyLedger(dir: string, options: VerifyOptions = {}): Pr
         sealing.unverified++;
         firstUnverified ??= { segment: name, offset: r.offset, seq: r.record.seq, excerpt: bytes.subarray(r.offset, r.offset + Math.min(r.length, 240)).toString('utf8') };
       }
-      if (r.record.seq === options.anchor?.seq) anchoredHash = r.record.checksum;
+      start ??= { seq: r.record.seq, segment: n, sealed: r.record.keyId !== undefined };
+      const place = `${n}@${r.offset}@${r.length}`;
+      if (places.includes(place)) anchored.set(place, r.record);
       lastSeq = r.record.seq;
     }
     records += scan.records.length;
@@ -86,28 +94,16 @@ export async function verifyLedger(dir: string, options: VerifyOptions = {}): Pr
       },
     };
   }
-  const anchor = options.anchor;
-  if (anchor && anchor.seq > 0 && anchoredHash !== anchor.hash) {
-    return {
-      ...result,
-      ok: false,
-      firstBroken: {
-        ...end,
-        problem: 'anchor',
-        ...(lastSeq >= anchor.seq ? { seq: anchor.seq } : {}),
-        excerpt: '',
-        detail: anchorDetail(lastSeq, anchor.seq),
-      },
-    };
+  const mismatch = options.anchor
+    ? await anchorMismatch(options.anchor, { firstSegment: numbers[0] ?? null, lastSeq, readAt: async (p) => anchored.get(`${p.segment}@${p.offset}@${p.length}`) })
+    : null;
+  if (mismatch) {
+    const at = mismatch.end === 'last' ? end : { segment: segmentName(numbers[0] ?? 1), offset: 0 };
+    return { ...result, ok: false, firstBroken: { ...at, problem: 'anchor', ...(mismatch.end === 'first' || lastSeq >= mismatch.seq ? { seq: mismatch.seq } : {}), excerpt: '', detail: mismatch.detail } };
   }
+  const lost = options.anchor && start ? unanchoredStartProblem(options.anchor, start) : null;
+  if (lost) return { ...result, ok: false, firstBroken: { segment: segmentName(start!.segment), offset: 0, problem: 'anchor', seq: start!.seq, excerpt: '', detail: lost } };
   return result;
-}
-
-/** Why the ledger does not match its anchor, in words. */
-export function anchorDetail(lastSeq: number, anchoredSeq: number): string {
-  return lastSeq < anchoredSeq
-    ? `The ledger ends at record ${lastSeq}, but it had reached record ${anchoredSeq} (recorded outside the ledger, in the keychain): its newest records were removed or blanked, or an older copy of the folder was put back.`
-    : `Record ${anchoredSeq} is not the record Warden sealed (recorded outside the ledger, in the keychain): it was rewritten, or an older copy of the folder was put back.`;
 }
 
 /** A bad record found by the full verification (the shape recovery reports, before acknowledgement). */
@@ -117,19 +113,21 @@ export type FoundBreak = Omit<LedgerChainBreak, 'acknowledged' | 'preservedCopy'
  * Verifies every record of the ledger in `dir` up to `until` (the position when it started),
  * in slices of about `sliceBytes` with a turn of the event loop between them, so a full
  * verification of a large history runs beside the app without stalling it. Returns the bad
- * records that have valid ones after them (a tear at the very end is recovery's business).
+ * records that have valid ones after them (a tear at the very end is recovery's business), and
+ * the chain's first record when it is valid (what the anchor vouches for as the ledger's start).
  */
 export async function verifyInSlices(
   dir: string,
   until: LogPosition | null,
   options: { fs?: LedgerFs; sliceBytes?: number; pause?: () => Promise<void>; key?: ChainKey | null } = {},
-): Promise<{ records: number; breaks: FoundBreak[] }> {
+): Promise<{ records: number; breaks: FoundBreak[]; first: (AnchoredRecord & { sealed: boolean }) | null }> {
   const fs = options.fs ?? nodeLedgerFs;
   const sliceBytes = options.sliceBytes ?? 256 * 1024;
   const pause = options.pause ?? (() => new Promise<void>((resolve) => setImmediate(resolve)));
   const breaks: FoundBreak[] = [];
   let records = 0;
-  if (!until) return { records, breaks };
+  let first: (AnchoredRecord & { sealed: boolean }) | null = null;
+  if (!until) return { records, breaks, first };
   const numbers = segmentNumbers(await fs.readdir(dir)).filter((n) => n <= until.segment);
   let cursor: ChainCursor = numbers[0] === 1 ? { prevHash: GENESIS_HASH, nextSeq: 1 } : { prevHash: null, nextSeq: null };
   for (const n of numbers) {
@@ -142,6 +140,8 @@ export async function verifyInSlices(
     while (start < end) {
       const scan = scanSegment(bytes, cursor, start, Math.min(end, start + sliceBytes), options.key ?? null);
       bad.push(...scan.bad);
+      const head = scan.records[0];
+      if (n === numbers[0] && records === 0 && bad.length === 0 && head?.offset === 0) first = { seq: head.record.seq, segment: n, offset: 0, length: head.length, hash: head.record.checksum, sealed: head.record.keyId !== undefined };
       records += scan.records.length;
       if (scan.records.length > 0) lastValid = scan.validLength;
       cursor = scan.cursor;
@@ -154,5 +154,5 @@ export async function verifyInSlices(
       breaks.push({ id: `${name}@${b.offset}`, segment: name, offset: b.offset, length: b.length, problem: b.problem, ...(b.seq !== undefined ? { seq: b.seq } : {}) });
     }
   }
-  return { records, breaks };
+  return { records, breaks, first };
 }

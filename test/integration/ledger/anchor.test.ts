@@ -7,21 +7,21 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cpSync, readFileSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createCore } from '../../../electron/core/app-core';
 import { dispatch } from '../../../electron/core/dispatch';
 import { LEDGER_ANCHOR_ENTRY, LEDGER_KEY_ENTRY, openLedgerForApp } from '../../../electron/core/ledger';
 import { GENESIS_HASH, encodeRecordText, type StoredRecord } from '../../../electron/core/ledger/format';
-import { readLedger, segmentName, segmentNumbers } from '../../../electron/core/ledger/ledger';
+import { Ledger, readLedger, segmentName, segmentNumbers } from '../../../electron/core/ledger/ledger';
 import { slowSyncFs } from '../../../electron/core/ledger/ledger-fs';
 import { LedgerService } from '../../../electron/core/ledger/service';
 import { verifyLedger } from '../../../electron/core/ledger/verify';
 import { KeytarSecretStore } from '../../../electron/core/secrets/keytar-secret-store';
 import type { LedgerCheck } from '../../../shared/contract/settings';
 import type { Result } from '../../../shared/result';
-import { tempDir } from '../../unit/ledger/helpers';
+import { anchorAsBefore, anchoredInstalls, linesOf } from './anchored-installs';
 
 const root = resolve(import.meta.dirname, '../../..');
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -33,37 +33,7 @@ beforeAll(() => {
   if (!process.env.DBUS_SESSION_BUS_ADDRESS) throw new Error('No D-Bus session: run with scripts/with-keyring.sh (real OS keychain)');
 });
 
-/** A user-data folder and a keychain of its own (a service name no other test uses). */
-function install(): { userData: string; ledgerDir: string; store: KeytarSecretStore; service: string } {
-  const t = tempDir('warden-anchor-');
-  const service = `Warden-anchor-test-${process.pid}-${randomBytes(4).toString('hex')}`;
-  const store = new KeytarSecretStore({ service });
-  cleanups.push(async () => {
-    await store.delete(LEDGER_KEY_ENTRY).catch(() => false);
-    await store.delete(LEDGER_ANCHOR_ENTRY).catch(() => false);
-    t.cleanup();
-  });
-  return { userData: t.dir, ledgerDir: join(t.dir, 'ledger'), store, service };
-}
-
-async function open(userData: string, store: KeytarSecretStore, options: { rotateBytes?: number } = {}): Promise<LedgerService> {
-  const { ledger } = await openLedgerForApp(userData, { keychain: store, anchorIntervalMs: 5, ...options });
-  cleanups.push(() => ledger.close().catch(() => undefined));
-  return ledger;
-}
-
-/** Runs Warden once: `count` durable records, then a clean shutdown (which anchors the last one). */
-async function session(userData: string, store: KeytarSecretStore, count: number, options: { rotateBytes?: number } = {}): Promise<LedgerService> {
-  const service = await open(userData, store, options);
-  for (let i = 0; i < count; i++) await service.ledger.append([{ type: 'op.transition', payload: { operationId: `op-${i}`, to: 'succeeded', note: 'x'.repeat(40) } }], { durable: true });
-  await service.close();
-  return service;
-}
-
-/** The record lines of a segment (without the preallocated zeros). */
-function linesOf(file: string): string[] {
-  return readFileSync(file, 'utf8').replace(/\0+$/, '').split('\n').filter((l) => l.length > 0);
-}
+const { install, open, session, rolledBack } = anchoredInstalls(cleanups);
 
 /**
  * What an attacker without the key can do: change record `seq`'s payload and write every record
@@ -94,6 +64,22 @@ function expectSafeMode(service: LedgerService, problem: 'anchor' | 'key' | 'unk
   const found = service.ledger.recovery.breaks.filter((b) => b.problem === problem && !b.acknowledged);
   expect(found.length, JSON.stringify(service.ledger.recovery.breaks)).toBeGreaterThan(0);
   if (found.some((b) => b.detail !== undefined)) expect(found.map((b) => b.detail).join(' ')).toMatch(words);
+}
+
+/**
+ * A person acknowledges the damage found; the anchor then starts at what is left (the
+ * verification an acknowledgement starts anchors it), so the next start is clean and deleting
+ * segment `next`, now the oldest, is found at the start after.
+ */
+async function acknowledgedThenNextDeleted(service: LedgerService, userData: string, ledgerDir: string, store: KeytarSecretStore, next: number): Promise<void> {
+  await service.acknowledgeSafeMode('user', 'I know what happened to those records');
+  expect((await service.verify()).safeMode).toBe(false);
+  await service.close();
+  const again = await open(userData, store, { rotateBytes: 2000 });
+  expect(again.ledger.safeMode, JSON.stringify(again.ledger.recovery.breaks)).toBe(false);
+  await again.close();
+  unlinkSync(join(ledgerDir, segmentName(next)));
+  expectSafeMode(await open(userData, store, { rotateBytes: 2000 }), 'anchor', new RegExp(`began with record \\d+ in ${segmentName(next).replaceAll('.', '\\.')}`));
 }
 
 describe('ledger sealed with a key from the keychain and anchored outside its folder', () => {
@@ -154,16 +140,101 @@ describe('ledger sealed with a key from the keychain and anchored outside its fo
   });
 
   it('putting an older copy of the ledger folder back (rollback) is found', async () => {
-    const { userData, ledgerDir, store } = install();
-    await session(userData, store, 10);
-    const backup = `${userData}-backup`;
-    cpSync(ledgerDir, backup, { recursive: true });
-    cleanups.push(() => rmSync(backup, { recursive: true, force: true }));
-    await session(userData, store, 10);
-    rmSync(ledgerDir, { recursive: true, force: true });
-    cpSync(backup, ledgerDir, { recursive: true });
+    const installed = install();
+    const { userData, store } = installed;
+    await rolledBack(installed);
     const service = await open(userData, store);
     expectSafeMode(service, 'anchor', /ends at record 10, but it had reached record 20/);
+  });
+
+  it('deleting the oldest segments is found at the next start (safe mode), with the index left in place or removed', async () => {
+    for (const dropIndex of [false, true]) {
+      const { userData, ledgerDir, store } = install();
+      await session(userData, store, 40, { rotateBytes: 2000 });
+      const numbers = segmentNumbers(readdirSync(ledgerDir));
+      expect(numbers.length).toBeGreaterThan(3);
+      unlinkSync(join(ledgerDir, segmentName(numbers[0]!)));
+      unlinkSync(join(ledgerDir, segmentName(numbers[1]!)));
+      if (dropIndex) unlinkSync(join(ledgerDir, 'index.sqlite'));
+      const service = await open(userData, store, { rotateBytes: 2000 });
+      expectSafeMode(service, 'anchor', /oldest records were removed/);
+      await service.close();
+    }
+  });
+
+  it('deleted oldest segments stay found until a person acknowledges it; afterwards the anchor starts at what is there', async () => {
+    const { userData, ledgerDir, store } = install();
+    await session(userData, store, 40, { rotateBytes: 2000 });
+    unlinkSync(join(ledgerDir, segmentName(1)));
+    const first = await open(userData, store, { rotateBytes: 2000 });
+    expect(first.ledger.safeMode).toBe(true);
+    await first.close();
+    const second = await open(userData, store, { rotateBytes: 2000 });
+    expectSafeMode(second, 'anchor', /began with record 1 in ledger\.000001\.log/);
+    await acknowledgedThenNextDeleted(second, userData, ledgerDir, store, 2);
+  });
+
+  it("Settings' check of the activity log finds oldest segments deleted while Warden runs", async () => {
+    const { userData, ledgerDir, store } = install();
+    await session(userData, store, 40, { rotateBytes: 2000 });
+    const service = await open(userData, store, { rotateBytes: 2000 });
+    const core = createCore({ version: 'test', ledger: service, servers: { secrets: store } });
+    cleanups.push(() => core.close());
+    await core.recovered;
+    const intact = (await dispatch(core.handlers, 'ledger:verify', {}, () => {})) as Result<LedgerCheck>;
+    if (!intact.ok) throw new Error(intact.error.message);
+    expect(intact.value.outcome).toBe('intact');
+    unlinkSync(join(ledgerDir, segmentName(1)));
+    const check = (await dispatch(core.handlers, 'ledger:verify', {}, () => {})) as Result<LedgerCheck>;
+    if (!check.ok) throw new Error(check.error.message);
+    expect(check.value.outcome).toBe('damaged');
+    expect(check.value.firstBroken).toMatchObject({ problem: 'anchor', seq: 1 });
+    expect(check.value.summary).toMatch(/began with record 1 in ledger\.000001\.log .*its oldest records were removed/);
+  });
+
+  it('a ledger anchored before its first record was anchored opens without alarm, and from then on deleting its oldest segments is found', async () => {
+    const { userData, ledgerDir, store } = install();
+    await session(userData, store, 40, { rotateBytes: 2000 });
+    await store.set(LEDGER_ANCHOR_ENTRY, await anchorAsBefore(store));
+    const upgraded = await open(userData, store, { rotateBytes: 2000 });
+    expect(upgraded.ledger.safeMode, JSON.stringify(upgraded.ledger.recovery.breaks)).toBe(false);
+    // The first record is anchored once the full verification found the chain whole from its start.
+    expect((await upgraded.verification)?.breaks).toBe(0);
+    await upgraded.close();
+    unlinkSync(join(ledgerDir, segmentName(1)));
+    const service = await open(userData, store, { rotateBytes: 2000 });
+    expectSafeMode(service, 'anchor', /oldest records were removed/);
+  });
+
+  it('oldest sealed segments deleted before the first record was anchored are found by the first full verification', async () => {
+    const { userData, ledgerDir, store } = install();
+    await session(userData, store, 40, { rotateBytes: 2000 });
+    await store.set(LEDGER_ANCHOR_ENTRY, await anchorAsBefore(store));
+    unlinkSync(join(ledgerDir, segmentName(1)));
+    const service = await open(userData, store, { rotateBytes: 2000 });
+    await service.verification;
+    expectSafeMode(service, 'anchor', /a record sealed with its key: Warden never deleted segments once it sealed records, so its oldest records were removed/);
+    await acknowledgedThenNextDeleted(service, userData, ledgerDir, store, 2);
+  });
+
+  it('a ledger an older version left starting at a later segment (it deleted old segments then) opens without alarm, and its first record is anchored from then on', async () => {
+    const { userData, ledgerDir, store } = install();
+    const old = await Ledger.open({ dir: ledgerDir, rotateBytes: 2000 });
+    for (let i = 0; i < 40; i++) await old.append([{ type: 'note', payload: { i, pad: 'x'.repeat(40) } }], { durable: true });
+    await old.close();
+    const numbers = segmentNumbers(readdirSync(ledgerDir));
+    expect(numbers.length).toBeGreaterThan(3);
+    unlinkSync(join(ledgerDir, segmentName(numbers[0]!)));
+    const first = await open(userData, store, { rotateBytes: 2000 });
+    expect(first.ledger.safeMode, JSON.stringify(first.ledger.recovery.breaks)).toBe(false);
+    expect((await first.verification)?.breaks).toBe(0);
+    await first.close();
+    const again = await open(userData, store, { rotateBytes: 2000 });
+    expect(again.ledger.safeMode, JSON.stringify(again.ledger.recovery.breaks)).toBe(false);
+    await again.close();
+    unlinkSync(join(ledgerDir, segmentName(numbers[1]!)));
+    const service = await open(userData, store, { rotateBytes: 2000 });
+    expectSafeMode(service, 'anchor', /oldest records were removed/);
   });
 
   it('a problem with the anchor stays until a person acknowledges it; afterwards the anchor vouches for what is there', async () => {
