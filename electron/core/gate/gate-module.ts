@@ -289,7 +289,8 @@ export function createGateModule(options: GateModuleOptions): GateModule {
       const wanted = accounts?.[t.serverId] ?? gate.activeAccount(t.serverId, conversationId);
       if (wanted !== undefined && wanted !== t.accountId) continue;
       const d = decideFor(t, conversationId, state);
-      if (d.decision === 'deny') continue;
+      // A tool whose schema Warden refused is never offered: every call of it would be refused.
+      if (d.decision === 'deny' || t.unusable !== undefined) continue;
       out.push({ serverId: t.serverId, accountId: t.accountId, toolName: t.name, description: t.description ?? null, inputSchema: t.inputSchema, effective: d.decision });
     }
     return out;

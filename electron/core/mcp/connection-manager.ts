@@ -348,6 +348,7 @@ export class ConnectionManager implements ToolRegistry, ToolExecutor {
       // The process was spawned with this cwd (relative to ours, or ours when unset).
       ...(connection.definition.transport === 'stdio' ? { workingFolder: path.resolve(connection.definition.cwd ?? process.cwd()) } : {}),
       ...(problem !== undefined ? { unverifiedListing: problem } : {}),
+      ...(tool.unusable !== undefined ? { unusable: tool.unusable } : {}),
     });
   }
 
