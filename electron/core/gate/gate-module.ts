@@ -1,6 +1,7 @@
 /**
  * The gate and permission management assembled for the core: the Gate, the PolicyStore, the
- * contract handlers (approvals, operations, permissions, tools offered) and the events they push.
+ * contract handlers (approvals, operations, tools offered), the rule changes the permissions
+ * module's channels call, and the events they push.
  *
  * Approving happens only here, in `review`: the core shows the trusted preview through the
  * `ApprovalPrompter` (a native dialog in main) and approves internally when the person chose
@@ -25,7 +26,7 @@ import { createOperationPresenter } from './result-display';
 import { CallNotSentError } from './call-outcome';
 import type { ToolDescriptor, ToolExecutor, ToolRegistry } from './ports';
 
-type GateChannel = 'approvals:list' | 'approvals:review' | 'approvals:reject' | 'approvals:cancel' | 'operations:list' | 'operations:get' | 'permissions:set' | 'permissions:revoke' | 'tools:offered';
+type GateChannel = 'approvals:list' | 'approvals:review' | 'approvals:reject' | 'approvals:cancel' | 'operations:list' | 'operations:get' | 'tools:offered';
 
 /** Handlers for the channels this module owns. */
 export type GateHandlers = { [C in GateChannel & ChannelName]: (request: RequestOf<C>) => Promise<ResponseOf<C>> | ResponseOf<C> };
@@ -97,6 +98,13 @@ export interface GateModule {
    * channel that changes rules asks this before the change, and confirms it when true.
    */
   mayLoosen(change: PermissionChange, pin: GrantPin | null): boolean;
+  /**
+   * Sets one rule (the `permissions:set` channel, declared by the permissions module): confirmed
+   * in the native dialog first when it may loosen, journaled, and pending calls decided again.
+   */
+  setPermission(change: PermissionChange): Promise<ResponseOf<'permissions:set'>>;
+  /** Removes one rule (`permissions:revoke`): confirmed first when removing it may loosen. */
+  revokePermission(ruleId: string): Promise<ResponseOf<'permissions:revoke'>>;
   /**
    * Turns a server's folder wall on (at once: it only tightens) or off (only after the person
    * confirms it in the native dialog: it loosens), journals it and decides pending calls again.
@@ -390,8 +398,6 @@ export function createGateModule(options: GateModuleOptions): GateModule {
       if (!op) throw new WardenError('NOT_FOUND', `operationId: no operation ${JSON.stringify(operationId)}`);
       return present(op);
     },
-    'permissions:set': (change) => setPermission(change),
-    'permissions:revoke': ({ ruleId }) => revokePermission(ruleId),
     'tools:offered': ({ conversationId, accounts }) => ({ tools: offeredTools(conversationId, accounts) }),
   };
 
@@ -416,6 +422,8 @@ export function createGateModule(options: GateModuleOptions): GateModule {
       knownTools = tools;
     },
     mayLoosen,
+    setPermission,
+    revokePermission,
     async setRootsEnforced(serverId, enforced) {
       const was = policy.current().enforcedRoots?.includes(serverId) === true;
       if (was && !enforced) await confirm(rootsWallOffConfirmation(serverId, names));

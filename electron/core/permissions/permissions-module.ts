@@ -30,6 +30,8 @@ import { buildMatrix, firstRowsOf, type MatrixSources } from './matrix';
 
 type Channel =
   | 'permissions:matrix'
+  | 'permissions:set'
+  | 'permissions:revoke'
   | 'permissions:check'
   | 'permissions:tool-schema'
   | 'permissions:set-many'
@@ -411,6 +413,8 @@ export function createPermissionsModule(options: PermissionsModuleOptions): Perm
       const { tool, source } = toolFor(serverId, accountId, toolName);
       return { inputSchema: tool.inputSchema, source };
     },
+    'permissions:set': (change) => gateModule.setPermission(change),
+    'permissions:revoke': ({ ruleId }) => gateModule.revokePermission(ruleId),
     'permissions:set-many': ({ changes }) => setMany(changes),
     'permissions:change-detail': ({ serverId, accountId, toolName }) => changeDetail(serverId, accountId, toolName),
     'permissions:resolve-change': ({ serverId, accountId, toolName, action }) => resolveChange(serverId, accountId, toolName, action),

@@ -22,6 +22,8 @@ describe('one owner per contract channel', () => {
     expect(Object.keys(core.handlers).sort()).toEqual([...channelNames].sort());
     expect(core.handlerOwners['permissions:matrix']).toBe('permissions');
     expect(core.handlerOwners['permissions:set-many']).toBe('permissions');
+    expect(core.handlerOwners['permissions:set']).toBe('permissions');
+    expect(core.handlerOwners['permissions:revoke']).toBe('permissions');
     expect(core.handlerOwners['approvals:review']).toBe('gate');
     expect(core.handlerOwners['operations:get']).toBe('gate');
   });

@@ -43,7 +43,9 @@ async function setup(): Promise<void> {
 }
 
 const call = (toolName = 'close_issue', args: Record<string, unknown> = { text: 'x' }) => ({ source: 'model' as const, conversationId: 'c1', serverId: 'gh', accountId: 'work', toolName, arguments: args });
-const run = (channel: string, request: unknown) => dispatch(mod.handlers as unknown as Handlers, channel, request, () => {});
+// The permissions module declares these two channels in the core; here they reach the gate module's own functions.
+const run = (channel: string, request: unknown) =>
+  dispatch({ ...mod.handlers, 'permissions:set': mod.setPermission, 'permissions:revoke': ({ ruleId }: { ruleId: string }) => mod.revokePermission(ruleId) } as unknown as Handlers, channel, request, () => {});
 
 afterEach(async () => {
   mod?.close();
