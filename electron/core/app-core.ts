@@ -8,7 +8,8 @@
  * rule lives in the modules it wires.
  */
 import type { CoreStatus } from '../../shared/contract/core';
-import type { Handlers } from './dispatch';
+import type { ChannelName } from '../../shared/ipc';
+import { assembleHandlers, type Handlers } from './dispatch';
 import { CoreEvents } from './events';
 import { systemClock, type BrowserOpener, type Clock, type FileDialogs, type Journal, type JournalRecord } from './ports';
 import { OAuthService, createAuthHandlers, type OriginConfirmer, type ResolveHost } from './mcp/oauth';
@@ -141,6 +142,8 @@ export interface CoreDeps {
 /** The running core: contract handlers, outgoing events, and shutdown. */
 export interface WardenCore {
   readonly handlers: Handlers;
+  /** Which module declared each contract channel (exactly one each; see assembleHandlers). */
+  readonly handlerOwners: Readonly<Record<ChannelName, string>>;
   readonly events: CoreEvents;
   /** Server definitions, accounts and their secrets (the connection layer reads these). */
   readonly servers: ServerService;
@@ -499,27 +502,33 @@ export function createCore(deps: CoreDeps): WardenCore {
     breaks: () => deps.ledger?.ledger.recovery.breaks.filter((b) => !b.acknowledged).length ?? 0,
   });
 
-  const contractHandlers: Handlers = {
-    'core:status': () => status(),
-    'core:ping': ({ nonce }) => ({ nonce, receivedAt: new Date(clock.now()).toISOString() }),
-    ...elicitationHandlers(formQuestions),
-    ...rootsHandlers(
+  // The safe-mode acknowledgement is the core's own (wrapped in its confirmation above), not the activity module's.
+  const { 'ledger:acknowledge-safe-mode': _unconfirmedAcknowledge, ...activityChannels } = activity;
+  const isAccountOf = (serverId: string, accountId: string) => serversModule.service.accountsOf(serverId).some((a) => a.id === accountId);
+  // One owner per channel: assembleHandlers refuses a channel two modules declare, or none.
+  const { handlers: contractHandlers, owners: handlerOwners } = assembleHandlers({
+    core: {
+      'core:status': () => status(),
+      'core:ping': ({ nonce }) => ({ nonce, receivedAt: new Date(clock.now()).toISOString() }),
+      'ledger:acknowledge-safe-mode': async (request) => {
+        const result = await acknowledgeSafeMode(request);
+        queueStatusCheck();
+        return result;
+      },
+    },
+    elicitation: elicitationHandlers(formQuestions),
+    roots: rootsHandlers(
       roots,
-      (serverId, accountId) => serversModule.service.accountsOf(serverId).some((a) => a.id === accountId),
+      isAccountOf,
       {
         enforced: (serverId) => gateModule.policy.current().enforcedRoots?.includes(serverId) === true,
         set: (serverId, enforced) => gateModule.setRootsEnforced(serverId, enforced),
       },
       (serverId) => serversModule.service.getServer(serverId) !== undefined,
     ),
-    ...sampling.handlers((serverId, accountId) => serversModule.service.accountsOf(serverId).some((a) => a.id === accountId)),
-    ...activity,
-    'ledger:acknowledge-safe-mode': async (request) => {
-      const result = await acknowledgeSafeMode(request);
-      queueStatusCheck();
-      return result;
-    },
-    ...activityCallHandlers({
+    sampling: sampling.handlers(isAccountOf),
+    activity: activityChannels,
+    activityCalls: activityCallHandlers({
       history,
       now: () => clock.now(),
       ...(deps.fileDialogs ? { fileDialogs: deps.fileDialogs } : {}),
@@ -534,27 +543,29 @@ export function createCore(deps: CoreDeps): WardenCore {
       },
     }),
     // Server changes arrive already confirmed in the native dialog (refused without one).
-    ...serversModule.handlers,
-    ...importModule.handlers,
-    ...gateModule.handlers,
-    ...connections.handlers,
-    ...serverDataHandlers(serverData),
-    'servers:overview': () => autostart.overview(),
-    'servers:set-enabled': ({ serverId, enabled }) => autostart.setEnabled(serverId, enabled),
-    'servers:restart': ({ serverId }) => autostart.restart(serverId),
-    ...createAuthHandlers(oauth),
-    ...runHandlers(() => gateModule.gate),
-    ...modelsModule.handlers,
-    ...theme.handlers,
-    ...chat.handlers,
-    // After the gate's: the full matrix (every account, listings, changes) replaces its live-only one.
-    ...permissions.handlers,
-    ...preferencesModule.handlers,
-  };
+    servers: serversModule.handlers,
+    import: importModule.handlers,
+    gate: gateModule.handlers,
+    connections: connections.handlers,
+    serverData: serverDataHandlers(serverData),
+    autostart: {
+      'servers:overview': () => autostart.overview(),
+      'servers:set-enabled': ({ serverId, enabled }) => autostart.setEnabled(serverId, enabled),
+      'servers:restart': ({ serverId }) => autostart.restart(serverId),
+    },
+    auth: createAuthHandlers(oauth),
+    run: runHandlers(() => gateModule.gate),
+    models: modelsModule.handlers,
+    theme: theme.handlers,
+    chat: chat.handlers,
+    permissions: permissions.handlers,
+    preferences: preferencesModule.handlers,
+  });
   const handlers = redactor ? redactedHandlers(contractHandlers, redactor) : contractHandlers;
 
   return {
     handlers,
+    handlerOwners,
     events,
     servers: serversModule.service,
     gate: gateModule,

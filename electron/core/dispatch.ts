@@ -3,13 +3,45 @@
  * response, wrap the outcome as a Result. Sender checks happen before this, in the host that
  * received the call (main's IPC binder, or the test host's token check).
  */
-import { channels, isChannelName, type ChannelName, type RequestOf, type ResponseOf } from '../../shared/ipc';
+import { channelNames, channels, isChannelName, type ChannelName, type RequestOf, type ResponseOf } from '../../shared/ipc';
 import { fail, WardenError, type FieldIssue, type Result } from '../../shared/result';
 
 /** One handler per contract channel. */
 export type Handlers = {
   [C in ChannelName]: (request: RequestOf<C>) => Promise<ResponseOf<C>> | ResponseOf<C>;
 };
+
+/** Some of the handlers, as one module declares them. */
+export type HandlerPart = Partial<Handlers>;
+
+/**
+ * Joins the handlers each module declares into one handler per contract channel, and says which
+ * module owns each channel. Throws (the core does not start) when two modules declare the same
+ * channel or no module declares one: with object spreading, the later module would silently win,
+ * and a guarantee its code keeps (a confirmation, a check) would hold on one path and not another.
+ */
+export function assembleHandlers(parts: Readonly<Record<string, HandlerPart>>): { handlers: Handlers; owners: Record<ChannelName, string> } {
+  const handlers: Record<string, unknown> = {};
+  const owners: Record<string, string> = {};
+  const twice: string[] = [];
+  for (const [owner, part] of Object.entries(parts)) {
+    for (const [channel, handler] of Object.entries(part)) {
+      if (handler === undefined) continue;
+      if (owners[channel] !== undefined) twice.push(`${channel} (by ${owners[channel]} and ${owner})`);
+      owners[channel] = owner;
+      handlers[channel] = handler;
+    }
+  }
+  const missing = channelNames.filter((c) => owners[c] === undefined);
+  const unknown = Object.keys(owners).filter((c) => !isChannelName(c));
+  const problems = [
+    ...(twice.length ? [`declared twice: ${twice.join(', ')}`] : []),
+    ...(missing.length ? [`declared by no module: ${missing.join(', ')}`] : []),
+    ...(unknown.length ? [`not in the contract: ${unknown.join(', ')}`] : []),
+  ];
+  if (problems.length) throw new WardenError('INTERNAL', `Every contract channel needs exactly one handler; ${problems.join('; ')}`);
+  return { handlers: handlers as Handlers, owners: owners as Record<ChannelName, string> };
+}
 
 /** Logs unexpected failures with context; injected so tests can capture it. */
 export type ErrorLogger = (context: string, error: unknown) => void;

@@ -5,10 +5,17 @@
  * Why: Warden holds the person's keychain access and is the only thing that can approve a tool
  * call. `--remote-debugging-port` hands the window (and its `window.warden` bridge) to whatever
  * connects to the port; `--inspect` does the same for the main process; `--js-flags`,
- * `--renderer-cmd-prefix` and friends run or alter code; `--no-sandbox` and
- * `--disable-web-security` remove the walls the rest of the shell relies on. Anything that can
- * edit a shortcut or a launcher script could add them, so the installed app names them in a plain
- * message and exits before it opens a window, reads a setting or touches the keychain. (The
+ * `--renderer-cmd-prefix`, `--zygote-cmd-prefix` and friends run or alter code; `--no-sandbox`,
+ * `--single-process` and `--disable-web-security` remove the walls the rest of the shell relies
+ * on. Anything that can edit a shortcut or a launcher script could add them, so the installed app
+ * names them in a plain message and exits before it opens a window, reads a setting or touches
+ * the keychain.
+ *
+ * The guard is an allow list: Chromium has hundreds of switches and adds more every release, so
+ * a list of the dangerous ones is never complete. A packaged Warden accepts only the few switches
+ * in {@link ALLOWED_SWITCHES} (language, logging, display) and refuses every other one; the
+ * known-dangerous names in {@link REFUSED_SWITCHES} carry a reason in the message and are also
+ * looked up in Chromium's own parse of the command line. (The
  * Electron fuses flipped in build/after-pack.cjs already make the binary ignore `--inspect` and
  * NODE_OPTIONS; this guard covers Chromium's switches too, and says why Warden did not start.)
  *
@@ -52,11 +59,50 @@ export const REFUSED_SWITCHES: ReadonlyMap<string, string> = new Map([
   ['ignore-certificate-errors', 'accepts forged HTTPS certificates'],
   ['ignore-certificate-errors-spki-list', 'accepts forged HTTPS certificates'],
   ['allow-running-insecure-content', 'lets pages load insecure scripts'],
+  ['zygote-cmd-prefix', 'runs another program around every Warden helper process'],
+  ['ppapi-plugin-launcher', 'runs another program in place of the plugin process'],
+  ['nacl-loader-cmd-prefix', 'runs another program around the native-client process'],
+  ['single-process', 'runs Warden pages inside the main process, outside any sandbox'],
+  ['in-process-gpu', 'runs the graphics process inside the main process, outside its sandbox'],
+  ['no-zygote', 'starts helper processes without the Linux sandbox'],
+  ['remote-debugging-targets', 'lets another program control Warden through a debugging port'],
+  ['load-extension', 'loads browser extensions into Warden'],
+  ['proxy-server', 'sends Warden network traffic through another computer'],
+  ['proxy-pac-url', 'sends Warden network traffic through another computer'],
+  ['host-resolver-rules', 'sends Warden network traffic to other computers'],
+  ['host-rules', 'sends Warden network traffic to other computers'],
 ]);
 
 /**
- * The refused switches in `argv` (its first entry, the executable, is skipped), each named once,
- * in the order of {@link REFUSED_SWITCHES}.
+ * The only switches (names without dashes) a packaged Warden accepts: they choose a language,
+ * turn on Chromium's log, or pick how the window is drawn, and none of them runs code, opens a
+ * port, moves network traffic or weakens a sandbox. `psn-…` is the process serial number older
+ * macOS versions add when Finder starts an app.
+ */
+export const ALLOWED_SWITCHES: ReadonlySet<string> = new Set([
+  'lang',
+  'enable-logging',
+  'log-level',
+  'v',
+  'force-device-scale-factor',
+  'high-dpi-support',
+  'ozone-platform',
+  'ozone-platform-hint',
+  'enable-wayland-ime',
+  'disable-gpu',
+  'disable-gpu-compositing',
+  'force-dark-mode',
+]);
+
+/** Whether a packaged Warden accepts this normalised switch name. */
+function isAllowedSwitch(name: string): boolean {
+  return ALLOWED_SWITCHES.has(name) || /^psn-\d/.test(name);
+}
+
+/**
+ * The refused switches in `argv` (its first entry, the executable, is skipped), each named once:
+ * the known-dangerous ones first, in the order of {@link REFUSED_SWITCHES}, then every other
+ * switch not in {@link ALLOWED_SWITCHES}, in the order given.
  *
  * Parsed the way the attacker's target would read it: Chromium takes `--name`, `-name` and (on
  * Windows) `/name`, with `=value`, and lower-cases names on Windows; Node also accepts `_` for
@@ -67,9 +113,15 @@ export function refusedLaunchSwitches(argv: readonly string[], platform: NodeJS.
   const found = new Set<string>();
   for (const arg of argv.slice(1)) {
     const name = switchName(arg, platform);
-    if (name !== null && REFUSED_SWITCHES.has(name)) found.add(name);
+    if (name !== null && !isAllowedSwitch(name)) found.add(name);
   }
-  return [...REFUSED_SWITCHES.keys()].filter((name) => found.has(name));
+  return inMessageOrder(found);
+}
+
+/** The names, known-dangerous ones first in the order of {@link REFUSED_SWITCHES}, then the rest. */
+function inMessageOrder(found: ReadonlySet<string>): string[] {
+  const known = [...REFUSED_SWITCHES.keys()].filter((name) => found.has(name));
+  return [...known, ...[...found].filter((name) => !REFUSED_SWITCHES.has(name))];
 }
 
 /** The normalised switch name of one argument, or null when it is not a switch. */
@@ -84,7 +136,7 @@ function switchName(arg: string, platform: NodeJS.Platform): string | null {
 /** The plain message shown when Warden refuses to start. */
 export function refusalMessage(names: readonly string[]): string {
   const listed = names.map((n) => `--${n}`);
-  const reasons = names.map((n) => `• --${n} ${REFUSED_SWITCHES.get(n) ?? 'is not allowed'}.`);
+  const reasons = names.map((n) => `• --${n} ${REFUSED_SWITCHES.get(n) ?? 'is not one of the few switches the installed Warden accepts'}.`);
   return [
     `Warden was started with ${listed.length === 1 ? 'a switch' : 'switches'} it does not accept: ${listed.join(', ')}.`,
     '',
@@ -117,7 +169,7 @@ export function refuseDebuggingLaunch(host: LaunchGuardHost, argv: readonly stri
     if (host.app.commandLine.hasSwitch(name)) found.add(name);
   }
   if (found.size === 0) return false;
-  const names = [...REFUSED_SWITCHES.keys()].filter((name) => found.has(name));
+  const names = inMessageOrder(found);
   for (const name of names) host.app.commandLine.removeSwitch(name);
   console.error(`[warden] refused to start with ${names.map((n) => `--${n}`).join(', ')}`);
   try {

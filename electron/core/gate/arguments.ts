@@ -3,10 +3,8 @@
  * canonical JSON (the fingerprint's input) in a single read, and are validated against the tool's
  * input schema before the policy ever sees them.
  */
-import type { Ajv, ValidateFunction } from 'ajv';
 import { canonicalCopy } from '../canonical/canonical-json';
-import { UnsafePatternError } from '../validation/linear-regexp';
-import { createLinearAjv, describeUnsafePattern } from '../validation/schemas';
+import { compileInputSchema } from '../validation/schemas';
 import type { ToolDescriptor } from './ports';
 
 /** Largest canonical argument payload the gate accepts. */
@@ -43,24 +41,18 @@ export function prepareArguments(raw: unknown): PreparedArguments {
   return { args, canonicalArguments, copyError };
 }
 
-/** Validates arguments against a tool's input schema, one compiled validator per contract. */
+/**
+ * Validates arguments against a tool's input schema. The schema was compiled when the tool was
+ * listed (validation/schemas.ts, once per contract), so a call only looks the validator up; a tool
+ * whose schema is too large or broken is refused with the reason its listing gave.
+ */
 export class ArgumentValidator {
-  private readonly validators = new Map<string, ValidateFunction>();
-  // The schema is the server's: its patterns run on the linear-time engine, never V8's backtracking one.
-  private readonly ajv: Ajv = createLinearAjv({ strict: false, allErrors: false, validateSchema: false });
-
   /** Null when the arguments are valid; otherwise the first problem, naming the field. */
   validate(tool: ToolDescriptor, args: Readonly<Record<string, unknown>>): string | null {
-    let validator = this.validators.get(tool.contractHash);
-    if (!validator) {
-      try {
-        validator = this.ajv.compile(tool.inputSchema ?? { type: 'object' });
-      } catch (error) {
-        if (error instanceof UnsafePatternError) return `${describeUnsafePattern(tool.inputSchema, error, 'inputSchema')}; the call is refused`;
-        return `the tool's inputSchema is not a valid JSON Schema (${error instanceof Error ? error.message : String(error)})`;
-      }
-      this.validators.set(tool.contractHash, validator);
-    }
+    if (tool.unusable !== undefined) return tool.unusable;
+    const compiled = compileInputSchema(tool.contractHash, tool.inputSchema);
+    if (!compiled.ok) return compiled.problem;
+    const validator = compiled.validate;
     if (validator(args)) return undeclaredField(tool.inputSchema, args);
     const e = validator.errors?.[0];
     if (!e) return 'arguments do not match the tool schema';

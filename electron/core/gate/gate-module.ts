@@ -1,6 +1,7 @@
 /**
  * The gate and permission management assembled for the core: the Gate, the PolicyStore, the
- * contract handlers (approvals, operations, permissions, tools offered) and the events they push.
+ * contract handlers (approvals, operations, tools offered), the rule changes the permissions
+ * module's channels call, and the events they push.
  *
  * Approving happens only here, in `review`: the core shows the trusted preview through the
  * `ApprovalPrompter` (a native dialog in main) and approves internally when the person chose
@@ -16,7 +17,8 @@ import { WardenError } from '../../../shared/result';
 import type { CoreEvents } from '../events';
 import { changeConfirmation, removalConfirmation, rootsWallOffConfirmation, type NameLookup } from '../preview/permission-confirmations';
 import { sanitizeJsonText } from '../text/sanitize';
-import { decide, effectiveMode } from '../policy/engine';
+import { decide } from '../policy/engine';
+import { changeMayLoosen, removalMayLoosen, type DecisionsLoosen } from '../policy/loosening';
 import { PolicyStore } from '../policy/store';
 import { hostPaths, type PathFs, type PathSemantics } from '../paths/resolve';
 import type { ApprovalPreview, ApprovalPrompter, BatchChoice, Clock, Journal, OperationHistory } from '../ports';
@@ -25,7 +27,7 @@ import { createOperationPresenter } from './result-display';
 import { CallNotSentError } from './call-outcome';
 import type { ToolDescriptor, ToolExecutor, ToolRegistry } from './ports';
 
-type GateChannel = 'approvals:list' | 'approvals:review' | 'approvals:reject' | 'approvals:cancel' | 'operations:list' | 'operations:get' | 'permissions:matrix' | 'permissions:set' | 'permissions:revoke' | 'tools:offered';
+type GateChannel = 'approvals:list' | 'approvals:review' | 'approvals:reject' | 'approvals:cancel' | 'operations:list' | 'operations:get' | 'tools:offered';
 
 /** Handlers for the channels this module owns. */
 export type GateHandlers = { [C in GateChannel & ChannelName]: (request: RequestOf<C>) => Promise<ResponseOf<C>> | ResponseOf<C> };
@@ -87,6 +89,23 @@ export interface GateModule {
    * names come from what is connected now.
    */
   useNames(names: NameLookup): void;
+  /**
+   * Where the loosening check finds every tool Warden knows (live and last listed, of connected
+   * and disconnected accounts). Until it is given, only the tools listed now are compared.
+   */
+  useKnownTools(tools: () => readonly ToolDescriptor[]): void;
+  /**
+   * Whether a permission change may make Warden ask less (see `policy/loosening.ts`): every
+   * channel that changes rules asks this before the change, and confirms it when true.
+   */
+  mayLoosen(change: PermissionChange, pin: GrantPin | null): boolean;
+  /**
+   * Sets one rule (the `permissions:set` channel, declared by the permissions module): confirmed
+   * in the native dialog first when it may loosen, journaled, and pending calls decided again.
+   */
+  setPermission(change: PermissionChange): Promise<ResponseOf<'permissions:set'>>;
+  /** Removes one rule (`permissions:revoke`): confirmed first when removing it may loosen. */
+  revokePermission(ruleId: string): Promise<ResponseOf<'permissions:revoke'>>;
   /**
    * Turns a server's folder wall on (at once: it only tightens) or off (only after the person
    * confirms it in the native dialog: it loosens), journals it and decides pending calls again.
@@ -279,7 +298,8 @@ export function createGateModule(options: GateModuleOptions): GateModule {
       const wanted = accounts?.[t.serverId] ?? gate.activeAccount(t.serverId, conversationId);
       if (wanted !== undefined && wanted !== t.accountId) continue;
       const d = decideFor(t, conversationId, state);
-      if (d.decision === 'deny') continue;
+      // A tool whose schema Warden refused is never offered: every call of it would be refused.
+      if (d.decision === 'deny' || t.unusable !== undefined) continue;
       out.push({ serverId: t.serverId, accountId: t.accountId, toolName: t.name, description: t.description ?? null, inputSchema: t.inputSchema, effective: d.decision });
     }
     return out;
@@ -299,16 +319,25 @@ export function createGateModule(options: GateModuleOptions): GateModule {
     return { contractHash: null, endpointHash: any.endpointHash, tools: Object.fromEntries(tools.map((t) => [t.name, t.contractHash])) };
   }
 
-  /** True if going from `before` to `after` makes any listed tool more permissive. */
-  function loosens(before: PolicyState, after: PolicyState): boolean {
-    for (const t of registry.listTools()) {
-      const convs = new Set<string | null>([null, ...after.conversation.map((c) => c.conversationId), ...before.conversation.map((c) => c.conversationId)]);
+  let knownTools: () => readonly ToolDescriptor[] = () => registry.listTools();
+  /**
+   * True if some known tool, in any conversation either state names, is decided more permissively
+   * under `after`. Safe mode is left out of both: it holds every tool at Ask, which would hide what
+   * the rules underneath allow once it ends.
+   */
+  const decisionsLoosen: DecisionsLoosen = (before, after) => {
+    const was = { ...before, safeMode: false };
+    const now = { ...after, safeMode: false };
+    const convs = new Set<string | null>([null, ...after.conversation.map((c) => c.conversationId), ...before.conversation.map((c) => c.conversationId)]);
+    for (const t of knownTools()) {
       for (const c of convs) {
-        if (RANK[decideFor(t, c, after).decision] > RANK[decideFor(t, c, before).decision]) return true;
+        if (RANK[decideFor(t, c, now).decision] > RANK[decideFor(t, c, was).decision]) return true;
       }
     }
     return false;
-  }
+  };
+  /** See GateModule.mayLoosen; judged on the effective state, where a Disabled default is a restriction too. */
+  const mayLoosen = (change: PermissionChange, pin: GrantPin | null): boolean => changeMayLoosen(change, pin, effectivePolicy.current(), decisionsLoosen);
 
   /** Names of what is connected now: the fallback until the permissions module gives its own. */
   const connectedNames: NameLookup = {
@@ -329,46 +358,16 @@ export function createGateModule(options: GateModuleOptions): GateModule {
       throw new WardenError('UNSUPPORTED', 'mode: Always Allow for every tool of every server is not offered; it would grant tools no server has listed yet. Allow a server or a tool instead.');
     }
     const pin = pinFor(change);
-    // The effective state: a Disabled default is a restriction that a rule can lift too.
-    const before = effectivePolicy.current();
-    const ruleId = PolicyStore.ruleIdFor(change);
-    const old = policy.find(ruleId);
-    const oldMode = old?.mode;
-    // Judged on the rules, not only by simulating calls (which cannot see argument constraints or
-    // tools of a disconnected server): anything but 'disabled' may lift a restriction.
-    const mayLoosen =
-      change.mode !== 'disabled' &&
-      (change.mode === 'allow' || (oldMode !== undefined && oldMode !== 'ask' && oldMode !== 'allow') || restrictiveRuleNear(change, before) || simulateLoosens(change, pin, before));
-    if (mayLoosen) await confirm(changeConfirmation(change, names));
+    if (mayLoosen(change, pin)) await confirm(changeConfirmation(change, names));
     const result = await policy.set(change, pin, 'user');
     emitPermissionChanged(result.ruleId, change.scope);
     return { ruleId: result.ruleId, old: result.old, new: result.new };
   }
 
-  /** True if some disabled (or invalid, read as disabled) rule could apply to what `change` covers. */
-  function restrictiveRuleNear(change: PermissionChange, state: PolicyState): boolean {
-    const restrictive = (mode: unknown) => effectiveMode(mode) === 'disabled';
-    if (state.defaultMode === 'disabled') return true;
-    const serverId = 'serverId' in change ? change.serverId : null;
-    const user = state.user.some((r) => restrictive(r.mode) && (serverId === null || r.scope.kind === 'global' || ('serverId' in r.scope && r.scope.serverId === serverId)));
-    const conversation = state.conversation.some((r) => restrictive(r.mode) && (serverId === null || r.serverId === serverId));
-    return user || conversation;
-  }
-
-  function simulateLoosens(change: PermissionChange, pin: GrantPin | null, before: PolicyState): boolean {
-    return loosens(before, PolicyStore.apply(before, change, pin).next);
-  }
-
   async function revokePermission(ruleId: string) {
     const old = policy.find(ruleId);
     if (!old) return { ruleId, revoked: false };
-    const before = policy.current();
-    const after: PolicyState = { ...before, user: before.user.filter((r) => r.id !== ruleId), conversation: before.conversation.filter((r) => r.id !== ruleId) };
-    // Removing any rule but an Always Allow removes a restriction (even one a simulation with no
-    // arguments, or with the server disconnected, cannot see): the person confirms it.
-    if (old.mode !== 'allow' || loosens(before, after)) {
-      await confirm(removalConfirmation(old, names));
-    }
+    if (removalMayLoosen(ruleId, effectivePolicy.current(), decisionsLoosen)) await confirm(removalConfirmation(old, names));
     const change = await policy.revoke(ruleId, 'user');
     emitPermissionChanged(ruleId, change?.scope.kind ?? 'unknown');
     return { ruleId, revoked: change !== null };
@@ -400,9 +399,6 @@ export function createGateModule(options: GateModuleOptions): GateModule {
       if (!op) throw new WardenError('NOT_FOUND', `operationId: no operation ${JSON.stringify(operationId)}`);
       return present(op);
     },
-    'permissions:matrix': ({ conversationId, search }) => matrix(conversationId, search),
-    'permissions:set': (change) => setPermission(change),
-    'permissions:revoke': ({ ruleId }) => revokePermission(ruleId),
     // The window gets the schemas' text cleaned like everything else a server writes.
     'tools:offered': ({ conversationId, accounts }) => ({ tools: offeredTools(conversationId, accounts).map((t) => ({ ...t, inputSchema: sanitizeJsonText(t.inputSchema) as Record<string, unknown> })) }),
   };
@@ -424,6 +420,12 @@ export function createGateModule(options: GateModuleOptions): GateModule {
     useNames(lookup) {
       names = lookup;
     },
+    useKnownTools(tools) {
+      knownTools = tools;
+    },
+    mayLoosen,
+    setPermission,
+    revokePermission,
     async setRootsEnforced(serverId, enforced) {
       const was = policy.current().enforcedRoots?.includes(serverId) === true;
       if (was && !enforced) await confirm(rootsWallOffConfirmation(serverId, names));

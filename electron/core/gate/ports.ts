@@ -26,6 +26,11 @@ export interface ToolDescriptor {
   /** JSON Schema the arguments are validated against (ajv) before the policy sees them. */
   inputSchema: Record<string, unknown>;
   outputSchema?: Record<string, unknown>;
+  /**
+   * Set when the tool cannot be used, in plain words (its schema is over the size limit or cannot
+   * be compiled): it is never offered to a model and every call of it is refused with this reason.
+   */
+  unusable?: string;
   /** Untrusted hints (readOnlyHint, destructiveHint, …). Never make anything more permissive. */
   annotations?: Record<string, unknown>;
   /**

@@ -349,6 +349,7 @@ export class ConnectionManager implements ToolRegistry, ToolExecutor {
       // The process was spawned with this cwd (relative to ours, or ours when unset).
       ...(connection.definition.transport === 'stdio' ? { workingFolder: spawnedWorkingFolder(connection.definition.cwd) } : {}),
       ...(problem !== undefined ? { unverifiedListing: problem } : {}),
+      ...(tool.unusable !== undefined ? { unusable: tool.unusable } : {}),
     });
   }
 

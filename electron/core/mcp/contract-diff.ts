@@ -37,6 +37,8 @@ export interface DiscoveredTool {
   outputSchema?: Record<string, unknown>;
   annotations?: Record<string, unknown>;
   contractHash: string;
+  /** Why the tool cannot be used (see ToolDescriptor.unusable), decided when it was listed. */
+  unusable?: string;
   /** One hash per contract field, so a change can be reported as "description changed". */
   fieldHashes: Record<PinnedField, string>;
 }

@@ -13,6 +13,7 @@ import { ListToolsResultSchema, type Tool } from '@modelcontextprotocol/sdk/type
 import { instructionsHash } from '../canonical';
 import type { Clock } from '../ports';
 import { displayText } from '../text/sanitize';
+import { compileInputSchema, schemaSizeProblem } from '../validation/schemas';
 import { errorText, TEXT_LIMITS, withTimeout } from './connection-common';
 import { compareListing, type DiscoveredTool, type ListingTrigger, type Pins, type ToolsChange } from './contract-diff';
 import type { LogRing } from './log-ring';
@@ -175,6 +176,7 @@ export class ToolListing {
     const { serverId, accountId, log } = this.deps;
     const compared = compareListing(listed, this.pins, { serverId, accountId, instructionsHash: instructionsHash(this.deps.instructions() ?? null), trigger });
     for (const name of compared.duplicates) log.note(`server listed tool ${JSON.stringify(displayText(name, TEXT_LIMITS.name))} twice; keeping the first`);
+    for (const tool of compared.tools.values()) prepareSchemas(tool, log);
     this.toolsByName = compared.tools;
     this.listedAt = this.deps.clock.now();
     this.pins = compared.pins;
@@ -209,4 +211,18 @@ export class ToolListing {
     } while (cursor !== undefined);
     return listed;
   }
+}
+
+/**
+ * Compiles a listed tool's input schema now, at listing time, so no call compiles one (each
+ * contract is compiled once; validation/schemas.ts), and marks the tool unusable, with the reason
+ * in the server's log, when a schema is too large or cannot be compiled.
+ */
+function prepareSchemas(tool: DiscoveredTool, log: LogRing): void {
+  const output = schemaSizeProblem(tool.outputSchema, 'outputSchema');
+  const input = compileInputSchema(tool.contractHash, tool.inputSchema);
+  const problem = output ?? (input.ok ? undefined : input.problem);
+  if (problem === undefined) return;
+  tool.unusable = `${displayText(tool.name, TEXT_LIMITS.name)} cannot be used: ${problem}`;
+  log.note(`tool ${tool.unusable}`);
 }

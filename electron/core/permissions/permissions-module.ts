@@ -10,7 +10,6 @@
  */
 import type { ChannelName, RequestOf, ResponseOf } from '../../../shared/ipc';
 import type { MatrixAccount, PermissionChange, ToolChangeDetail } from '../../../shared/contract/permissions';
-import type { Decision } from '../../../shared/domain/operations';
 import type { GrantPin, PolicyState } from '../../../shared/domain/policy';
 import { WardenError } from '../../../shared/result';
 import type { CoreEvents } from '../events';
@@ -32,6 +31,8 @@ import { buildMatrix, firstRowsOf, type MatrixSources } from './matrix';
 
 type Channel =
   | 'permissions:matrix'
+  | 'permissions:set'
+  | 'permissions:revoke'
   | 'permissions:check'
   | 'permissions:tool-schema'
   | 'permissions:set-many'
@@ -74,8 +75,6 @@ export interface PermissionsModule {
   ready: Promise<void>;
   close(): Promise<void>;
 }
-
-const RANK: Record<Decision, number> = { deny: 0, ask: 1, allow: 2 };
 
 /** Builds the module (see the file comment) and starts remembering what each account lists. */
 export function createPermissionsModule(options: PermissionsModuleOptions): PermissionsModule {
@@ -241,26 +240,19 @@ export function createPermissionsModule(options: PermissionsModuleOptions): Perm
     return { contractHash: null, endpointHash: any.endpointHash, tools: Object.fromEntries(tools.map((t) => [t.name, t.contractHash])) };
   }
 
-  /** True if, for any tool Warden knows (live or from a listing), `after` decides more permissively than `before`. */
-  function loosens(before: PolicyState, after: PolicyState): boolean {
-    const matrixBefore = buildMatrix({ ...sources, policy: () => before }, null);
-    const matrixAfter = buildMatrix({ ...sources, policy: () => after }, null);
-    const was = new Map(matrixBefore.rows.map((r) => [`${r.serverId}\u0000${r.accountId}\u0000${r.toolName}`, r.effective]));
-    return matrixAfter.rows.some((r) => RANK[r.effective] > RANK[was.get(`${r.serverId}\u0000${r.accountId}\u0000${r.toolName}`) ?? 'deny']);
-  }
-
-  /**
-   * Whether a change may make Warden ask less. Judged on the rules as well as by comparing
-   * decisions (which cannot see argument constraints, conversations or tools never listed):
-   * anything but Disabled that could lift a restriction counts.
-   */
-  function mayLoosen(change: PermissionChange, before: PolicyState): boolean {
-    if (change.mode === 'disabled') return false;
-    if (change.mode === 'allow' || change.scope === 'tool-constraint' || change.scope === 'conversation' || change.scope === 'global') return true;
-    const old = policy.find(PolicyStore.ruleIdFor(change));
-    if (old && old.mode !== 'ask' && old.mode !== 'allow') return true;
-    return loosens(before, PolicyStore.apply(before, change, null).next);
-  }
+  // The loosening check compares decisions over every tool Warden knows, listed now or last listed.
+  gateModule.useKnownTools(() => {
+    const known = [...connections.listTools()];
+    const live = new Set(known.map((t) => `${t.serverId}\u0000${t.accountId}\u0000${t.name}`));
+    for (const def of servers.definitions()) {
+      for (const account of servers.accountsOf(def.id)) {
+        for (const listed of listings.last(def.id, account.id)?.tools ?? []) {
+          if (!live.has(`${def.id}\u0000${account.id}\u0000${listed.name}`)) known.push(toolFor(def.id, account.id, listed.name).tool);
+        }
+      }
+    }
+    return known;
+  });
 
   async function confirm(preview: ApprovalPreview): Promise<void> {
     if ((await prompter.prompt(preview)) !== 'approve') {
@@ -278,9 +270,8 @@ export function createPermissionsModule(options: PermissionsModuleOptions): Perm
         throw new WardenError('UNSUPPORTED', `changes.${i}.mode: Always Allow for every tool of every server is not offered; it would grant tools no server has listed yet`);
       }
     }
-    const before = policy.current();
     const pins = changes.map(pinFor);
-    const loosening = changes.filter((c) => mayLoosen(c, before));
+    const loosening = changes.filter((c, i) => gateModule.mayLoosen(c, pins[i]!));
     if (loosening.length > 0) await confirm(bulkConfirmation(loosening, names));
     const results: Array<{ ruleId: string; oldMode: PermissionChange['mode'] | null }> = [];
     for (const [i, c] of changes.entries()) {
@@ -426,6 +417,8 @@ export function createPermissionsModule(options: PermissionsModuleOptions): Perm
       const { tool, source } = toolFor(serverId, accountId, toolName);
       return { inputSchema: tool.inputSchema, source };
     },
+    'permissions:set': (change) => gateModule.setPermission(change),
+    'permissions:revoke': ({ ruleId }) => gateModule.revokePermission(ruleId),
     'permissions:set-many': ({ changes }) => setMany(changes),
     'permissions:change-detail': ({ serverId, accountId, toolName }) => changeDetail(serverId, accountId, toolName),
     'permissions:resolve-change': ({ serverId, accountId, toolName, action }) => resolveChange(serverId, accountId, toolName, action),

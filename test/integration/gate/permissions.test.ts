@@ -43,7 +43,9 @@ async function setup(): Promise<void> {
 }
 
 const call = (toolName = 'close_issue', args: Record<string, unknown> = { text: 'x' }) => ({ source: 'model' as const, conversationId: 'c1', serverId: 'gh', accountId: 'work', toolName, arguments: args });
-const run = (channel: string, request: unknown) => dispatch(mod.handlers as unknown as Handlers, channel, request, () => {});
+// The permissions module declares these two channels in the core; here they reach the gate module's own functions.
+const run = (channel: string, request: unknown) =>
+  dispatch({ ...mod.handlers, 'permissions:set': mod.setPermission, 'permissions:revoke': ({ ruleId }: { ruleId: string }) => mod.revokePermission(ruleId) } as unknown as Handlers, channel, request, () => {});
 
 afterEach(async () => {
   mod?.close();
@@ -148,9 +150,8 @@ describe('permission management', () => {
     prompter.answer = 'approve';
     await run('permissions:set', { scope: 'tool', serverId: 'gh', accountId: 'work', toolName: 'read_file', mode: 'allow' });
     await run('permissions:set', { scope: 'tool', serverId: 'gh', accountId: null, toolName: 'close_issue', mode: 'disabled' });
-    const m = await run('permissions:matrix', { conversationId: null });
-    expect(m.ok).toBe(true);
-    const rows = (m as { value: { rows: Array<Record<string, unknown>> } }).value.rows;
+    // The live-only matrix the chat reads; the permissions:matrix channel belongs to the permissions module.
+    const rows = mod.matrix(null).rows as unknown as Array<Record<string, unknown>>;
     expect(rows.find((r) => r.toolName === 'read_file')).toMatchObject({ mode: 'allow', effective: 'allow', pin: 'ok', explanation: 'Allowed: you set Always Allow for read_file on GH (work)' });
     expect(rows.find((r) => r.toolName === 'close_issue')).toMatchObject({ mode: 'disabled', effective: 'deny' });
     expect(rows.find((r) => r.toolName === 'fetch_page')).toMatchObject({ mode: null, effective: 'ask', serverDescription: 'fetch_page tool' });
@@ -159,9 +160,9 @@ describe('permission management', () => {
     // Contract change: the matrix shows the stale pin, the effective decision drops to ask.
     mcp.tools.get('read_file')!.update({ description: 'changed' });
     await registry.refresh();
-    const after = (await run('permissions:matrix', { conversationId: null, search: 'read' })) as { value: { rows: Array<Record<string, unknown>> } };
-    expect(after.value.rows).toHaveLength(1);
-    expect(after.value.rows[0]).toMatchObject({ effective: 'ask', pin: 'contract-changed' });
+    const after = mod.matrix(null, 'read');
+    expect(after.rows).toHaveLength(1);
+    expect(after.rows[0]).toMatchObject({ effective: 'ask', pin: 'contract-changed' });
   });
 
   it('a permission change revokes queued calls immediately', async () => {

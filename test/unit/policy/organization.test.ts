@@ -1,6 +1,6 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { decide, loadOrganizationPolicy, parseOrganizationPolicy } from '../../../electron/core/policy';
@@ -22,23 +22,47 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
+const me = process.getuid?.() ?? 0;
+/** The POSIX guard as production builds it, also trusting this test's user and group (tests need not run as root). */
+const guard = posixPolicyGuard({ uids: [0, me], gids: [0, process.getgid?.() ?? 0] });
+
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 /**
- * A folder whose every ancestor only administrators (and this test's own user, trusted below) can
- * change — unlike the system temp folder, which every user can write, and unlike $HOME, which the
- * test runner points into the temp folder. Inside the checkout's node_modules/.cache.
+ * Where protected test folders go: the first candidate whose every ancestor only administrators
+ * (and this test's own user, trusted above) can change, as judged by the guard under test. The
+ * checkout's node_modules/.cache is tried first, but a checkout may live anywhere — under the
+ * system temp folder, which every user can write, the guard rightly refuses it — so the account's
+ * home folder (from the user database: the test runner points $HOME into the temp folder) is the
+ * fallback. Choosing by the guard itself keeps the tests independent of where the repository was
+ * cloned.
  */
+let protectedBase = '';
+beforeAll(async () => {
+  const candidates = [path.join(repoRoot, 'node_modules', '.cache'), path.join(userInfo().homedir, '.cache')];
+  const refused: string[] = [];
+  for (const base of candidates) {
+    try {
+      mkdirSync(base, { recursive: true });
+      const problems = await guard.problems(base);
+      if (problems.length === 0) {
+        protectedBase = base;
+        return;
+      }
+      refused.push(...problems);
+    } catch (error) {
+      refused.push(`${base}: ${(error as Error).message}`);
+    }
+  }
+  throw new Error(`No folder for protected test files: every candidate can be changed by other users (${refused.join('; ')})`);
+});
+
+/** A fresh folder inside {@link protectedBase}, removed after the test. */
 function protectedDir(): string {
-  const base = path.join(repoRoot, 'node_modules', '.cache');
-  mkdirSync(base, { recursive: true });
-  const dir = mkdtempSync(path.join(base, 'warden-org-test-'));
+  const dir = mkdtempSync(path.join(protectedBase, 'warden-org-test-'));
   chmodSync(dir, 0o755);
   dirs.push(dir);
   return dir;
 }
-const me = process.getuid?.() ?? 0;
-/** The POSIX guard as production builds it, also trusting this test's user and group (tests need not run as root). */
-const guard = posixPolicyGuard({ uids: [0, me], gids: [0, process.getgid?.() ?? 0] });
 
 describe('organization policy file', () => {
   it('no file means no organization rules', async () => {
