@@ -312,16 +312,19 @@ function buildEntry(entryId: string, raw: RawServerEntry, passwordInputs: Readon
     list.map(({ name, value }) => {
       const ref = /\$\{input:([^}]+)\}/.exec(value);
       // Only a credential may be hidden in the keychain: every other variable is a setting the
-      // confirmation shows in full, so it is imported as one even when its value looks secret.
+      // confirmation shows in full. A value that looks secret under such a name (and is not code
+      // the program loads) could only be kept in plain settings, which import never does on its
+      // own: the entry is refused, so putting it there is the person's choice, made by hand.
       if (field === 'env' && !mayBeSecretEnvName(name)) {
         const loadsCode = isCodeLoadingEnvName(name);
         const what = loadsCode ? `${name} changes which code the program loads` : `${name} is a setting, not a credential (its name does not say it holds one)`;
         if (ref) {
           problem ??= `env "${name}" comes from the VS Code input "${ref[1]}", but ${what}, so Warden must show its value: add this server by hand with the value written out`;
         } else if (loadsCode) {
+          // Whatever it looks like, such a value is code the program runs: the person must see it.
           notes.push(`env "${name}" changes which code the program loads; it is imported as a plain setting and shown in full before saving.`);
         } else if (secretReasons(name, value).length > 0) {
-          notes.push(`env "${name}" looks like it holds a secret, but ${what}, so Warden cannot hide it: it is imported as a plain setting and shown in full before saving.`);
+          problem ??= `env "${name}" looks like it holds a secret, but ${what}, so Warden could only keep it in plain settings: add this server by hand if that is what you want`;
         }
         return { name, value };
       }

@@ -158,7 +158,7 @@ describe('the import confirmation says where each value goes, and only it can ke
     await run('servers:import', { previewId: preview.value.previewId, entryIds: [entry.entryId] });
     expect(shown[0]!.detail).toContain(`NODE_OPTIONS = ${payload} (changes which code the program loads)`);
   });
-  it('a setting marked secret in an imported config is imported as a plain setting and shown in full, and one hidden behind a VS Code input is refused with the reason', async () => {
+  it('a setting in an imported config is imported as a plain setting and shown in full, and one that looks secret or hides behind a VS Code input is refused with the reason', async () => {
     const config = join(sourceDir, 'mcp.json');
     const gitDir = `/tmp/payload-${randomBytes(6).toString('hex')}/.git`;
     writeFileSync(
@@ -166,7 +166,8 @@ describe('the import confirmation says where each value goes, and only it can ke
       JSON.stringify({
         inputs: [{ id: 'kube', type: 'promptString', password: true }],
         servers: {
-          git: { command: 'git', args: ['status'], env: { GIT_DIR: gitDir, AWS_CONFIG_FILE: `sk-ant-${randomBytes(20).toString('hex')}`, GITHUB_TOKEN: token } },
+          git: { command: 'git', args: ['status'], env: { GIT_DIR: gitDir, GITHUB_TOKEN: token } },
+          aws: { command: 'aws', args: ['s3', 'ls'], env: { AWS_CONFIG_FILE: `sk-ant-${randomBytes(20).toString('hex')}` } },
           kube: { command: 'kubectl', args: ['get', 'pods'], env: { KUBECONFIG: '${input:kube}' } },
         },
       }),
@@ -175,10 +176,12 @@ describe('the import confirmation says where each value goes, and only it can ke
     core = createCore({ version: 'test', servers: { settingsStore: openConfSettingsStore(dir), secrets: store }, fileDialogs: { openFile: async () => config, saveFile: async () => null }, confirmServerChange: async (s) => (shown.push(s), false) });
     const preview = (await run('servers:import-preview', { source: 'vscode-user' })) as Result<ImportPreview>;
     if (!preview.ok) throw new Error(preview.error.message);
-    const [git, kube] = preview.value.entries;
-    expect(git!.draft).toMatchObject({ env: [{ name: 'GIT_DIR', value: gitDir }, { name: 'AWS_CONFIG_FILE', value: expect.stringMatching(/^sk-ant-/) }, { name: 'GITHUB_TOKEN', secret: true }] });
+    const [git, aws, kube] = preview.value.entries;
+    expect(git!.draft).toMatchObject({ env: [{ name: 'GIT_DIR', value: gitDir }, { name: 'GITHUB_TOKEN', secret: true }] });
     expect(git!.detectedSecrets.map((d) => d.name)).toEqual(['GITHUB_TOKEN']);
-    expect(git!.notes.join(' ')).toMatch(/"AWS_CONFIG_FILE" looks like it holds a secret, but AWS_CONFIG_FILE is a setting, not a credential/);
+    // Its value could only be kept in plain settings, which import never does on its own.
+    expect(aws!.draft).toBeNull();
+    expect(aws!.problem).toMatch(/"AWS_CONFIG_FILE" looks like it holds a secret, but AWS_CONFIG_FILE is a setting, not a credential.*add this server by hand/);
     expect(kube!.draft).toBeNull();
     expect(kube!.problem).toMatch(/KUBECONFIG is a setting, not a credential .* so Warden must show its value/);
     const imported = await run('servers:import', { previewId: preview.value.previewId, entryIds: [git!.entryId], decisions: [{ valueId: git!.detectedSecrets[0]!.valueId, action: 'keychain' }] });

@@ -125,20 +125,23 @@ describe('import finds a secret wherever it sits in a value', () => {
             command: 'npx',
             args: ['-y', 'some-server'],
             env: {
-              SERVICE_URL: `https://api.example.com/v1?region=eu&key=${ANTHROPIC}`,
-              NOTES: `my token is ${GH_TOKEN}`,
-              WORKSPACE: `\${env:HOME}/slack?auth=${SLACK}`,
+              SERVICE_KEY: `https://api.example.com/v1?region=eu&key=${ANTHROPIC}`,
+              GITHUB_TOKEN: `my token is ${GH_TOKEN}`,
+              SLACK_AUTH: `\${env:HOME}/slack?auth=${SLACK}`,
               LOG_LEVEL: 'debug',
             },
           },
+          // A secret under a name that may not be secret could only go to plain settings.
+          notes: { command: 'npx', args: ['-y', 'other-server'], env: { NOTES: `my token is ${GH_TOKEN}` } },
           remote: { url: 'https://notes.example.com/mcp', headers: { 'X-Config': `region=eu; key=${OPENAI}` } },
           leaky: { url: `https://notes.example.com/mcp?api_key=${OPENAI}` },
         },
       }),
     );
     const preview = await importer.preview({ source: 'claude-desktop', path });
-    const [tools, remote, leaky] = preview.entries;
-    expect(tools!.detectedSecrets.map((s) => s.name).sort()).toEqual(['NOTES', 'SERVICE_URL', 'WORKSPACE']);
+    const [tools, notes, remote, leaky] = preview.entries;
+    expect(tools!.detectedSecrets.map((s) => s.name).sort()).toEqual(['GITHUB_TOKEN', 'SERVICE_KEY', 'SLACK_AUTH']);
+    expect(notes!.problem).toMatch(/env "NOTES" looks like it holds a secret, but NOTES is a setting.*add this server by hand/);
     expect(remote!.detectedSecrets.map((s) => s.name)).toEqual(['X-Config']);
     // A URL is kept in plain settings, so one carrying a credential cannot be imported as it is.
     expect(leaky!.problem).toMatch(/url: .*credential/);
