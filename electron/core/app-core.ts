@@ -399,7 +399,8 @@ export function createCore(deps: CoreDeps): WardenCore {
       server: (serverId) => serversModule.service.getServer(serverId)?.name,
       account: (serverId, accountId) => serversModule.service.accountsOf(serverId).find((a) => a.id === accountId)?.label,
     },
-    policy: () => gateModule.policy.current(),
+    // The policy the gate decides with, so the Settings default keeps a server's data unread too.
+    policy: () => gateModule.effectivePolicy(),
     journal,
     clock,
     events,

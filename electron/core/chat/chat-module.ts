@@ -74,12 +74,13 @@ export function createChatModule(deps: {
     ...(deps.attachment ? { attachment: deps.attachment } : {}),
     // A server's instructions are its text in the model's context: they follow the person's
     // server-wide rules like a resource read does, so a Disabled (or forbidden) server adds none.
-    instructions: () => {
-      const policy = deps.gate.policy.current();
+    instructions: (conversationId) => {
+      // The policy the gate decides with: the Settings default is part of it.
+      const policy = deps.gate.effectivePolicy();
       return deps.connections
         .snapshot()
         .map((s) => ({ ...s, label: deps.servers.getServer(s.serverId)?.name ?? s.serverId }))
-        .filter((s) => s.status.state === 'connected' && s.instructions && accessRefusal(policy, s.serverId, s.accountId, s.label) === undefined)
+        .filter((s) => s.status.state === 'connected' && s.instructions && accessRefusal(policy, s.serverId, s.accountId, s.label, conversationId) === undefined)
         .map((s) => ({ server: s.label, text: s.instructions! }));
     },
   });

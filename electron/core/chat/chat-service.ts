@@ -56,7 +56,7 @@ export interface ChatServiceDeps {
   events: CoreEvents;
   clock: Clock;
   /** Connected servers' `instructions` (untrusted; wrapped before the model sees them). */
-  instructions?: () => Array<{ server: string; text: string }>;
+  instructions?: (conversationId: string) => Array<{ server: string; text: string }>;
   limits?: Partial<ChatLimits>;
   /** The provider new conversations use when none is named and none was used before. */
   defaultProviderId?: string;
@@ -368,7 +368,7 @@ export class ChatService {
       const calls: ModelToolCall[] = [];
       let stopReason: string | null = null;
       try {
-        for await (const event of provider.stream({ model: c.model, system: systemPromptWith(this.instructions()), messages: history, tools: specs, maxTokens: this.limits.maxTokens, signal: turn.abort.signal })) {
+        for await (const event of provider.stream({ model: c.model, system: systemPromptWith(this.instructions(c.id)), messages: history, tools: specs, maxTokens: this.limits.maxTokens, signal: turn.abort.signal })) {
           if (turn.stopped) break;
           if (event.type === 'text-delta') {
             message.text += event.text;
@@ -521,8 +521,8 @@ export class ChatService {
   }
 
   /** Connected servers' instructions, with Warden's secrets replaced. */
-  private instructions(): Array<{ server: string; text: string }> {
-    return (this.deps.instructions?.() ?? []).map((i) => ({ server: i.server, text: this.redact(i.text) }));
+  private instructions(conversationId: string): Array<{ server: string; text: string }> {
+    return (this.deps.instructions?.(conversationId) ?? []).map((i) => ({ server: i.server, text: this.redact(i.text) }));
   }
 
   /** The tools the gate module offers here: effective decision is not deny (its one definition). */

@@ -115,5 +115,39 @@ for (const kind of ['anthropic', 'openai'] as const) {
       expect(system).toContain('OPEN-SERVER-INSTRUCTIONS');
       expect(system).not.toContain('DISABLED-SERVER-INSTRUCTIONS');
     });
+
+    it("with the Settings default Disabled, a server no rule of its own enables adds no instructions", async () => {
+      const { t, fixture } = await start(kind);
+      const open = await addHostile(t.core, 'Open', 'OPEN-SERVER-INSTRUCTIONS');
+      await call(t.core, 'permissions:set', { scope: 'server', serverId: open.serverId, accountId: null, mode: 'ask' });
+      await call(t.core, 'settings:set', { defaultToolMode: 'disabled' });
+      await addHostile(t.core, 'Off', 'DEFAULT-DISABLED-INSTRUCTIONS');
+      const { provider } = await call<{ provider: { providerId: string } }>(t.core, 'models:add-provider', { kind, label: 'Fixture', baseUrl: fixture.baseUrl, apiKey: KEY });
+      const c = await call<Conversation>(t.core, 'chat:create', { providerId: provider.providerId, model: 'm' });
+      fixture.enqueue({ kind: 'reply', text: ['ok'] });
+      await call(t.core, 'chat:send-message', { conversationId: c.id, text: 'hello' });
+      await settled(t.core, c.id);
+      const system = systemOf(fixture.requests.find((r) => r.method === 'POST')!);
+      expect(system).toContain('OPEN-SERVER-INSTRUCTIONS');
+      expect(system).not.toContain('DEFAULT-DISABLED-INSTRUCTIONS');
+    });
+
+    it("a server Disabled for one conversation adds no instructions to it, and still does to another", async () => {
+      const { t, fixture } = await start(kind);
+      const off = await addHostile(t.core, 'Off', 'CONVERSATION-DISABLED-INSTRUCTIONS');
+      const { provider } = await call<{ provider: { providerId: string } }>(t.core, 'models:add-provider', { kind, label: 'Fixture', baseUrl: fixture.baseUrl, apiKey: KEY });
+      const c = await call<Conversation>(t.core, 'chat:create', { providerId: provider.providerId, model: 'm' });
+      const other = await call<Conversation>(t.core, 'chat:create', { providerId: provider.providerId, model: 'm' });
+      await call(t.core, 'permissions:set', { scope: 'conversation', conversationId: c.id, serverId: off.serverId, accountId: null, toolName: null, mode: 'disabled' });
+      fixture.enqueue({ kind: 'reply', text: ['ok'] });
+      await call(t.core, 'chat:send-message', { conversationId: c.id, text: 'hello' });
+      await settled(t.core, c.id);
+      fixture.enqueue({ kind: 'reply', text: ['ok'] });
+      await call(t.core, 'chat:send-message', { conversationId: other.id, text: 'hello' });
+      await settled(t.core, other.id);
+      const [first, second] = fixture.requests.filter((r) => r.method === 'POST');
+      expect(systemOf(first!)).not.toContain('CONVERSATION-DISABLED-INSTRUCTIONS');
+      expect(systemOf(second!)).toContain('CONVERSATION-DISABLED-INSTRUCTIONS');
+    });
   });
 }
