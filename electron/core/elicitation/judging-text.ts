@@ -5,14 +5,17 @@
  * A judge that reads the raw text is beaten by text that only looks like a word: `pass\u200bword`
  * (shown as "password" once the display drops the zero-width space), `pаssword` with a Cyrillic
  * "а", fullwidth `ｐａｓｓｗｏｒｄ`, `p a s s w o r d`. So before judging, text is NFKC-normalized
- * (fullwidth and compatibility forms become plain letters), invisible and format characters are
- * removed, common look-alike letters from Cyrillic and Greek are folded to the Latin ones they
+ * (fullwidth and compatibility forms become plain letters), everything the display removes is
+ * removed by the display's own function (so the two can never disagree), and so are format
+ * characters, unassigned code points and unpaired surrogates, which show as nothing or as a blank; common look-alike letters from Cyrillic and Greek are folded to the Latin ones they
  * imitate, accents are dropped (`contraseña` → `contrasena`), and letters spelled out one by one
  * are joined. This text is for judging only: what the person is shown is sanitized for display
  * by text/sanitize.ts and is never this folded form.
  *
  * Every expression here runs on a server's text on the main thread and takes time linear in it.
  */
+import { INVISIBLE_CLASS } from '../../../shared/display';
+import { sanitizeForDisplay } from '../text/sanitize';
 
 /** Cyrillic and Greek letters that look like Latin ones, as the Latin letter they pass for. */
 const CONFUSABLES: Readonly<Record<string, string>> = {
@@ -30,10 +33,13 @@ const CONFUSABLES: Readonly<Record<string, string>> = {
 // Every letter outside ASCII is looked up; those not in the table stay as they are.
 const NON_ASCII = /[\u0080-\u{10ffff}]/gu;
 
-// Format characters (zero-width, bidi, soft hyphen, tags), variation selectors, combining grapheme
-// joiner and Hangul fillers: none of them shows, so none may split a word for the judge.
-// eslint-disable-next-line no-misleading-character-class -- the combining characters listed are what is removed, one by one
-const INVISIBLE = /[\p{Cf}\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0\u{e0100}-\u{e01ef}]/gu;
+// What may not split a word for the judge even though the display keeps it: format characters
+// (\p{Cf}), unassigned code points (\p{Cn}: no font draws them, and a later Unicode version may
+// make them format characters) and unpaired surrogates. INVISIBLE_CLASS is named again so that
+// text the display does not see (the NFKC form of it) is read with the same list.
+const HIDDEN = `${INVISIBLE_CLASS}\\p{Cf}\\p{Cn}\\ud800-\\udfff`;
+const NOT_SHOWN = new RegExp(`[${HIDDEN}]`, 'gu');
+const INSIDE_WORD = new RegExp(`\\p{L}[${HIDDEN}]+\\p{L}`, 'u');
 const CONTROL = /\p{Cc}/gu;
 const MARKS = /\p{M}/gu;
 // Three or more single letters separated by one space, dot, dash or underscore: "p a s s w o r d".
@@ -44,10 +50,7 @@ const SPELLED_OUT = /(?<![\p{L}\p{N}])\p{L}(?:[ ._-]\p{L}){3,}(?![\p{L}\p{N}])/g
  * Latin, accents dropped, spelled-out letters joined. Case is kept (names are split at camelCase).
  */
 export function foldForJudging(text: string): string {
-  return text
-    .normalize('NFKC')
-    .replace(INVISIBLE, '')
-    .replace(CONTROL, ' ')
+  return visibleForJudging(text)
     .replace(NON_ASCII, (c) => CONFUSABLES[c] ?? c)
     .normalize('NFD')
     .replace(MARKS, '')
@@ -61,16 +64,14 @@ export function foldForJudging(text: string): string {
  * would break.
  */
 export function visibleForJudging(text: string): string {
-  return text.normalize('NFKC').replace(INVISIBLE, '').replace(CONTROL, ' ');
+  return sanitizeForDisplay(text).normalize('NFKC').replace(NOT_SHOWN, '').replace(CONTROL, ' ');
 }
 
 /** True if `text` hides something from the reader: an invisible character, or a word mixing Latin with look-alike letters of another script. */
 export function disguisedText(text: string): 'invisible' | 'mixed-script' | null {
   const nfkc = text.normalize('NFKC');
-  if (nfkc.replace(INVISIBLE, '') !== nfkc) {
-    // Only inside a word: a zero-width joiner in an emoji sequence hides nothing.
-    if (/\p{L}[\p{Cf}]+\p{L}/u.test(nfkc)) return 'invisible';
-  }
+  // Only inside a word: a zero-width joiner in an emoji sequence hides nothing.
+  if (INSIDE_WORD.test(nfkc)) return 'invisible';
   for (const word of nfkc.split(/[^\p{L}]+/u)) {
     if (/\p{Script=Latin}/u.test(word) && /[\p{Script=Cyrillic}\p{Script=Greek}]/u.test(word)) return 'mixed-script';
   }

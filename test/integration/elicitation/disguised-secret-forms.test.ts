@@ -69,6 +69,9 @@ describe('a form that asks for a secret in disguise never reaches the person', (
     ['cyrillic-password', 'answer', /its title asks for a secret \(“password”\)/],
     ['german-password', 'antwort', /its title asks for a secret \(“passwort”\)/],
     ['zero-width-title', 'field1', /its title asks for a secret \(“password”\)/],
+    ['unassigned-in-message', 'answer', /the form's message asks for a secret \(“password”\)/],
+    ['tag-in-title', 'field1', /its title asks for a secret \(“password”\)/],
+    ['escape-in-title', 'field1', /its title asks for a secret \(“password”\)/],
     ['spanish-password', 'clave', /its (name|title) asks for a secret \(“(clave|contrasena)”\)/],
     // The notice names the field as the server wrote it; the judge read it as "password".
     ['fullwidth-name', '\uff50\uff41\uff53\uff53\uff57\uff4f\uff52\uff44', /its name asks for a secret \(“password”\)/],

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { judgeForm } from '../../../electron/core/elicitation/secret-fields';
+import { sanitizeForDisplay } from '../../../electron/core/text/sanitize';
 
 const one = (name: string, spec: Record<string, unknown> = { type: 'string' }) => {
   const verdict = judgeForm('', { [name]: spec });
@@ -46,5 +47,29 @@ describe('a form field that asks for a secret', () => {
     expect(judgeForm('', { x: { type: 'string', title: 'Your user\u200bname' } })).toMatchObject({ kind: 'warn', warning: expect.stringContaining('invisible') });
     expect(judgeForm('', { x: { type: 'string', title: 'Your n\u0430me' } })).toMatchObject({ kind: 'warn', warning: expect.stringContaining('look-alike') });
     expect(judgeForm('What should I call you?', { name: { type: 'string', title: 'Your name' } })).toEqual({ kind: 'show' });
+  });
+
+  it('every character the display removes, placed inside "password", still reads as "password" to the judge', () => {
+    // Generated from the sanitizer itself, not listed by hand: a character the person never sees
+    // must never split the word the judge looks for.
+    const removed: number[] = [];
+    for (let code = 0; code <= 0x10ffff; code++) {
+      if (code >= 0xd800 && code <= 0xdfff) continue;
+      const c = String.fromCodePoint(code);
+      if (c === '\n' || c === '\t' || c === '\r') continue;
+      if (sanitizeForDisplay(`a${c}b`) === 'ab') removed.push(code);
+    }
+    expect(removed.length).toBeGreaterThan(100);
+    const passed = removed.filter((code) => {
+      const title = `Enter your pass${String.fromCodePoint(code)}word`;
+      return judgeForm(title, { answer: { type: 'string' } }).kind !== 'refuse';
+    });
+    expect(passed.map((code) => code.toString(16))).toEqual([]);
+  });
+
+  it('an unassigned or unpaired code point does not split a secret word either', () => {
+    for (const c of ['\u2065', '\u{e0000}', '\u{e0002}', '\u{e001f}', '\ud800', '\udfff', '\u{10ffff}']) {
+      expect(judgeForm(`Enter your pass${c}word`, { answer: { type: 'string' } }).kind, c.codePointAt(0)!.toString(16)).toBe('refuse');
+    }
   });
 });
