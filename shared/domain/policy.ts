@@ -195,7 +195,7 @@ export interface PolicyContext {
    * cannot be known). A `matches` glob on such a field holds only if it holds for both readings;
    * if they differ, or the place is unknown, it may only make the decision stricter.
    */
-  pathValues?: ReadonlyMap<string, { written: string; opened: string | null; why?: string }>;
+  pathValues?: ReadonlyMap<string, { written: string; opened: string | null; why?: string; byRule?: true }>;
   /**
    * Every path argument of the call (any field with a path-like name, at any depth, each string
    * of a list too), as written and where the server will open it (null when that cannot be

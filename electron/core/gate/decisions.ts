@@ -162,6 +162,7 @@ export class GateDecisions {
       semantics: paths.semantics,
       fs: paths.fs,
       pathFields: rules.fields,
+      valueFields: rules.valueFields,
       // The wall's folders are resolved like a rule's, so a root reached through a symlink covers what it leads to.
       pathRoots: folders.length ? [...rules.roots, ...folders] : rules.roots,
       workingFolder: tool?.workingFolder ?? null,

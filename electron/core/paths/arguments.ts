@@ -11,7 +11,8 @@
  * - its schema (`format: uri`, `uri-reference`, `iri`, `iri-reference`): a path unless it names
  *   another scheme (`https:`, `mailto:`), which no file system opens;
  * - its value, wherever it appears: an absolute path, a leading `~`, a `file:` URL, a Windows
- *   drive (`C:`) or UNC (`\\server`) prefix.
+ *   drive (`C:`) or UNC (`\\server`) prefix, a relative path (`./x`, `../x`, `a/b`, `a\b`; not a
+ *   URL of another scheme).
  * Judging too many strings as paths only makes a decision stricter (a path rule or the wall
  * looks at one more string); judging too few lets a path walk past them.
  */
@@ -80,14 +81,42 @@ export function isPathName(name: string): boolean {
 
 /**
  * True when a string is a path by its shape alone, wherever it appears: an absolute path, a
- * leading `~`, a `file:` URL, a Windows drive or UNC prefix (surrounding spaces ignored, since
- * servers trim them). Text of several lines is not a path (file contents often start with `/`).
+ * leading `~`, a `file:` URL, a Windows drive or UNC prefix, or a relative path (surrounding
+ * spaces ignored, since servers trim them). Text of several lines is not a path (file contents
+ * often start with `/`).
  */
 export function isPathShaped(value: string): boolean {
+  return isRootedShape(value) || isRelativeShape(value);
+}
+
+/** The single line a path could be (trimmed), or null for empty or multi-line text. */
+function oneLine(value: string): string | null {
   const v = value.trim();
-  if (v === '' || /[\r\n\u2028\u2029]/.test(v)) return false;
+  return v === '' || /[\r\n\u2028\u2029]/.test(v) ? null : v;
+}
+
+/** An absolute path, a leading `~`, a `file:` URL, a Windows drive or UNC prefix. */
+function isRootedShape(value: string): boolean {
+  const v = oneLine(value);
   // "/…", "\…", "//server", "\\server", "~…", "file:…", "C:…" (a drive, not "Q: some words").
-  return /^(?:[/\\~]|file:|[A-Za-z]:(?!\s))/i.test(v);
+  return v !== null && /^(?:[/\\~]|file:|[A-Za-z]:(?!\s))/i.test(v);
+}
+
+/**
+ * A relative path: `.` or `..` (alone, leading, or as any segment), or segments joined by `/` or
+ * `\` (`docs/link/key`) none of which starts or ends with a space, and not a URL of another scheme.
+ *
+ * Why: a server opens a relative name from its working folder, so `../../outside/secret.txt` or
+ * `docs/link/key` leads wherever the folders and links there lead. Prose such as `see /etc/passwd`
+ * (a space beside the slash) is not read as one; were it opened, it would stay inside the working
+ * folder, since it climbs no `..`.
+ */
+function isRelativeShape(value: string): boolean {
+  const v = oneLine(value);
+  if (v === null || namesOtherScheme(v)) return false;
+  const segments = v.split(/[/\\]/);
+  if (segments.some((s) => s === '.' || s === '..')) return true;
+  return segments.length > 1 && segments.every((s) => s === s.trim());
 }
 
 /** True when a string names a scheme other than `file:` (`https://…`, `mailto:…`): no file system opens it. */
@@ -170,14 +199,14 @@ function nameEvidenceUnder(name: string | null, parent: string | null): 'path' |
   return nameEvidence(name) ?? (nameEvidence(parent) === 'path' ? 'path' : null);
 }
 
-/** Why a string is judged as a path, or null: its name, then its shape, then its schema. */
+/** Why a string is judged as a path, or null: its name, then a rooted shape, then its schema, then a relative shape. */
 function evidenceFor(value: string, byName: 'path' | 'uri' | null, positions: readonly Schema[]): PathEvidence | null {
   if (byName === 'path') return 'name';
-  if (isPathShaped(value)) return 'value';
+  if (isRootedShape(value)) return 'value';
   const bySchema = schemaEvidence(positions);
   if (bySchema === 'path') return 'schema';
   if ((bySchema === 'uri' || byName === 'uri') && !namesOtherScheme(value)) return bySchema ? 'schema' : 'name';
-  return null;
+  return isRelativeShape(value) ? 'value' : null;
 }
 
 // ---- calls ----------------------------------------------------------------------------------

@@ -607,11 +607,11 @@ function compileConstraint(c: ArgumentConstraint): CompiledConstraint {
       };
     case 'equals': {
       const want = canonicalJson(c.value);
-      return { field, dotted: c.field, words: `${c.field} is ${want}`, test: (v, ctx) => onBothReadings(v, ctx.pathValues?.get(c.field), (x) => x !== undefined && safeCanonical(x) === want), explainUnknown: explainReadings(c.field, 'the rule names') };
+      return { field, dotted: c.field, words: `${c.field} is ${want}`, test: (v, ctx) => onBothReadings(v, ctx.pathValues?.get(c.field), (x) => x !== undefined && safeCanonical(x) === want, namesRootedPath([c.value], ctx)), explainUnknown: explainReadings(c.field, 'the rule names') };
     }
     case 'oneOf': {
       const set = new Set(c.value.map((x) => canonicalJson(x)));
-      return { field, dotted: c.field, words: `${c.field} is one of ${[...set].join(', ')}`, test: (v, ctx) => onBothReadings(v, ctx.pathValues?.get(c.field), (x) => x !== undefined && set.has(safeCanonical(x))), explainUnknown: explainReadings(c.field, 'the rule names') };
+      return { field, dotted: c.field, words: `${c.field} is one of ${[...set].join(', ')}`, test: (v, ctx) => onBothReadings(v, ctx.pathValues?.get(c.field), (x) => x !== undefined && set.has(safeCanonical(x)), namesRootedPath(c.value, ctx)), explainUnknown: explainReadings(c.field, 'the rule names') };
     }
     case 'matches': {
       const glob = globMatcher(c.value);
@@ -625,7 +625,10 @@ function compileConstraint(c: ArgumentConstraint): CompiledConstraint {
         test: (v, ctx) => {
           if (typeof v !== 'string') return false;
           const p = ctx.pathValues?.get(c.field);
-          return p ? globOnPath(c.value, glob, p, ctx) : glob.test(v);
+          // A field only this kind of rule makes a path is also read where it is opened, when the
+          // glob names paths from a root and that place is known; `r*` on a mode field, or a word
+          // sent to a server with no known working folder, keeps meaning the text.
+          return p && (!p.byRule || (p.opened !== null && ROOTED_GLOB.test(c.value))) ? globOnPath(c.value, glob, p, ctx) : glob.test(v);
         },
         explainUnknown: explainReadings(c.field, 'the glob matches'),
       };
@@ -640,15 +643,27 @@ function compileConstraint(c: ArgumentConstraint): CompiledConstraint {
 }
 
 /**
- * A value test on a path argument, read as written and as the constraint sees it (an absolute
- * path resolved through its symlinks): both agree → that answer; they differ → UNKNOWN, so a
- * Disabled `equals "/etc/passwd"` is not escaped because /etc is a link (as on macOS), and an
- * Allow never holds for a path only one reading names.
+ * A value test on a path argument, read as written, as the constraint sees it (an absolute path
+ * resolved through its symlinks) and, when the rule names a path from a root, where the server
+ * opens it (a relative one from its working folder): all agree → that answer; they differ →
+ * UNKNOWN, so a Disabled `equals "/etc/passwd"` is not escaped because /etc is a link (as on
+ * macOS) or by writing `../etc/passwd`, and an Allow never holds for a path only one reading names.
+ * A rule naming a plain word (`equals "r"`) is compared with the text only: the server reads
+ * that word the same way whichever way the rule's side is read.
  */
-function onBothReadings(v: unknown, p: { written: string } | undefined, test: (x: unknown) => boolean): Holds {
+function onBothReadings(v: unknown, p: { written: string; opened: string | null } | undefined, test: (x: unknown) => boolean, rooted: boolean): Holds {
   const seen = test(v);
-  if (!p || typeof v !== 'string' || p.written === v) return seen;
-  return test(p.written) === seen ? seen : UNKNOWN;
+  if (!p || typeof v !== 'string') return seen;
+  const readings = rooted && p.opened !== null ? [p.written, p.opened] : [p.written];
+  return readings.every((r) => r === v || test(r) === seen) ? seen : UNKNOWN;
+}
+
+/** A glob that names paths from a root: absolute, home, a Windows drive or UNC prefix, or any depth (`**`). */
+const ROOTED_GLOB = /^(?:[/\\~]|\*\*|[A-Za-z]:)/;
+
+/** True when one of a rule's values is an absolute path, so a path argument is compared where it is opened too. */
+function namesRootedPath(values: readonly unknown[], ctx: PolicyContext): boolean {
+  return values.some((x) => typeof x === 'string' && normalizePolicyPath(x, ctx.paths) !== null);
 }
 
 /** Why a constraint on a path argument cannot be known: its place is unknown, or its two readings disagree. */

@@ -15,6 +15,11 @@ export interface NormalizeOptions {
   fs: PathFs | null;
   /** Extra dotted fields to treat as paths (e.g. every `pathUnder` field of the rules for this tool). */
   pathFields?: readonly string[];
+  /**
+   * Dotted fields a value rule (`matches`, `equals`, `oneOf`) reads: their string is read as a path
+   * too (as written and as opened) even when nothing else marks it as one.
+   */
+  valueFields?: readonly string[];
   /** Folders the rules name (`pathUnder` values): resolved too, so a rule on a symlink covers what it leads to. */
   pathRoots?: readonly string[];
   /**
@@ -40,7 +45,7 @@ export interface NormalizedArguments {
   refused: string | null;
   /**
    * Every string judged as a path (by name, schema or value, at any depth: `pathsIn`), and every
-   * field a `pathUnder` rule reads: the value as written, and where the server will open it (null
+   * field a `pathUnder`, `matches`, `equals` or `oneOf` rule reads: the value as written, and where the server will open it (null
    * when that cannot be known). A `matches` glob is judged on both (see the engine).
    */
   pathValues: ReadonlyMap<string, PathValue>;
@@ -52,6 +57,11 @@ export interface PathValue {
   opened: string | null;
   /** Why `opened` is null (a relative path with no known working folder, an unreadable folder). */
   why?: string;
+  /**
+   * Set when only a value rule naming the field makes it a path (`"key"` in a field a glob reads):
+   * then a rule compares where it is opened only when the rule itself names a path from a root.
+   */
+  byRule?: true;
 }
 
 const NO_PROBLEMS: ReadonlyMap<string, string> = new Map();
@@ -68,7 +78,17 @@ export function normalizeForPolicy(args: Readonly<Record<string, unknown>>, opti
   const pathFields = options.pathFields ?? [];
   const roots = resolveRoots(options);
   // Paths the call holds, by the one definition (read only where the file system can place them).
-  const found = options.fs ? pathsIn(args, options.inputSchema).paths.filter((p) => !pathFields.includes(p.field)) : [];
+  const found: Array<{ field: string; value: string; byRule?: true }> = options.fs ? pathsIn(args, options.inputSchema).paths.filter((p) => !pathFields.includes(p.field)) : [];
+  // A field a value rule reads is a path too: `"key"` opened from a working folder inside
+  // secrets/ is that folder's key, whatever the field is called.
+  if (options.fs) {
+    for (const dotted of options.valueFields ?? []) {
+      if (pathFields.includes(dotted) || found.some((p) => p.field === dotted)) continue;
+      const parts = dotted.split('.');
+      const value = parentOf(args as Record<string, unknown>, parts)?.[parts[parts.length - 1]!];
+      if (typeof value === 'string' && value !== '') found.push({ field: dotted, value, byRule: true });
+    }
+  }
   // Nothing path-like to resolve (the common case): the input as is, no copy.
   if (found.length === 0 && pathFields.length === 0) return { arguments: args, unresolvedPaths: NO_PROBLEMS, pathRoots: roots, refused: null, pathValues: NO_PATHS };
   const copy = structuredClone(args) as Record<string, unknown>;
@@ -81,8 +101,9 @@ export function normalizeForPolicy(args: Readonly<Record<string, unknown>>, opti
   // path and as written for a relative one; a glob also sees where a relative one leads.
   for (const p of found) {
     const place = placeOf(p.field, p.value, { semantics: options.semantics, fs: options.fs, workingFolder: working });
-    pathValues.set(p.field, place.opened !== null ? { written: p.value, opened: place.opened } : { written: p.value, opened: null, why: place.why });
-    if (place.opened !== null && normalizePolicyPath(p.value, options.semantics) !== null) setField(copy, p.field.split('.'), place.opened);
+    const value: PathValue = place.opened !== null ? { written: p.value, opened: place.opened } : { written: p.value, opened: null, why: place.why };
+    pathValues.set(p.field, p.byRule ? { ...value, byRule: true } : value);
+    if (!p.byRule && place.opened !== null && normalizePolicyPath(p.value, options.semantics) !== null) setField(copy, p.field.split('.'), place.opened);
   }
 
   // Fields a path rule reads: resolved from the working folder; what cannot be placed is reported.
@@ -131,14 +152,17 @@ function resolveRoots(options: NormalizeOptions): ReadonlyMap<string, string> {
   return out;
 }
 
-/** The fields and folders the `pathUnder` rules for one (server, tool) read. */
+/** The fields and folders the `pathUnder` rules for one (server, tool) read, and the fields its value rules read. */
 export interface PathRules {
   fields: readonly string[];
   roots: readonly string[];
+  /** Fields a `matches`, `equals` or `oneOf` rule reads: read as paths too. */
+  valueFields: readonly string[];
 }
 
 /**
- * The fields and the folders of every `pathUnder` rule for this tool.
+ * The fields and the folders of every `pathUnder` rule for this tool, and the fields of its
+ * `matches`, `equals` and `oneOf` rules.
  *
  * Why: both sides of "under" must be resolved the same way; a rule on `/etc` (a symlink to
  * `/private/etc` on macOS) must cover the files it leads to.
@@ -151,10 +175,13 @@ export function pathRulesFor(state: PolicyState, serverId: string, toolName: str
       if (rule.scope.kind !== 'tool-constraint') continue;
       const key = `${rule.scope.serverId}\u0000${rule.scope.toolName}`;
       for (const c of rule.scope.constraints) {
-        if (c.op !== 'pathUnder') continue;
-        const entry = index.get(key) ?? { fields: [], roots: [] };
-        if (!entry.fields.includes(c.field)) entry.fields.push(c.field);
-        if (!entry.roots.includes(c.value)) entry.roots.push(c.value);
+        const entry = index.get(key) ?? { fields: [], roots: [], valueFields: [] };
+        if (c.op === 'pathUnder') {
+          if (!entry.fields.includes(c.field)) entry.fields.push(c.field);
+          if (!entry.roots.includes(c.value)) entry.roots.push(c.value);
+        } else if (c.op === 'matches' || c.op === 'equals' || c.op === 'oneOf') {
+          if (!entry.valueFields.includes(c.field)) entry.valueFields.push(c.field);
+        } else continue;
         index.set(key, entry);
       }
     }
@@ -164,5 +191,6 @@ export function pathRulesFor(state: PolicyState, serverId: string, toolName: str
 }
 
 /** Path rules per (server, tool), built once per rule array (rules are replaced, never mutated). */
-const pathRuleIndex = new WeakMap<readonly unknown[], Map<string, { fields: string[]; roots: string[] }>>();
-const NO_RULES: PathRules = Object.freeze({ fields: Object.freeze([]) as readonly string[], roots: Object.freeze([]) as readonly string[] });
+const pathRuleIndex = new WeakMap<readonly unknown[], Map<string, { fields: string[]; roots: string[]; valueFields: string[] }>>();
+const NO_FIELDS = Object.freeze([]) as readonly string[];
+const NO_RULES: PathRules = Object.freeze({ fields: NO_FIELDS, roots: NO_FIELDS, valueFields: NO_FIELDS });

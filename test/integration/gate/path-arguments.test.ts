@@ -213,3 +213,40 @@ describe('every shape of path is judged as a path', () => {
     expect(received()).toEqual([]);
   });
 });
+
+describe('a relative path is a path in any field', () => {
+  it('by the folder wall: ./, ../ and a/b/c in a free-text field are placed from the working folder, and one leading out asks', async () => {
+    const { project } = layout();
+    const docs = path.join(project, 'docs');
+    const c = await coreWith(walled([docs]), { cwd: docs });
+    for (const note of ['../../outside/secret.txt', './link/key', 'link/key', '..']) {
+      const op = await modelOpens(c, { note });
+      expect({ note, state: op.state, layer: op.decision?.layer }).toEqual({ note, state: 'awaiting_approval', layer: 'roots' });
+      expect(op.decision?.reason, note).toContain(`arguments.note ${JSON.stringify(note)}`);
+    }
+    expect(received()).toEqual([]);
+    // Inside the folder, a URL of another scheme and one plain word are not walled.
+    for (const note of ['./readme.md', 'readme.md', 'https://example.com/a/b', 'hello']) {
+      expect((await modelOpens(c, { note })).state, note).toBe('succeeded');
+    }
+  });
+
+  it('by the policy: a Disabled glob or equals on a field no name marks holds where a relative value really leads', async () => {
+    const { project } = layout();
+    const key = path.join(project, 'secrets/key');
+    const noKey: UserRule = { id: 'no-key', scope: { kind: 'tool-constraint', serverId: 'files', accountId: null, toolName: 'open_files', constraints: [{ op: 'equals', field: 'comment', value: key }] }, mode: 'disabled', pin: null };
+    const c = await coreWith({ user: [allowOpen, disabledGlob('note', `${project}/secrets/**`), noKey] }, { cwd: project });
+    for (const note of ['docs/link/key', './docs/link/key', 'docs/../secrets/key']) {
+      const op = await modelOpens(c, { note });
+      expect({ note, state: op.state }).toEqual({ note, state: 'denied' });
+    }
+    expect((await modelOpens(c, { comment: 'docs/link/key' })).state).toBe('denied');
+    // A field a rule names is read as a path even when its value has no separator.
+    const inSecrets = await coreWith({ user: [allowOpen, disabledGlob('note', `${project}/secrets/**`), noKey] }, { cwd: path.join(project, 'secrets') });
+    expect((await modelOpens(inSecrets, { note: 'key' })).state).toBe('denied');
+    expect((await modelOpens(inSecrets, { comment: 'key' })).state).toBe('denied');
+    expect(received()).toEqual([]);
+    // Elsewhere the same rules let the call run.
+    expect((await modelOpens(c, { note: 'docs/readme.md', comment: 'readme' })).state).toBe('succeeded');
+  });
+});

@@ -65,6 +65,16 @@ describe('what counts as a path', () => {
     ]);
   });
 
+  it('a relative path in a field no name or schema marks is a path by its value; prose and other schemes are not', () => {
+    const byValue = (note: string) => pathsIn({ note }).paths.map((p) => p.by);
+    for (const note of ['./x', '../../outside/secret.txt', '.\\x', '..\\x', '..', 'docs/link/key', 'a\\b', 'x /../../etc/passwd', 'and/or']) {
+      expect(byValue(note), note).toEqual(['value']);
+    }
+    for (const note of ['hello', 'see /etc/passwd', 'https://example.com/a/b', 'mailto:a@b.c', 'a/b\nc/d', '...']) {
+      expect(byValue(note), note).toEqual([]);
+    }
+  });
+
   it('a path Warden cannot place, or cannot reach, is reported as one whose place is unknown', () => {
     const opts = { semantics: 'posix' as const, fs: null, workingFolder: '/w' };
     const placed = (args: Record<string, unknown>) => argumentPathsOf(args, undefined, opts);
