@@ -54,6 +54,17 @@ async function addHostile(core: ChatCore['core'], name: string, instructions: st
   return ids;
 }
 
+
+/** Sends one message in a new conversation and returns the system prompt of the model's first request. */
+async function firstSystemPrompt(t: ChatCore, fixture: ModelFixture, kind: 'anthropic' | 'openai'): Promise<string> {
+  const { provider } = await call<{ provider: { providerId: string } }>(t.core, 'models:add-provider', { kind, label: 'Fixture', baseUrl: fixture.baseUrl, apiKey: KEY });
+  const c = await call<Conversation>(t.core, 'chat:create', { providerId: provider.providerId, model: 'm' });
+  fixture.enqueue({ kind: 'reply', text: ['ok'] });
+  await call(t.core, 'chat:send-message', { conversationId: c.id, text: 'hello' });
+  await settled(t.core, c.id);
+  return systemOf(fixture.requests.find((r) => r.method === 'POST')!);
+}
+
 for (const kind of ['anthropic', 'openai'] as const) {
   describe(`server text in every ${kind} request`, () => {
     it('schema text at any depth reaches the model without escapes, controls, bidi, separators or tags, and instruction-like text in it is marked untrusted', async () => {
@@ -106,12 +117,7 @@ for (const kind of ['anthropic', 'openai'] as const) {
       await addHostile(t.core, 'Open', 'OPEN-SERVER-INSTRUCTIONS');
       const off = await addHostile(t.core, 'Off', 'DISABLED-SERVER-INSTRUCTIONS');
       await call(t.core, 'permissions:set', { scope: 'server', serverId: off.serverId, accountId: null, mode: 'disabled' });
-      const { provider } = await call<{ provider: { providerId: string } }>(t.core, 'models:add-provider', { kind, label: 'Fixture', baseUrl: fixture.baseUrl, apiKey: KEY });
-      const c = await call<Conversation>(t.core, 'chat:create', { providerId: provider.providerId, model: 'm' });
-      fixture.enqueue({ kind: 'reply', text: ['ok'] });
-      await call(t.core, 'chat:send-message', { conversationId: c.id, text: 'hello' });
-      await settled(t.core, c.id);
-      const system = systemOf(fixture.requests.find((r) => r.method === 'POST')!);
+      const system = await firstSystemPrompt(t, fixture, kind);
       expect(system).toContain('OPEN-SERVER-INSTRUCTIONS');
       expect(system).not.toContain('DISABLED-SERVER-INSTRUCTIONS');
     });
@@ -122,12 +128,7 @@ for (const kind of ['anthropic', 'openai'] as const) {
       await call(t.core, 'permissions:set', { scope: 'server', serverId: open.serverId, accountId: null, mode: 'ask' });
       await call(t.core, 'settings:set', { defaultToolMode: 'disabled' });
       await addHostile(t.core, 'Off', 'DEFAULT-DISABLED-INSTRUCTIONS');
-      const { provider } = await call<{ provider: { providerId: string } }>(t.core, 'models:add-provider', { kind, label: 'Fixture', baseUrl: fixture.baseUrl, apiKey: KEY });
-      const c = await call<Conversation>(t.core, 'chat:create', { providerId: provider.providerId, model: 'm' });
-      fixture.enqueue({ kind: 'reply', text: ['ok'] });
-      await call(t.core, 'chat:send-message', { conversationId: c.id, text: 'hello' });
-      await settled(t.core, c.id);
-      const system = systemOf(fixture.requests.find((r) => r.method === 'POST')!);
+      const system = await firstSystemPrompt(t, fixture, kind);
       expect(system).toContain('OPEN-SERVER-INSTRUCTIONS');
       expect(system).not.toContain('DEFAULT-DISABLED-INSTRUCTIONS');
     });
