@@ -6,6 +6,11 @@
  * button, so Enter, Escape, closing the dialog and a dialog that cannot be shown all deny. A
  * message box cannot scroll, so long text is cut with a line saying how much is not shown, and
  * "Show full text" pages through all of it before the question comes back.
+ *
+ * The server's text keeps its line breaks (a transcript must read as written), so every line of it
+ * starts with SERVER_MARK: no line the server writes ("Warning: none", Warden's closing sentence)
+ * can read as one of Warden's, which never start with it. Warden's warnings come before the
+ * server's text, where no length of it can push them out of view.
  */
 import type { BrowserWindow, MessageBoxOptions } from 'electron';
 import { dialogLine, makeHiddenVisible } from '../../shared/display';
@@ -23,12 +28,20 @@ export const PAGE_CHARS = 6000;
 /** Buttons of the reply review: Don't send is the default. */
 export const REVIEW_BUTTONS = ["Don't send", 'Send to the server'] as const;
 
-const visible = (text: string) => makeHiddenVisible(text);
+/** What starts every line of text a server or model wrote, and no line of Warden's. */
+export const SERVER_MARK = '│ ';
+
 const oneLine = dialogLine;
+/** Text written by someone else, hidden characters made visible, each line marked as theirs (only `\n` survives makeHiddenVisible). */
+const quoted = (text: string) =>
+  makeHiddenVisible(text)
+    .split('\n')
+    .map((line) => SERVER_MARK + line)
+    .join('\n');
 
 /** All of the server's text of one question, as the pages show it. */
 export function fullText(question: SamplingQuestion): string {
-  return [`System prompt (written by the server):`, question.systemPrompt ? visible(question.systemPrompt) : '(none)', '', 'Messages (written by the server):', visible(question.transcript)].join('\n');
+  return [`System prompt (written by the server):`, question.systemPrompt ? quoted(question.systemPrompt) : '(none)', '', 'Messages (written by the server):', quoted(question.transcript)].join('\n');
 }
 
 /** The question's message box; `cut` is whether the text was too long to show whole. */
@@ -51,9 +64,9 @@ export function samplingDialogOptions(question: SamplingQuestion): { options: Me
         question.tools.length
           ? `Tools the server offers the model: ${question.tools.map(oneLine).join(', ')} (if the model asks for one, the request goes back to the server, which runs it; Warden runs nothing)`
           : 'Tools: none',
+        ...(question.warnings.length ? ['', ...question.warnings.map((w) => `Warning: ${oneLine(w)}`)] : []),
         '',
         shown,
-        ...(question.warnings.length ? ['', ...question.warnings.map((w) => `Warning: ${oneLine(w)}`)] : []),
         '',
         'The reply goes back to the server. Nothing in this request can approve or run a tool in Warden.',
       ].join('\n'),
@@ -94,7 +107,7 @@ export function samplingLooseningOptions(change: SamplingLoosening): MessageBoxO
 
 /** The reply review's message box. */
 export function reviewDialogOptions(review: SamplingReplyReview): { options: MessageBoxOptions; text: string; cut: boolean } {
-  const text = [visible(review.text) || '(no text)', ...review.toolUses.map((u) => `Asks the server to run: ${visible(u)}`)].join('\n');
+  const text = [review.text ? quoted(review.text) : '(no text)', ...review.toolUses.map((u) => `Asks the server to run: ${oneLine(u)}`)].join('\n');
   const cut = text.length > QUESTION_TEXT_CHARS;
   return {
     text,
@@ -113,11 +126,35 @@ export function reviewDialogOptions(review: SamplingReplyReview): { options: Mes
   };
 }
 
-/** Pages of `text` for "Show full text", each at most PAGE_CHARS. */
+/**
+ * Pages of `text` for "Show full text", each at most PAGE_CHARS. A line cut at the end of a page
+ * goes on at the top of the next with its SERVER_MARK again: a page that began inside a line
+ * would begin without it, and could open with words that read as Warden's.
+ */
 export function pages(text: string): string[] {
   const out: string[] = [];
-  for (let i = 0; i < text.length; i += PAGE_CHARS) out.push(text.slice(i, i + PAGE_CHARS));
-  return out.length ? out : [''];
+  let page: string | null = null;
+  for (const line of text.split('\n')) {
+    const mark = line.startsWith(SERVER_MARK) ? SERVER_MARK : '';
+    let rest = line;
+    for (;;) {
+      const room = PAGE_CHARS - (page === null ? 0 : page.length + 1);
+      if (rest.length <= room) {
+        page = page === null ? rest : `${page}\n${rest}`;
+        break;
+      }
+      // An empty page always has room for more than the mark, so every round moves on.
+      if (room > mark.length) {
+        const head = rest.slice(0, room);
+        page = page === null ? head : `${page}\n${head}`;
+        rest = mark + rest.slice(room);
+      }
+      out.push(page!);
+      page = null;
+    }
+  }
+  out.push(page ?? '');
+  return out;
 }
 
 /** The core's SamplingAsker as native dialogs over Warden's window. */

@@ -16,7 +16,9 @@
  * (`GIT_CONFIG_KEY_0`, `AWS_SHARED_CREDENTIALS_FILE`, `SSH_AUTH_SOCK`, `AUTH_URL`), when the
  * name is one that loads code (see code-loading-env.ts), or when it is a well-known variable
  * naming a credentials file (`GOOGLE_APPLICATION_CREDENTIALS`): those name where a program reads
- * its configuration, and a hidden one is exactly what the save dialog must not hide.
+ * its configuration, and a hidden one is exactly what the save dialog must not hide. Under a
+ * prefix a tool maps to its configuration (`CARGO_`, `PIP_`, `UV_`, `NPM_CONFIG_`…) the name must
+ * also end in a credential word: `CARGO_CREDENTIAL_ALIAS_X` names a program cargo runs.
  *
  * Names are compared case-insensitively, because Windows environment names are.
  * Pure: no node:*, so the schemas in shared/ and the renderer can use it.
@@ -42,7 +44,22 @@ const PLACE_WORDS = new Set([
   'HELPER', 'PROCESS', 'SCRIPT', 'HOOK', 'HOOKS', 'PLUGIN', 'PLUGINS', 'MODULE', 'MODULES', 'LIB', 'LIBS', 'LIBRARY',
   'OPTIONS', 'OPTS', 'ARGS', 'FLAGS', 'URL', 'URI', 'HOST', 'ENDPOINT', 'PROXY', 'REGISTRY', 'INDEX', 'CA',
   'CERT', 'CERTS', 'CACHE', 'PREFIX', 'SHELL', 'EDITOR', 'ASKPASS', 'PRELOAD', 'INCLUDE', 'IMPORT', 'LOADER', 'TEMPLATE',
+  // A program to run for the credential (cargo's `credential-provider` and `credential-alias`).
+  'PROVIDER', 'PROVIDERS', 'ALIAS', 'ALIASES', 'REGISTRIES', 'COMMANDS', 'CMDS', 'EXE', 'BIN', 'BINARY', 'SCRIPTS',
+  'RUNNER', 'WRAPPER', 'LAUNCHER', 'INTERPRETER', 'HANDLER',
 ]);
+
+/**
+ * Prefixes under which a tool reads any variable as one of its configuration keys (`CARGO_X_Y` is
+ * cargo's `x.y`): what such a key does is the tool's business and changes between versions, so
+ * only a key that ends in a credential word holds one (`CARGO_REGISTRY_TOKEN`); the words before
+ * it name only where in the configuration it goes, so a registry or an index there is no place.
+ */
+const CONFIG_PREFIXES = ['CARGO_', 'POETRY_', 'PIP_', 'UV_', 'NPM_CONFIG_', 'YARN_', 'BUNDLE_', 'GRADLE_', 'ORG_GRADLE_PROJECT_', 'CONDA_', 'PDM_', 'HATCH_'];
+/** Words that, under a configuration prefix, name a section of the configuration rather than a place. */
+const CONFIG_SECTIONS = new Set(['REGISTRY', 'REGISTRIES', 'INDEX']);
+/** Configuration keys whose last part is a name chosen by the person: poetry's `pypi-token.<repository>`. */
+const NAMED_CREDENTIAL_KEYS = ['POETRY_PYPI_TOKEN_'];
 
 /** Well-known variables that name a credentials FILE (which can run commands) despite their name. */
 const CREDENTIAL_FILES = new Set(['GOOGLE_APPLICATION_CREDENTIALS', 'GOOGLE_GHA_CREDS_PATH', 'CLOUDSDK_AUTH_CREDENTIAL_FILE_OVERRIDE']);
@@ -63,6 +80,10 @@ export function mayBeSecretEnvName(name: string): boolean {
   // `PWD` alone is the shell's working folder, not a password.
   if (upper === 'PWD' || upper === 'OLDPWD') return false;
   const words = nameWords(name);
+  if (CONFIG_PREFIXES.some((p) => upper.startsWith(p))) {
+    if (words.some((w) => PLACE_WORDS.has(w) && !CONFIG_SECTIONS.has(w))) return false;
+    return CREDENTIAL_WORDS.has(words[words.length - 1]!) || NAMED_CREDENTIAL_KEYS.some((p) => upper.startsWith(p) && upper.length > p.length);
+  }
   if (words.some((w) => PLACE_WORDS.has(w))) return false;
   return WELL_KNOWN.has(upper) || words.some((w) => CREDENTIAL_WORDS.has(w));
 }

@@ -77,7 +77,9 @@ describe('variables that change which code a program loads are never secret', ()
 
 describe('only a variable whose name says it holds a credential may be secret', () => {
   const settings = ['GIT_DIR', 'AWS_CONFIG_FILE', 'KUBECONFIG', 'DOCKER_HOST', 'UV_CONFIG_FILE', 'PIP_CONFIG_FILE', 'HTTPS_PROXY', 'NPM_CONFIG__AUTH', 'npm_config_userconfig', 'NODE_EXTRA_CA_CERTS',
-    'GOOGLE_APPLICATION_CREDENTIALS', 'AWS_SHARED_CREDENTIALS_FILE', 'GIT_CONFIG_KEY_0', 'SSH_AUTH_SOCK', 'AUTH_URL', 'KEYBOARD_LAYOUT', 'PWD', 'DATABASE_URL'];
+    'GOOGLE_APPLICATION_CREDENTIALS', 'AWS_SHARED_CREDENTIALS_FILE', 'GIT_CONFIG_KEY_0', 'SSH_AUTH_SOCK', 'AUTH_URL', 'KEYBOARD_LAYOUT', 'PWD', 'DATABASE_URL',
+    // cargo runs the program a credential provider or alias names, whatever the name around it says.
+    'CARGO_REGISTRIES_CRATES_IO_CREDENTIAL_PROVIDER', 'CARGO_CREDENTIAL_ALIAS_X', 'CARGO_REGISTRIES_X_TOKEN_PROCESS', 'PIP_KEYRING_PROVIDER'];
   it.each(settings)('servers:add from a compromised renderer marking %s secret is refused with an error naming it; nothing is saved or stored', async (name) => {
     const shown = start();
     const r = await run('servers:add', {
@@ -91,7 +93,7 @@ describe('only a variable whose name says it holds a credential may be secret', 
     expect(shown).toEqual([]);
   });
 
-  it.each(['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'GITHUB_TOKEN', 'GITHUB_PERSONAL_ACCESS_TOKEN', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'SLACK_BOT_TOKEN', 'DB_PASSWORD', 'MYSQL_PWD', 'PGPASSWORD', 'REDISCLI_AUTH', 'GITHUB_PAT', 'apiKey'])(
+  it.each(['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'GITHUB_TOKEN', 'GITHUB_PERSONAL_ACCESS_TOKEN', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'SLACK_BOT_TOKEN', 'DB_PASSWORD', 'MYSQL_PWD', 'PGPASSWORD', 'REDISCLI_AUTH', 'GITHUB_PAT', 'apiKey', 'CARGO_REGISTRY_TOKEN', 'UV_INDEX_PRIVATE_PASSWORD'])(
     '%s may be secret, and its value goes to the keychain, not the dialog',
     async (name) => {
       const shown = start();

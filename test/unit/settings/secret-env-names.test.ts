@@ -14,6 +14,23 @@ describe('which environment variables may be secret', () => {
     }
   });
 
+  it('a word saying the value names a program wins over a credential word: cargo runs a credential provider', () => {
+    for (const name of ['CARGO_REGISTRIES_CRATES_IO_CREDENTIAL_PROVIDER', 'CARGO_REGISTRY_CREDENTIAL_PROVIDER', 'CARGO_CREDENTIAL_ALIAS_X', 'AUTH_PROVIDERS', 'TOKEN_RUNNER', 'SECRET_WRAPPER', 'KEY_BIN']) {
+      expect(mayBeSecretEnvName(name), name).toBe(false);
+    }
+  });
+
+  it('under a prefix its tool maps to configuration, only a name ending in a credential word may be secret', () => {
+    // Each becomes a configuration key of cargo, poetry, pip, uv, npm, yarn, bundler or gradle;
+    // what the key does is the tool's business, so only a key that ends in a credential is one.
+    for (const name of ['CARGO_REGISTRIES_X_TOKEN_PROCESS', 'CARGO_HTTP_CAINFO_KEY_ALIAS', 'CARGO_TOKEN_X', 'CARGO_SECRET_SAUCE', 'POETRY_HTTP_BASIC_PYPI_PASSWORD_CMD', 'PIP_KEYRING_PROVIDER', 'PIP_AUTH_X', 'UV_KEYRING_PROVIDER', 'UV_TOKEN_X', 'npm_config_token_helper', 'YARN_NPM_AUTH_IDENT_X', 'BUNDLE_TOKEN_X', 'GRADLE_KEY_X', 'ORG_GRADLE_PROJECT_SIGNING_KEY_ID']) {
+      expect(mayBeSecretEnvName(name), name).toBe(false);
+    }
+    for (const name of ['CARGO_REGISTRY_TOKEN', 'CARGO_REGISTRIES_CRATES_IO_TOKEN', 'POETRY_HTTP_BASIC_PYPI_PASSWORD', 'POETRY_PYPI_TOKEN_PYPI', 'UV_INDEX_PRIVATE_PASSWORD', 'UV_PUBLISH_TOKEN', 'PIP_PASSWORD', 'YARN_NPM_AUTH_TOKEN', 'ORG_GRADLE_PROJECT_SIGNING_PASSWORD']) {
+      expect(mayBeSecretEnvName(name), name).toBe(true);
+    }
+  });
+
   it('the refusal names the variable and says what to do', () => {
     expect(envSecretProblem('GITHUB_TOKEN')).toBeNull();
     expect(envSecretProblem('KUBECONFIG')).toMatch(/^KUBECONFIG can't be secret: only a variable whose name says it holds a credential .* enter its value as plain text/);

@@ -48,8 +48,8 @@ describe('the sampling question', () => {
     expect(options.detail).toContain('Model that would answer: claude-fixture from Anthropic (work)');
     expect(options.detail).toContain('Max tokens: 4096 (the server asked for 50000; Warden allows at most 4096)');
     expect(options.detail).toContain('Tools the server offers the model: search (if the model asks for one, the request goes back to the server, which runs it; Warden runs nothing)');
-    expect(options.detail).toContain('System prompt (written by the server):\nBe brief.');
-    expect(options.detail).toContain('Server (as the user): Summarise the report.');
+    expect(options.detail).toContain('System prompt (written by the server):\n│ Be brief.');
+    expect(options.detail).toContain('Messages (written by the server):\n│ Server (as the user): Summarise the report.');
     expect(options.detail).toContain('Warning: it tells the model to ignore earlier instructions');
   });
 
@@ -75,7 +75,7 @@ describe('the sampling question', () => {
   });
 
   it('long text is cut with how much is not shown, and "Show full text" pages through all of it, then asks again', async () => {
-    const { createSamplingAsker, samplingDialogOptions, fullText, PAGE_CHARS, QUESTION_TEXT_CHARS } = await import('../../../electron/main/sampling-dialog');
+    const { createSamplingAsker, samplingDialogOptions, fullText, PAGE_CHARS, QUESTION_TEXT_CHARS, SERVER_MARK } = await import('../../../electron/main/sampling-dialog');
     const long = { ...question, transcript: `Server (as the user): ${'x'.repeat(PAGE_CHARS * 2)}END` };
     const { options, cut } = samplingDialogOptions(long);
     expect(cut).toBe(true);
@@ -86,7 +86,12 @@ describe('the sampling question', () => {
     const { shown, show } = answering(3, 1, 1, 0, 1);
     expect(await createSamplingAsker(() => null, show).ask(long, signal())).toBe('once');
     expect(shown.map((o) => o.message)).toEqual([options.message, 'Part 1 of 3', 'Part 2 of 3', 'Part 3 of 3', options.message]);
-    expect(shown.slice(1, 4).map((o) => o.detail).join('')).toBe(fullText(long));
+    // Pages break between lines, and each piece of a cut line of the server's starts with its mark again.
+    const unmarked = (text: string) => text.replaceAll(SERVER_MARK, '').replaceAll('\n', '');
+    expect(unmarked(shown.slice(1, 4).map((o) => o.detail).join(''))).toBe(unmarked(fullText(long)));
+    for (const o of shown.slice(1, 4)) {
+      for (const line of o.detail!.split('\n')) expect(line.startsWith(SERVER_MARK) || ['System prompt (written by the server):', 'Messages (written by the server):', ''].includes(line), line.slice(0, 40)).toBe(true);
+    }
     expect(shown[3]!.buttons).toEqual(['Back to the question']);
   });
 
@@ -118,7 +123,8 @@ describe('loosening and reply review', () => {
     const review = { serverName: 'Summaries', accountName: 'Work', modelLabel: 'm from P', text: 'The summary.', toolUses: ['search with {"query":"x"}'] };
     const { options } = reviewDialogOptions(review);
     expect(options).toMatchObject({ defaultId: 0, cancelId: 0, buttons: ["Don't send", 'Send to the server'] });
-    expect(options.detail).toBe('The summary.\nAsks the server to run: search with {"query":"x"}');
+    // The model's words are marked as not Warden's; Warden's line of what it asks for is not.
+    expect(options.detail).toBe('│ The summary.\nAsks the server to run: search with {"query":"x"}');
     const { show } = answering(0, 1);
     const asker = createSamplingAsker(() => null, show);
     expect(await asker.reviewReply(review, signal())).toBe(false);
