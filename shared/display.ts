@@ -37,6 +37,16 @@ export function makeHiddenVisible(text: string): string {
 }
 
 /**
+ * A name a server chose (a tool, a field, a prompt argument, a template variable) as it may be
+ * shown and used: every hidden character, line break and tab is written as an escape, so a name
+ * can neither pass for another (`report\u202Egpj.sh`) nor print a line of its own. Names without
+ * such characters are returned as they are.
+ */
+export function visibleName(text: string): string {
+  return makeHiddenVisible(text).replace(/[\n\t]/g, (c) => `\\u${c.codePointAt(0)!.toString(16).padStart(4, '0')}`);
+}
+
+/**
  * A one-line field of a native dialog (a name, a label, a title, a server's message): every kind
  * of line break and run of white space becomes one space, then hidden characters are shown as
  * escapes. Why every kind: a message box breaks lines at LF, CR, U+2028 and U+2029 alike, so text

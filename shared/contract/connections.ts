@@ -79,6 +79,11 @@ export const ToolView = z
      * in plain words; absent when nothing matched. A heuristic: it never blocks anything.
      */
     flags: z.array(z.string()).optional(),
+    /**
+     * Why Warden never calls this tool (its schema is too large or broken, or a name in it holds
+     * hidden characters), in words; absent when it can be called.
+     */
+    unusable: z.string().optional(),
     contractHash: z.string(),
   })
   .strict();

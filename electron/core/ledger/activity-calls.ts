@@ -14,6 +14,7 @@ import type { ActivityCall, CallFilter } from '../../../shared/domain/activity';
 import type { OperationState } from '../../../shared/domain/operations';
 import { TERMINAL_STATES } from '../../../shared/domain/operations';
 import type { ServerDefinition } from '../../../shared/domain/servers';
+import { visibleName } from '../../../shared/display';
 import { WardenError } from '../../../shared/result';
 import type { Handlers } from '../dispatch';
 import type { FileDialogs } from '../ports';
@@ -55,7 +56,8 @@ export function describeCall(call: RecordedCall, names: CallNames): ActivityCall
   return {
     operationId: v.operationId,
     summary,
-    toolName: v.toolName,
+    // A call the gate refused may name a tool no server lists, as the model or the window wrote it.
+    toolName: visibleName(v.toolName),
     serverId: v.serverId,
     accountId: v.accountId,
     serverName,

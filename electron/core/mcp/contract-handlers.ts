@@ -54,6 +54,7 @@ export function connectionHandlers(manager: ConnectionManager): Pick<Handlers, C
             ...(t.outputSchema ? { outputSchema: sanitizeJsonText(t.outputSchema) as Record<string, unknown> } : {}),
             ...(annotations ? { annotations } : {}),
             ...(flags.length > 0 ? { flags } : {}),
+            ...(t.unusable !== undefined ? { unusable: t.unusable } : {}),
             contractHash: t.contractHash,
           };
         }),

@@ -6,6 +6,7 @@
  */
 import type { GetPromptResult, Prompt } from '@modelcontextprotocol/sdk/types.js';
 import type { PromptView } from '../../../shared/contract/server-data';
+import { visibleName } from '../../../shared/display';
 import { cutUtf8, displayText, sanitizeForDisplay, truncationMarker } from '../text/sanitize';
 
 type PromptMessageView = { serverRole: 'user' | 'assistant'; kind: 'text' | 'image' | 'audio' | 'resource' | 'resource_link'; text: string };
@@ -15,12 +16,13 @@ const MAX_MESSAGES = 100;
 
 export function promptView(p: Prompt): PromptView {
   return {
-    name: p.name,
-    // The name goes back to the server unchanged; the title is what a person reads.
+    // The name goes back to the server as shown: one with hidden characters is shown (and sent)
+    // with them as escapes, so it can neither pass for another prompt nor reach the server.
+    name: visibleName(p.name),
     title: displayText(typeof p.title === 'string' ? p.title : p.name, 256),
     description: typeof p.description === 'string' ? displayText(p.description, 8 * 1024) : null,
     arguments: (p.arguments ?? []).slice(0, 50).map((a) => ({
-      name: a.name,
+      name: visibleName(a.name),
       description: typeof a.description === 'string' ? displayText(a.description, 1024) : null,
       required: a.required === true,
     })),

@@ -6,6 +6,7 @@
 import type { ReadResourceResult, Resource, ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
 import type { ResourceContentView, ResourceTemplateView, ResourceView } from '../../../shared/contract/server-data';
 import { MAX_URI_CHARS } from '../../../shared/contract/server-data';
+import { visibleName } from '../../../shared/display';
 import { templateVariables } from '../../../shared/domain/uri-template';
 import { cutUtf8, displayText, sanitizeForDisplay, truncationMarker } from '../text/sanitize';
 
@@ -27,15 +28,22 @@ export function resourceView(r: Resource): ResourceView {
   };
 }
 
+/** Whether a template can be offered to fill in: short enough to show, and every character visible. */
+function usableTemplate(template: string): boolean {
+  return template.length <= MAX_URI_CHARS && visibleName(template) === template;
+}
+
 export function templateView(t: ResourceTemplate): ResourceTemplateView {
   return {
-    uriTemplate: t.uriTemplate.length <= MAX_URI_CHARS ? t.uriTemplate : '',
+    // A template too long to show, or with hidden characters (which could hide a variable or pass
+    // for another address), cannot be filled in: the window gets none to fill.
+    uriTemplate: usableTemplate(t.uriTemplate) ? t.uriTemplate : '',
     displayTemplate: displayText(t.uriTemplate, MAX_URI_CHARS),
     name: displayText(t.name, 256),
     title: optional(t.title, 256),
     description: optional(t.description, 8 * 1024),
     mimeType: optional(t.mimeType, 100),
-    variables: templateVariables(t.uriTemplate),
+    variables: usableTemplate(t.uriTemplate) ? templateVariables(t.uriTemplate) : [],
   };
 }
 

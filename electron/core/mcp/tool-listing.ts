@@ -10,6 +10,7 @@
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ListToolsResultSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { visibleName } from '../../../shared/display';
 import { instructionsHash } from '../canonical';
 import type { Clock } from '../ports';
 import { displayText } from '../text/sanitize';
@@ -168,7 +169,12 @@ export class ToolListing {
     const client = this.deps.client();
     if (!client) return;
     const seq = ++this.listSeq;
-    const listed = await this.listAll(client);
+    const hiddenNames = new Set<string>();
+    const listed = (await this.listAll(client)).map((tool) => {
+      const visible = withVisibleNames(tool);
+      if (visible !== tool) hiddenNames.add(visible.name);
+      return visible;
+    });
     if (!this.deps.isCurrent(generation)) return;
     // A listing overtaken by a newer one (a re-list given up on that answers late) changes nothing.
     if (seq !== this.listSeq) return;
@@ -176,7 +182,7 @@ export class ToolListing {
     const { serverId, accountId, log } = this.deps;
     const compared = compareListing(listed, this.pins, { serverId, accountId, instructionsHash: instructionsHash(this.deps.instructions() ?? null), trigger });
     for (const name of compared.duplicates) log.note(`server listed tool ${JSON.stringify(displayText(name, TEXT_LIMITS.name))} twice; keeping the first`);
-    for (const tool of compared.tools.values()) prepareSchemas(tool, log);
+    for (const tool of compared.tools.values()) prepareSchemas(tool, log, hiddenNames.has(tool.name));
     this.toolsByName = compared.tools;
     this.listedAt = this.deps.clock.now();
     this.pins = compared.pins;
@@ -213,15 +219,56 @@ export class ToolListing {
   }
 }
 
+/** Deepest a listed schema's keys are looked at; a deeper schema cannot be shown and is refused. */
+const MAX_KEY_DEPTH = 64;
+
+/**
+ * A listed tool with its name and every key of its schemas at any depth written by `visibleName`
+ * (hidden characters, line breaks and tabs as escapes), or the same object when none needed it.
+ *
+ * Why here: this is where every tool a server lists enters Warden, and its names are identities
+ * the window, dialogs, rules, the model and the activity log show and compare. A name with hidden
+ * characters can pass for another one (`report\u202Egpj.sh` reads as `reporths.jpg`), or print a
+ * line of its own in a dialog. Such a tool is listed under the visible name and never called
+ * (`prepareSchemas` marks it unusable), so a name changed here never goes back to the server.
+ */
+function withVisibleNames(tool: Tool): Tool {
+  let changed = false;
+  const visibleKeys = (value: unknown, depth: number): unknown => {
+    if (value === null || typeof value !== 'object') return value;
+    if (depth > MAX_KEY_DEPTH) {
+      changed = true;
+      return {};
+    }
+    if (Array.isArray(value)) return value.map((v) => visibleKeys(v, depth + 1));
+    const out: Record<string, unknown> = {};
+    for (const [key, v] of Object.entries(value)) {
+      const shown = visibleName(key);
+      if (shown !== key) changed = true;
+      out[shown] = visibleKeys(v, depth + 1);
+    }
+    return out;
+  };
+  const name = visibleName(tool.name);
+  const inputSchema = visibleKeys(tool.inputSchema, 0) as Tool['inputSchema'];
+  const outputSchema = tool.outputSchema === undefined ? undefined : (visibleKeys(tool.outputSchema, 0) as Tool['outputSchema']);
+  if (name === tool.name && !changed) return tool;
+  return { ...tool, name, inputSchema, ...(outputSchema !== undefined ? { outputSchema } : {}) };
+}
+
 /**
  * Compiles a listed tool's input schema now, at listing time, so no call compiles one (each
  * contract is compiled once; validation/schemas.ts), and marks the tool unusable, with the reason
- * in the server's log, when a schema is too large or cannot be compiled.
+ * in the server's log, when a schema is too large or cannot be compiled, or when its name or a
+ * key of its schemas had hidden characters (`withVisibleNames`).
  */
-function prepareSchemas(tool: DiscoveredTool, log: LogRing): void {
+function prepareSchemas(tool: DiscoveredTool, log: LogRing, hiddenNames: boolean): void {
   const output = schemaSizeProblem(tool.outputSchema, 'outputSchema');
   const input = compileInputSchema(tool.contractHash, tool.inputSchema);
-  const problem = output ?? (input.ok ? undefined : input.problem);
+  const hidden = hiddenNames
+    ? 'its name or a field name holds hidden characters or line breaks (shown as \\u codes), which can make it look like another tool or field'
+    : undefined;
+  const problem = hidden ?? output ?? (input.ok ? undefined : input.problem);
   if (problem === undefined) return;
   tool.unusable = `${displayText(tool.name, TEXT_LIMITS.name)} cannot be used: ${problem}`;
   log.note(`tool ${tool.unusable}`);

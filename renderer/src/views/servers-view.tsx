@@ -140,10 +140,17 @@ function ToolList({ tools, testPrefix }: { tools: ToolView[]; testPrefix: string
             {t.annotations?.readOnlyHint === true ? <span className="pill pill-hint">read-only (claimed)</span> : null}
             {t.annotations?.destructiveHint === true ? <span className="pill pill-hint-danger">destructive (claimed)</span> : null}
             <ToolMode serverId={t.serverId} accountId={t.accountId} toolName={t.name} testId={`tool-mode-${t.name}`} />
-            <button type="button" className="button button-small push-right" data-testid={`tool-run-${t.name}`} onClick={() => setRunning(running === t.name ? null : t.name)}>
-              Run…
-            </button>
+            {t.unusable === undefined ? (
+              <button type="button" className="button button-small push-right" data-testid={`tool-run-${t.name}`} onClick={() => setRunning(running === t.name ? null : t.name)}>
+                Run…
+              </button>
+            ) : null}
           </div>
+          {t.unusable !== undefined ? (
+            <p className="msg-notice msg-notice-warning" data-testid={`tool-${t.name}-unusable`}>
+              {t.unusable}. Warden never calls it.
+            </p>
+          ) : null}
           <div className="tool-desc">
             <ServerClaim testId={`tool-${t.name}-description`} flags={t.flags}>
               {t.description}

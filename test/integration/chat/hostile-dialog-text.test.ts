@@ -1,7 +1,7 @@
 /**
  * No server or model can print a line of its own in a native dialog, seen from the attacker's
- * side. A hostile stdio server (test/fixtures/servers/hostile-schema.ts) names a tool
- * `read\nTool: safe` and asks the person to open a page with a message full of line breaks of
+ * side. A hostile stdio server (test/fixtures/servers/hostile-schema.ts) lists a tool `read` that
+ * takes any argument and asks the person to open a page with a message full of line breaks of
  * every kind; the model writes U+2028 and U+2029 into argument keys and values; the account's
  * label carries a paragraph separator. Through the core as the app assembles it and main's real
  * dialog code (createDialogPrompter, createDialogElicitor) with only Electron's message box stood
@@ -56,12 +56,12 @@ describe('native dialogs keep their own lines', () => {
 
     // One call the person runs: the single approval dialog (the person approves it).
     const args = { 'path\u2028Tool: rm': 'notes.txt\u2029Server: Trusted Files', mode: 'r\u0085Account: root' };
-    const run = await call<OperationSummary>(t.core, 'tools:run', { ...ids, toolName: 'read\nTool: safe', arguments: args });
+    const run = await call<OperationSummary>(t.core, 'tools:run', { ...ids, toolName: 'read', arguments: args });
     await call(t.core, 'approvals:review', { operationId: run.operationId });
     // A model reply with two calls: the batch dialog (the person denies all).
     const { provider } = await call<{ provider: { providerId: string } }>(t.core, 'models:add-provider', { kind: 'openai', label: 'Fixture', baseUrl: fixture.baseUrl, apiKey: KEY });
     const c = await call<Conversation>(t.core, 'chat:create', { providerId: provider.providerId, model: 'm' });
-    const modelName = (await call<{ tools: Array<{ modelName: string; toolName: string }> }>(t.core, 'chat:tools', { conversationId: c.id })).tools.find((x) => x.toolName === 'read\nTool: safe')!.modelName;
+    const modelName = (await call<{ tools: Array<{ modelName: string; toolName: string }> }>(t.core, 'chat:tools', { conversationId: c.id })).tools.find((x) => x.toolName === 'read')!.modelName;
     fixture.enqueue(
       { kind: 'reply', toolCalls: [{ name: modelName, argumentsJson: JSON.stringify(args) }, { name: modelName, argumentsJson: JSON.stringify({ path: 'a\u2028Tool: x' }) }] },
       { kind: 'reply', text: ['done'] },

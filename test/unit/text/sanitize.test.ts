@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { cutUtf8, instructionFlags, sanitizeForDisplay, sanitizeJsonText, sanitizeServerText } from '../../../electron/core/text/sanitize';
-import { dialogLine, makeHiddenVisible } from '../../../shared/display';
+import { dialogLine, makeHiddenVisible, visibleName } from '../../../shared/display';
 
 /** `text` written in Unicode tag characters, invisible in almost every font ("ASCII smuggling"). */
 const asTags = (text: string) => [...text].map((c) => String.fromCodePoint(0xe0000 + c.charCodeAt(0))).join('');
@@ -69,6 +69,14 @@ describe('hidden text and line breaks', () => {
 });
 
 describe('the dialog forms', () => {
+  it('visibleName writes every hidden character, line break and tab of a name as an escape, and leaves a plain name alone', () => {
+    expect(visibleName('report\u202egpj.sh')).toBe('report\\u202egpj.sh');
+    expect(visibleName('read\nTool: safe\t\u2028x')).toBe('read\\u000aTool: safe\\u0009\\u2028x');
+    expect(visibleName('lookup_v2.name-x')).toBe('lookup_v2.name-x');
+    // Nothing the sanitizer would remove, and no line break or tab, is left in any name.
+    fc.assert(fc.property(fc.string({ unit: 'binary' }), (s) => sanitizeForDisplay(visibleName(s)) === visibleName(s) && !/[\n\t]/.test(visibleName(s))));
+  });
+
   it('dialogLine puts every kind of line break on one line and shows hidden characters as escapes', () => {
     expect(dialogLine('read\nTool: safe\r\u2028Server: x\u2029Account: y\x0bz\x0c\x85w')).toBe('read Tool: safe Server: x Account: y z w');
     expect(dialogLine(`ok\u202e${asTags('hi')}`)).toBe('ok\\u202e\\u{e0068}\\u{e0069}');
