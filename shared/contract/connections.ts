@@ -81,7 +81,7 @@ export const ToolView = z
     flags: z.array(z.string()).optional(),
     /**
      * Why Warden never calls this tool (its schema is too large or broken, or a name in it holds
-     * hidden characters), in words; absent when it can be called.
+     * hidden characters), in words without the tool's name; absent when it can be called.
      */
     unusable: z.string().optional(),
     contractHash: z.string(),

@@ -251,4 +251,25 @@ describe('the Servers view in a real browser against the real core and real stdi
     expect((await core!.handlers['accounts:list']({ serverId: 'reports' })).accounts.map((a) => a.label)).toEqual(['Default']);
     expect(core!.gate.policy.current().user.filter((r) => 'accountId' in r.scope && r.scope.accountId === personal.id)).toEqual([]);
   });
+
+  it('a tool whose name hides characters is listed with them written out, says Warden never calls it, and has no Run…', async () => {
+    const def = stdioFixture('ignored', 'hostile-schema');
+    const added = await core!.handlers['servers:add']({ definition: { name: 'Odd names', transport: 'stdio', command: def.command, args: def.args, env: [] } });
+    const serverId = added.definition.id;
+    const accountId = added.accounts[0]!.id;
+    await core!.handlers['connections:connect']({ serverId, accountId });
+    await page.getByTestId('nav-servers').click();
+    if (await page.getByTestId('server-details-back').count()) await page.getByTestId('server-details-back').click();
+    await page.getByTestId(`server-open-${serverId}`).click();
+    const name = 'read\\u000aTool: safe';
+    const note = page.getByTestId(`tool-${name}-unusable`);
+    await note.waitFor({ timeout: 30_000 });
+    expect(await page.getByTestId(`tool-${name}`).locator('.tool-name').innerText()).toBe(name);
+    expect(await note.innerText()).toMatch(/^Warden never calls this tool: its name or a field name holds hidden characters/);
+    expect(await page.getByTestId(`tool-mode-${name}`).count()).toBe(0);
+    expect(await page.getByTestId(`tool-run-${name}`).count()).toBe(0);
+    expect(await page.getByTestId('tool-run-read').count()).toBe(1);
+    await shots('unusable-tool', `tool-${name}`);
+    expect(await axeSerious()).toEqual([]);
+  });
 });

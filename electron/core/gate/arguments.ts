@@ -49,7 +49,7 @@ export function prepareArguments(raw: unknown): PreparedArguments {
 export class ArgumentValidator {
   /** Null when the arguments are valid; otherwise the first problem, naming the field. */
   validate(tool: ToolDescriptor, args: Readonly<Record<string, unknown>>): string | null {
-    if (tool.unusable !== undefined) return tool.unusable;
+    if (tool.unusable !== undefined) return `${tool.name} cannot be used: ${tool.unusable}`;
     const compiled = compileInputSchema(tool.contractHash, tool.inputSchema);
     if (!compiled.ok) return compiled.problem;
     const validator = compiled.validate;

@@ -27,8 +27,9 @@ export interface ToolDescriptor {
   inputSchema: Record<string, unknown>;
   outputSchema?: Record<string, unknown>;
   /**
-   * Set when the tool cannot be used, in plain words (its schema is over the size limit or cannot
-   * be compiled): it is never offered to a model and every call of it is refused with this reason.
+   * Set when the tool cannot be used, in plain words without its name (its schema is over the size
+   * limit or cannot be compiled, or a name in it holds hidden characters): it is never offered to a
+   * model and every call of it is refused with this reason.
    */
   unusable?: string;
   /** Untrusted hints (readOnlyHint, destructiveHint, …). Never make anything more permissive. */

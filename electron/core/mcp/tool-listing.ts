@@ -270,6 +270,6 @@ function prepareSchemas(tool: DiscoveredTool, log: LogRing, hiddenNames: boolean
     : undefined;
   const problem = hidden ?? output ?? (input.ok ? undefined : input.problem);
   if (problem === undefined) return;
-  tool.unusable = `${displayText(tool.name, TEXT_LIMITS.name)} cannot be used: ${problem}`;
-  log.note(`tool ${tool.unusable}`);
+  tool.unusable = problem;
+  log.note(`tool ${displayText(tool.name, TEXT_LIMITS.name)} cannot be used: ${problem}`);
 }

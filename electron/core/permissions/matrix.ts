@@ -243,8 +243,9 @@ export function buildMatrix(src: MatrixSources, conversationId: string | null, s
           serverAnnotations: t.annotations ? { ...t.annotations } : null,
           mode: toolRule ? effectiveMode(toolRule.mode) : null,
           ruleId: toolRule?.id ?? null,
-          effective: d.decision,
-          explanation: d.reason,
+          // A tool Warden never calls is refused whatever its rules say (the mode stays editable).
+          effective: t.unusable !== undefined ? 'deny' : d.decision,
+          explanation: t.unusable !== undefined ? `Warden never calls this tool: ${t.unusable}` : d.reason,
           layer: d.layer,
           pin: d.pin,
           orgLocked: d.layer === 'organization',

@@ -121,7 +121,7 @@ export function schemaSizeProblem(schema: unknown, field: 'inputSchema' | 'outpu
   const bytes = Buffer.byteLength(JSON.stringify(schema) ?? '', 'utf8');
   if (bytes <= MAX_TOOL_SCHEMA_BYTES) return null;
   const size = (n: number) => (n >= 1024 * 1024 ? `${(n / (1024 * 1024)).toFixed(1)} MB` : `${Math.ceil(n / 1024)} KB`);
-  return `its ${field} is ${size(bytes)}, over Warden's limit of ${size(MAX_TOOL_SCHEMA_BYTES)} for one tool's schema, so the tool cannot be used; ask the server's author for a smaller schema`;
+  return `its ${field} is ${size(bytes)}, over Warden's limit of ${size(MAX_TOOL_SCHEMA_BYTES)} for one tool's schema; ask the server's author for a smaller schema`;
 }
 
 /**

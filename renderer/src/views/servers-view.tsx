@@ -139,7 +139,7 @@ function ToolList({ tools, testPrefix }: { tools: ToolView[]; testPrefix: string
             {t.title ? <span className="muted">{t.title}</span> : null}
             {t.annotations?.readOnlyHint === true ? <span className="pill pill-hint">read-only (claimed)</span> : null}
             {t.annotations?.destructiveHint === true ? <span className="pill pill-hint-danger">destructive (claimed)</span> : null}
-            <ToolMode serverId={t.serverId} accountId={t.accountId} toolName={t.name} testId={`tool-mode-${t.name}`} />
+            {t.unusable === undefined ? <ToolMode serverId={t.serverId} accountId={t.accountId} toolName={t.name} testId={`tool-mode-${t.name}`} /> : null}
             {t.unusable === undefined ? (
               <button type="button" className="button button-small push-right" data-testid={`tool-run-${t.name}`} onClick={() => setRunning(running === t.name ? null : t.name)}>
                 Run…
@@ -148,7 +148,7 @@ function ToolList({ tools, testPrefix }: { tools: ToolView[]; testPrefix: string
           </div>
           {t.unusable !== undefined ? (
             <p className="msg-notice msg-notice-warning" data-testid={`tool-${t.name}-unusable`}>
-              {t.unusable}. Warden never calls it.
+              Warden never calls this tool: {t.unusable}.
             </p>
           ) : null}
           <div className="tool-desc">

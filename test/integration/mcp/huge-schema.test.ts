@@ -42,7 +42,7 @@ describe('a huge tool schema never freezes the main process', () => {
   it('a 4 MB input schema is refused at listing in plain words: never offered, every call refused with that reason', async () => {
     const { serverId, accountId } = await connectWithSchemaOf(4 * 1024 * 1024);
     const bulk = core!.connections.getTool(serverId, accountId, 'bulk')!;
-    expect(bulk.unusable).toBe("bulk cannot be used: its inputSchema is 4.0 MB, over Warden's limit of 128 KB for one tool's schema, so the tool cannot be used; ask the server's author for a smaller schema");
+    expect(bulk.unusable).toBe("its inputSchema is 4.0 MB, over Warden's limit of 128 KB for one tool's schema; ask the server's author for a smaller schema");
     expect(core!.connections.getTool(serverId, accountId, 'echo')!.unusable).toBeUndefined();
     const offered = (await call('tools:offered', { conversationId: null })) as { tools: Array<{ toolName: string }> };
     expect(offered.tools.map((t) => t.toolName)).toEqual(['echo']);

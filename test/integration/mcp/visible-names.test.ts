@@ -66,16 +66,17 @@ describe('names a server chose, in the window', () => {
     const ids = await add('Names', 'hostile-schema', [{ name: 'FIXTURE_TOOLS_FILE', value: file }]);
     await call('roots:enforce', { serverId: ids.serverId, enforced: true });
 
-    const matrix = await call<{ rows: Array<{ toolName: string; effective: string }> }>('permissions:matrix', { conversationId: null });
+    const matrix = await call<{ rows: Array<{ toolName: string; effective: string; explanation: string }> }>('permissions:matrix', { conversationId: null });
     const offered = await call<{ tools: Array<{ toolName: string }> }>('tools:offered', { conversationId: null });
     const listed = await call<{ tools: Array<{ name: string; unusable?: string }> }>('connections:list-tools', ids);
     expect({ matrix: hostileStrings(matrix, 'matrix'), offered: hostileStrings(offered, 'offered'), listed: hostileStrings(listed, 'listed') }).toEqual({ matrix: [], offered: [], listed: [] });
 
     // Listed under the name with its hidden characters written out, and refused with the reason.
-    const names = matrix.rows.map((r) => r.toolName).sort();
-    expect(names).toEqual(['lookup', 'plain', 'report\\u202egpj.sh']);
+    const rows = Object.fromEntries(matrix.rows.map((r) => [r.toolName, [r.effective, r.explanation]]));
+    const never = ['deny', expect.stringMatching(/^Warden never calls this tool: its name or a field name holds hidden characters/)];
+    expect(rows).toEqual({ 'report\\u202egpj.sh': never, lookup: never, plain: ['ask', expect.any(String)] });
     const unusable = Object.fromEntries(listed.tools.map((t) => [t.name, t.unusable ?? null]));
-    expect(unusable).toEqual({ 'report\\u202egpj.sh': expect.stringContaining('hidden characters'), lookup: expect.stringContaining('hidden characters'), plain: null });
+    expect(unusable).toEqual({ 'report\\u202egpj.sh': expect.stringMatching(/^its name or a field name holds hidden characters/), lookup: expect.stringMatching(/^its name or a field name holds hidden characters/), plain: null });
     expect(offered.tools.map((t) => t.toolName)).toEqual(['plain']);
     for (const toolName of ['report\\u202egpj.sh', 'lookup']) {
       const run = await call<OperationSummary>('tools:run', { ...ids, toolName, arguments: {} });
