@@ -16,6 +16,8 @@ export const ErrorCode = z.enum([
   'NOT_FOUND',
   'CONFLICT',
   'DENIED',
+  // The person cancelled Warden's own confirmation dialog: nothing changed, and no rule refused it.
+  'NOT_CONFIRMED',
   'VALIDATION_FAILED',
   'KEYCHAIN_UNAVAILABLE',
   'NOT_CONNECTED',

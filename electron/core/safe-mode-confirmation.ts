@@ -35,7 +35,7 @@ export function confirmLeavingSafeMode(
 ): Handlers['ledger:acknowledge-safe-mode'] {
   return async (request) => {
     if (deps.safeMode() && (await deps.prompter.prompt(leaveSafeModePreview(request.reason, deps.breaks()))) !== 'approve') {
-      throw new WardenError('DENIED', 'Leaving safe mode was not confirmed in the dialog; Warden stays in safe mode and every tool keeps asking');
+      throw new WardenError('NOT_CONFIRMED', 'Leaving safe mode was not confirmed in the dialog; Warden stays in safe mode and every tool keeps asking');
     }
     return acknowledge(request);
   };

@@ -46,6 +46,7 @@ export const CONTRACT_ERROR_SENTENCES: Record<ErrorCode, string> = {
   NOT_FOUND: "That no longer exists: it may have been removed, perhaps in another window. Refresh the view and try again.",
   CONFLICT: "That can't be done right now: something changed in the meantime or it's already done. Check the current state and try again.",
   DENIED: "Warden's rules don't allow this. See Permissions (and your organization's policy, if it has one).",
+  NOT_CONFIRMED: "You cancelled in Warden's dialog, so nothing changed.",
   VALIDATION_FAILED: "The values given don't fit what's required. Fix the fields marked in the form and try again.",
   KEYCHAIN_UNAVAILABLE:
     "Warden can't reach your system keychain, and it never stores secrets anywhere else. Unlock or start the keychain (on Linux, GNOME Keyring or KWallet), then try again.",

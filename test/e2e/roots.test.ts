@@ -173,7 +173,7 @@ describe('the folders a server may work in, as a person sees them', () => {
     dialogAnswer = 'deny';
     try {
       const answer = (await page.evaluate(`window.warden.roots.enforce({ serverId: ${JSON.stringify(key.serverId)}, enforced: false })`)) as { ok: boolean; error?: { code: string } };
-      expect(answer).toMatchObject({ ok: false, error: { code: 'DENIED' } });
+      expect(answer).toMatchObject({ ok: false, error: { code: 'NOT_CONFIRMED' } });
     } finally {
       dialogAnswer = 'approve';
     }

@@ -312,7 +312,7 @@ describe('every view as a new user sees it, in both themes and at both sizes', (
     const error = page.getByTestId('settings-error');
     await error.waitFor();
     // In words; the code is under its details.
-    expect(await error.innerText()).toMatch(/rules don't allow this/);
+    expect(await error.innerText()).toMatch(/^You cancelled in Warden's dialog, so nothing changed./);
     expect(prompts.at(-1)).toMatchObject({ title: 'Offer tools that have no rule again?' });
     // The page shows what is really in force: still Disabled.
     expect(await page.getByTestId('settings-default-mode-disabled').isChecked()).toBe(true);

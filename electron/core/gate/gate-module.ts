@@ -350,7 +350,7 @@ export function createGateModule(options: GateModuleOptions): GateModule {
   let names: NameLookup = connectedNames;
 
   async function confirm(preview: ApprovalPreview): Promise<void> {
-    if ((await prompter.prompt(preview)) !== 'approve') throw new WardenError('DENIED', 'The permission change was not confirmed in Warden’s dialog; nothing changed');
+    if ((await prompter.prompt(preview)) !== 'approve') throw new WardenError('NOT_CONFIRMED', 'The permission change was not confirmed in Warden’s dialog; nothing changed');
   }
 
   async function setPermission(change: PermissionChange) {

@@ -50,7 +50,7 @@ export function createImportModule(options: ImportModuleOptions & { servers: Ser
       const plainValues = plan.values.filter((v) => v.action === 'plain').map((v) => `${visible(v.name)} of "${visible(v.server)}"`);
       const n = plan.items.length;
       const answer = await confirm({ action: 'import', title: `Import ${n} server${n === 1 ? '' : 's'}?`, detail: describeImport(plan), ...(plainValues.length ? { plainValues } : {}) });
-      if (!answer) throw new WardenError('DENIED', 'The import was not confirmed in the dialog; nothing was saved');
+      if (!answer) throw new WardenError('NOT_CONFIRMED', 'The import was not confirmed in the dialog; nothing was saved');
       if (answer === 'keep-plain' && plainValues.length > 0) return plain['servers:import'](request);
       return plain['servers:import']({ ...request, decisions: request.decisions.map((d) => (d.action === 'plain' ? { ...d, action: 'keychain' as const } : d)) });
     },

@@ -351,7 +351,7 @@ export class ModelProviderService implements ModelProviders {
     if (!confirm) return;
     const yes = await confirm(question).catch(() => false);
     if (yes !== true) {
-      throw new WardenError('DENIED', `Conversations were not confirmed to go to ${question.baseUrl} in the dialog; nothing was saved`);
+      throw new WardenError('NOT_CONFIRMED', `Conversations were not confirmed to go to ${question.baseUrl} in the dialog; nothing was saved`);
     }
   }
 

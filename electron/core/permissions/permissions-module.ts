@@ -256,7 +256,7 @@ export function createPermissionsModule(options: PermissionsModuleOptions): Perm
 
   async function confirm(preview: ApprovalPreview): Promise<void> {
     if ((await prompter.prompt(preview)) !== 'approve') {
-      throw new WardenError('DENIED', 'The change was not confirmed in Warden’s dialog; nothing changed');
+      throw new WardenError('NOT_CONFIRMED', 'The change was not confirmed in Warden’s dialog; nothing changed');
     }
   }
 

@@ -149,7 +149,7 @@ export function createPreferencesModule(o: PreferencesModuleOptions) {
       accountLabel: 'Every account',
       toolName: 'Every tool with no rule',
     });
-    if (choice !== 'approve') throw new WardenError('DENIED', 'The change was not confirmed in the dialog; tools with no rule stay Disabled');
+    if (choice !== 'approve') throw new WardenError('NOT_CONFIRMED', 'The change was not confirmed in the dialog; tools with no rule stay Disabled');
   }
 
   async function set(change: SettingsChange): Promise<SettingsView> {

@@ -136,7 +136,7 @@ export const refusingServerConfirmer: ServerChangeConfirmer = async () => {
 export function confirmServerChanges<H extends Pick<Handlers, ConfirmedChannel>>(handlers: H, deps: ServerConfirmationDeps, confirm: ServerChangeConfirmer): H {
   const { servers } = deps;
   const ask = async (summary: ServerChangeSummary, refused = 'The server was not confirmed in the dialog; nothing was saved') => {
-    if (!(await confirm(summary))) throw new WardenError('DENIED', refused);
+    if (!(await confirm(summary))) throw new WardenError('NOT_CONFIRMED', refused);
   };
   const newSecrets = (secrets: ReadonlyArray<{ name: string }> | undefined) => new Set((secrets ?? []).map((s) => s.name));
   const confirmed: Pick<Handlers, ConfirmedChannel> = {

@@ -107,7 +107,7 @@ export const createPermissionsSlice: SliceCreator<PermissionsSlice> = ({ api }) 
     }
     await get().refreshMatrix();
     // Shown after the re-read, so a "not confirmed in the dialog" stays visible.
-    if (failure) set({ permissionsError: failure });
+    if (failure) set(failedChange(failure, `the change to ${toolName}`));
   },
   async applyChanges(changes, words) {
     let failure: ShownError | null = null;
@@ -123,7 +123,7 @@ export const createPermissionsSlice: SliceCreator<PermissionsSlice> = ({ api }) 
     }
     await get().refreshMatrix();
     if (failure) {
-      set({ permissionsError: failure, lastChange: failure.code === 'DENIED' ? { message: `Nothing changed: ${words} was not confirmed in Warden’s dialog.`, undo: null } : null });
+      set(failedChange(failure, words));
       return false;
     }
     set({ lastChange: { message: `Done: ${words}.`, undo } });
@@ -156,6 +156,15 @@ export const createPermissionsSlice: SliceCreator<PermissionsSlice> = ({ api }) 
       failure = toShownError(error);
     }
     await get().refreshMatrix();
-    if (failure) set({ permissionsError: failure });
+    if (failure) set(failedChange(failure, 'removing the rule'));
   },
 });
+
+/**
+ * What the view says after a change failed, once: cancelling Warden's own dialog is the person's
+ * choice (nothing changed), never an error or a refusal by the rules; anything else is an error.
+ */
+function failedChange(failure: ShownError, words: string): Pick<PermissionsSlice, 'permissionsError' | 'lastChange'> {
+  if (failure.code === 'NOT_CONFIRMED') return { permissionsError: null, lastChange: { message: `Nothing changed: you cancelled ${words} in Warden’s dialog.`, undo: null } };
+  return { permissionsError: failure, lastChange: null };
+}

@@ -160,7 +160,7 @@ describe('changing an env secret of a local server needs the native confirmation
     answer.value = false;
     const swapped = `swapped-${randomBytes(12).toString('hex')}`;
     const r = await run('secrets:set', { serverId, accountId, name: 'env:FILES_TOKEN', value: swapped });
-    expect(r).toMatchObject({ ok: false, error: { code: 'DENIED' } });
+    expect(r).toMatchObject({ ok: false, error: { code: 'NOT_CONFIRMED' } });
     expect(await store.get(secretKey(serverId, accountId, 'env:FILES_TOKEN'))).toBe('first-value-0123456789');
     expect(shown).toHaveLength(1);
     expect(shown[0]!.action).toBe('secret');
@@ -180,7 +180,7 @@ describe('changing an env secret of a local server needs the native confirmation
     answer.value = false;
     const value = `personal-${randomBytes(12).toString('hex')}`;
     const r = await run('accounts:add', { serverId, label: 'Personal', secrets: [{ name: 'env:FILES_TOKEN', value }] });
-    expect(r).toMatchObject({ ok: false, error: { code: 'DENIED' } });
+    expect(r).toMatchObject({ ok: false, error: { code: 'NOT_CONFIRMED' } });
     expect(core!.servers.accountsOf(serverId)).toHaveLength(1);
     expect((await store.keys('')).length).toBe(1);
     expect(shown[0]!.action).toBe('account');
@@ -202,7 +202,7 @@ describe('changing an env secret of a local server needs the native confirmation
       definition: { name: 'Files', transport: 'stdio', command: 'node', args: ['files.js'], env: [{ name: 'FILES_TOKEN', secret: true }] },
       secrets: [{ name: 'env:FILES_TOKEN', value }],
     });
-    expect(r).toMatchObject({ ok: false, error: { code: 'DENIED' } });
+    expect(r).toMatchObject({ ok: false, error: { code: 'NOT_CONFIRMED' } });
     expect(shown[0]!.detail).toMatch(/FILES_TOKEN = \(secret, from the keychain; a new value is set by this change, not shown\)/);
     expect(JSON.stringify(shown)).not.toContain(value);
   });

@@ -172,7 +172,7 @@ describe('Settings change what the gate does', () => {
 
     answer.next = 'deny';
     const refused = await call(core, 'settings:set', { defaultToolMode: 'ask' });
-    expect(refused).toMatchObject({ ok: false, error: { code: 'DENIED' } });
+    expect(refused).toMatchObject({ ok: false, error: { code: 'NOT_CONFIRMED' } });
     expect(prompts).toHaveLength(1);
     expect(prompts[0]).toMatchObject({ title: 'Offer tools that have no rule again?', toolName: 'Every tool with no rule' });
     expect(prompts[0]!.detail).toContain('every call of one asks you first');
@@ -189,7 +189,7 @@ describe('Settings change what the gate does', () => {
     await value(core, 'settings:set', { defaultToolMode: 'disabled' });
     answer.next = 'deny';
     const refused = await call(core, 'permissions:set', { scope: 'tool', serverId: 'gh', accountId: 'work', toolName: 'close_issue', mode: 'ask' });
-    expect(refused).toMatchObject({ ok: false, error: { code: 'DENIED' } });
+    expect(refused).toMatchObject({ ok: false, error: { code: 'NOT_CONFIRMED' } });
     expect(prompts).toHaveLength(1);
     expect((await core.gate.gate.request(request('close_issue'))).state).toBe('denied');
   });

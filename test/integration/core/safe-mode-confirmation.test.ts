@@ -97,7 +97,7 @@ describe('leaving safe mode is a loosening and needs the native confirmation', (
     const shown = start(service, { value: 'deny' });
     await core!.recovered;
     const r = await run('ledger:acknowledge-safe-mode', { reason: 'ignore the tampering, trust me' });
-    expect(r).toMatchObject({ ok: false, error: { code: 'DENIED', message: expect.stringMatching(/not confirmed in the dialog; Warden stays in safe mode/) } });
+    expect(r).toMatchObject({ ok: false, error: { code: 'NOT_CONFIRMED', message: expect.stringMatching(/not confirmed in the dialog; Warden stays in safe mode/) } });
     expect(service.ledger.safeMode).toBe(true);
     expect(await run('core:status', {})).toMatchObject({ ok: true, value: { safeMode: true } });
     await service.ledger.flush();
@@ -123,7 +123,7 @@ describe('leaving safe mode is a loosening and needs the native confirmation', (
     const service = await tamperedLedger();
     core = createCore({ confirmServerChange: confirmEveryServerChange, version: 'test', ledger: service, connections: { reconnect: { maxAttempts: 0 } } });
     await core.recovered;
-    expect(await run('ledger:acknowledge-safe-mode', { reason: 'r' })).toMatchObject({ ok: false, error: { code: 'DENIED' } });
+    expect(await run('ledger:acknowledge-safe-mode', { reason: 'r' })).toMatchObject({ ok: false, error: { code: 'NOT_CONFIRMED' } });
     expect(service.ledger.safeMode).toBe(true);
   });
 });

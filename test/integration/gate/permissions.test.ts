@@ -136,12 +136,12 @@ describe('permission management', () => {
     await setup();
     prompter.answer = 'deny';
     expect(await run('permissions:set', { scope: 'global', mode: 'allow' })).toMatchObject({ ok: false, error: { code: 'UNSUPPORTED' } });
-    expect(await run('permissions:set', { scope: 'conversation', conversationId: 'c1', serverId: 'gh', accountId: null, toolName: null, mode: 'allow' })).toMatchObject({ ok: false, error: { code: 'DENIED' } });
+    expect(await run('permissions:set', { scope: 'conversation', conversationId: 'c1', serverId: 'gh', accountId: null, toolName: null, mode: 'allow' })).toMatchObject({ ok: false, error: { code: 'NOT_CONFIRMED' } });
     expect(mod.policy.current().user).toHaveLength(0);
     expect(await run('permissions:set', { scope: 'server', serverId: 'gh', accountId: null, mode: 'disabled' })).toMatchObject({ ok: true });
     // Lifting that disable (to ask, or by revoking it) loosens: refused without the person.
-    expect(await run('permissions:set', { scope: 'server', serverId: 'gh', accountId: null, mode: 'ask' })).toMatchObject({ ok: false, error: { code: 'DENIED' } });
-    expect(await run('permissions:revoke', { ruleId: 'user:server:gh:*' })).toMatchObject({ ok: false, error: { code: 'DENIED' } });
+    expect(await run('permissions:set', { scope: 'server', serverId: 'gh', accountId: null, mode: 'ask' })).toMatchObject({ ok: false, error: { code: 'NOT_CONFIRMED' } });
+    expect(await run('permissions:revoke', { ruleId: 'user:server:gh:*' })).toMatchObject({ ok: false, error: { code: 'NOT_CONFIRMED' } });
     expect(mod.policy.current().user).toHaveLength(1);
   });
 
@@ -187,7 +187,7 @@ describe('permission management', () => {
     expect(journal.read().some((r) => r.type === 'policy.changed')).toBe(false);
     prompter.answer = 'deny';
     // Even if a compromised renderer forwarded the injected request verbatim, it needs the person.
-    expect(await run('permissions:set', { scope: 'tool', serverId: 'gh', accountId: null, toolName: 'close_issue', mode: 'allow' })).toMatchObject({ ok: false, error: { code: 'DENIED' } });
+    expect(await run('permissions:set', { scope: 'tool', serverId: 'gh', accountId: null, toolName: 'close_issue', mode: 'allow' })).toMatchObject({ ok: false, error: { code: 'NOT_CONFIRMED' } });
     const next = await mod.gate.submit(call());
     expect(next.state).toBe('awaiting_approval');
     expect(mcp.count('close_issue')).toBe(0);
@@ -204,7 +204,7 @@ describe('loosening from the attacker side (a compromised renderer)', () => {
     prompter.answer = 'deny';
     const shownBefore = prompter.shown.length;
     const ruleId = (set as { ok: true; value: { ruleId: string } }).value.ruleId;
-    expect(await run('permissions:revoke', { ruleId })).toMatchObject({ ok: false, error: { code: 'DENIED' } });
+    expect(await run('permissions:revoke', { ruleId })).toMatchObject({ ok: false, error: { code: 'NOT_CONFIRMED' } });
     expect(prompter.shown.length).toBe(shownBefore + 1);
     const op = await mod.gate.submit(call('close_issue', { text: 'secret' }));
     expect(op.state).toBe('awaiting_approval');
@@ -216,7 +216,7 @@ describe('loosening from the attacker side (a compromised renderer)', () => {
     expect(await run('permissions:set', { scope: 'tool', serverId: 'gh', accountId: 'work', toolName: 'close_issue', mode: 'disabled' })).toMatchObject({ ok: true });
     prompter.answer = 'deny';
     const r = await run('permissions:set', { scope: 'tool-constraint', serverId: 'gh', accountId: 'work', toolName: 'close_issue', constraints: [{ op: 'equals', field: 'text', value: 'x' }], mode: 'ask' });
-    expect(r).toMatchObject({ ok: false, error: { code: 'DENIED' } });
+    expect(r).toMatchObject({ ok: false, error: { code: 'NOT_CONFIRMED' } });
     expect((await mod.gate.submit(call('close_issue', { text: 'x' }))).state).toBe('denied');
   });
 

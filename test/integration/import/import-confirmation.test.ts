@@ -106,7 +106,7 @@ describe('the import confirmation says where each value goes, and only it can ke
 
   it('the dialog is built from the final definitions and names each value’s destination, never its value', async () => {
     answer = false;
-    expect(await importWithRendererDecisions()).toMatchObject({ ok: false, error: { code: 'DENIED' } });
+    expect(await importWithRendererDecisions()).toMatchObject({ ok: false, error: { code: 'NOT_CONFIRMED' } });
     expect(core!.servers.definitions()).toEqual([]);
     expect(await store.keys('')).toEqual([]);
     const { detail, plainValues } = shown[0]!;
@@ -185,7 +185,7 @@ describe('the import confirmation says where each value goes, and only it can ke
     expect(kube!.draft).toBeNull();
     expect(kube!.problem).toMatch(/KUBECONFIG is a setting, not a credential .* so Warden must show its value/);
     const imported = await run('servers:import', { previewId: preview.value.previewId, entryIds: [git!.entryId], decisions: [{ valueId: git!.detectedSecrets[0]!.valueId, action: 'keychain' }] });
-    expect(imported).toMatchObject({ ok: false, error: { code: 'DENIED' } });
+    expect(imported).toMatchObject({ ok: false, error: { code: 'NOT_CONFIRMED' } });
     expect(shown[0]!.detail).toContain(`GIT_DIR = ${gitDir}`);
   });
 });

@@ -152,7 +152,7 @@ describe('roots as a wall (server-filesystem over stdio)', () => {
     prompter.answer = 'deny';
     const shown = prompter.shown.length;
     const off = await raw('roots:enforce', { serverId: key.serverId, enforced: false });
-    expect(off).toMatchObject({ ok: false, error: { code: 'DENIED' } });
+    expect(off).toMatchObject({ ok: false, error: { code: 'NOT_CONFIRMED' } });
     expect(prompter.shown.length).toBe(shown + 1);
     expect(prompter.shown.at(-1)!.title).toBe('Stop keeping Files inside its folders?');
     expect((await call<{ enforced: boolean }>('roots:list', key)).enforced).toBe(true);

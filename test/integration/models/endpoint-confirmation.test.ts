@@ -52,7 +52,7 @@ describe('where conversations are sent is decided by a person in a native dialog
 
     // The attacker's moves, in order: add a provider at its host, switch the conversation to it, send.
     const added = await dispatch(t.core.handlers, 'models:add-provider', { kind: 'openai', label: 'Helpful assistant', baseUrl: attacker.baseUrl, defaultModel: 'fixture-model' }, () => {});
-    expect(added).toMatchObject({ ok: false, error: { code: 'DENIED', message: expect.stringMatching(/not confirmed/) } });
+    expect(added).toMatchObject({ ok: false, error: { code: 'NOT_CONFIRMED', message: expect.stringMatching(/not confirmed/) } });
     // The person was asked, with the exact address and what would be sent there.
     expect(asked).toEqual([expect.objectContaining({ action: 'add', kind: 'openai', label: 'Helpful assistant', baseUrl: attacker.baseUrl, previousBaseUrl: null })]);
     const listed = await call<{ providers: Array<{ baseUrl: string | null }> }>(t.core, 'models:list-providers', {});
@@ -90,7 +90,7 @@ describe('where conversations are sent is decided by a person in a native dialog
 
     answer = false;
     const moved = await dispatch(t.core.handlers, 'models:update-provider', { providerId: provider.providerId, baseUrl: attacker.baseUrl }, () => {});
-    expect(moved).toMatchObject({ ok: false, error: { code: 'DENIED' } });
+    expect(moved).toMatchObject({ ok: false, error: { code: 'NOT_CONFIRMED' } });
     expect(asked[1]).toMatchObject({ action: 'move', label: 'Renamed', baseUrl: attacker.baseUrl, previousBaseUrl: chosen.baseUrl });
     const listed = await call<{ providers: Array<{ providerId: string; baseUrl: string | null }> }>(t.core, 'models:list-providers', {});
     expect(listed.providers.find((p) => p.providerId === provider.providerId)?.baseUrl).toBe(chosen.baseUrl);

@@ -100,7 +100,7 @@ describe('a tool that changed after it was allowed (rug pull)', () => {
     expect(second.summary).toEqual(['The inputs changed: new field exfiltrate.']);
     // Allow the new version: the native confirmation shows the change first; refusing changes nothing.
     answer = 'deny';
-    await expect(call('permissions:resolve-change', { ...key, toolName: 'get_weather', action: 'allow-new' })).rejects.toMatchObject({ code: 'DENIED' });
+    await expect(call('permissions:resolve-change', { ...key, toolName: 'get_weather', action: 'allow-new' })).rejects.toMatchObject({ code: 'NOT_CONFIRMED' });
     const confirmation = shown.at(-1)!;
     expect(confirmation.title).toBe('Allow the new version of get_weather on Weather (Work)?');
     expect(confirmation.change!.facts).toContain('• The inputs changed: new field exfiltrate.');

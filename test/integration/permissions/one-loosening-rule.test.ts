@@ -59,7 +59,7 @@ describe('every channel that changes rules asks one loosening rule', () => {
       const change = { scope: 'server', serverId, accountId: null, mode: 'ask' };
       const result = await dispatch(core!.handlers, channel, channel === 'permissions:set' ? change : { changes: [change] });
       expect(shown.map((p) => p.title)).toHaveLength(1);
-      expect(result).toMatchObject({ ok: false, error: { code: 'DENIED' } });
+      expect(result).toMatchObject({ ok: false, error: { code: 'NOT_CONFIRMED' } });
       expect(new Set(await effectiveOf(serverId))).toEqual(new Set(['deny']));
       expect(core!.gate.policy.current().user).toEqual([]);
     },
@@ -70,7 +70,7 @@ describe('every channel that changes rules asks one loosening rule', () => {
     const change = { scope: 'global', mode: 'ask' };
     const result = await dispatch(core!.handlers, channel, channel === 'permissions:set' ? change : { changes: [change] });
     expect(shown).toHaveLength(1);
-    expect(result).toMatchObject({ ok: false, error: { code: 'DENIED' } });
+    expect(result).toMatchObject({ ok: false, error: { code: 'NOT_CONFIRMED' } });
     expect(core!.gate.policy.current().user).toEqual([]);
   });
 

@@ -201,7 +201,7 @@ describe('settings slice over the real core', () => {
     const store = storeOver('deny');
     expect(await store.getState().changeSettings({ defaultToolMode: 'disabled' })).toBe(true);
     expect(await store.getState().changeSettings({ defaultToolMode: 'ask' })).toBe(false);
-    expect(store.getState().settingsError).toMatchObject({ code: 'DENIED' });
+    expect(store.getState().settingsError).toMatchObject({ code: 'NOT_CONFIRMED' });
     expect(store.getState().settings?.permissions.defaultToolMode).toBe('disabled');
     expect(store.getState().settingsSaving).toBe(false);
   });

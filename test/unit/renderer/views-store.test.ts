@@ -149,7 +149,8 @@ describe('view slices over the real core and a real stdio server', () => {
     const { serverId, accountId } = await addAndConnect();
     dialogAnswer = 'deny';
     await store.getState().setToolMode({ serverId, accountId, toolName: 'close_issue' }, 'allow');
-    expect(store.getState().permissionsError?.code).toBe('DENIED');
+    // Cancelling Warden's dialog is said once, as what happened, never as a refusal by the rules.
+    expect([store.getState().permissionsError, store.getState().lastChange?.message]).toEqual([null, expect.stringMatching(/^Nothing changed: you cancelled .* in Warden’s dialog\.$/)]);
     expect(store.getState().matrix.find((r) => r.toolName === 'close_issue')?.effective).toBe('ask');
     dialogAnswer = 'approve';
     await store.getState().setToolMode({ serverId, accountId, toolName: 'close_issue' }, 'allow');
