@@ -73,7 +73,8 @@ export const DecisionRecord = z.object({
   decision: Decision,
   /** Human explanation ("Disabled by organization policy"). */
   reason: z.string(),
-  layer: z.enum(['organization', 'conversation', 'user', 'default', 'availability', 'configuration', 'safe-mode', 'roots']),
+  /** `chat`: the chat refused the call before any rule was asked (a name it never offered, a cap on calls). */
+  layer: z.enum(['organization', 'conversation', 'user', 'default', 'availability', 'configuration', 'safe-mode', 'roots', 'chat']),
   ruleId: z.string().nullable(),
   /** Configuration errors found while deciding (e.g. an unknown mode value read as disabled). */
   configErrors: z.array(z.string()).default([]),

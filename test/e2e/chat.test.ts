@@ -130,6 +130,20 @@ describe('chat in a real browser against the real core and the demo server', () 
     await shot('inbox');
   });
 
+  it('Activity says why the delete did not run: the rule that disables it, never "no decision was recorded"', async () => {
+    await page.getByTestId('nav-activity').click();
+    const row = page.locator('[data-testid="activity-row"]').filter({ hasText: 'notes_delete' });
+    await row.first().waitFor({ timeout: 15_000 });
+    expect(await row.first().locator('.pill').first().innerText()).toBe('Deny');
+    await row.first().getByTestId('activity-row-toggle').click();
+    const why = await page.getByTestId('activity-call-details').getByTestId('activity-why').innerText();
+    expect(why).toContain('Why did this not run?');
+    expect(why).toMatch(/Disabled[^\n]* — decided by your rules\./);
+    expect(why).not.toMatch(/No decision was recorded/);
+    await look(page, 'chat-activity-delete', { focus: 'activity-call-details' });
+    await page.getByTestId('nav-chat').click();
+  });
+
   it('saving a note waits and writes nothing until approved; the Review button opens the native dialog; an approval works once', async () => {
     dialogs.single = 'approve';
     await send('Save a note: buy milk');

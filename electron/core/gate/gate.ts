@@ -177,7 +177,12 @@ export class Gate {
     const entries: JournalEntry[] = [journalEntry('op.proposed', proposed)];
 
     if (req.refusedBecause !== undefined) {
-      entries.push(this.transition(op, 'denied', req.refusedBecause, { actor: 'gate' }));
+      // Recorded as a decision, so the log says why: the rules' own refusal when they refuse too (a
+      // Disabled tool the chat never offered), otherwise the chat's (a cap, a name never offered).
+      const ruled = this.decisions.decideNow(op, tool);
+      const decision: PolicyDecision = ruled.decision === 'deny' && ruled.layer !== 'availability' ? ruled : { decision: 'deny', reason: req.refusedBecause, layer: 'chat', ruleId: null, pin: 'none', configErrors: [] };
+      op.decision = decision;
+      entries.push(this.transition(op, 'denied', req.refusedBecause, { decision, actor: decision.layer === 'chat' ? 'gate' : 'policy' }));
       return this.recorded(op, entries);
     }
     if (copyError) {

@@ -21,6 +21,7 @@ const LAYER_WORDS: Record<string, string> = {
   default: 'the default for tools with no rule',
   configuration: 'a rule that could not be read',
   roots: 'the folders you keep this server inside',
+  chat: 'the chat, before any rule was asked (the tools it offers the model and its limits on calls)',
 };
 
 /** "3.2 s", "4 min 10 s", "2 h 5 min". */

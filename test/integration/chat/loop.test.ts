@@ -168,7 +168,7 @@ describe('the chat loop', () => {
     expect(model.requests[1]!.tools.some((x) => x.name.endsWith('__notes_list'))).toBe(true);
 
     // Allowing notes_add here loosens a rule: the native dialog asks; denied → nothing changes.
-    await expect(call(t!.core, 'permissions:set', { scope: 'conversation', conversationId: c.id, ...t!.demo, toolName: 'notes_add', mode: 'allow' })).rejects.toThrow(/DENIED/);
+    await expect(call(t!.core, 'permissions:set', { scope: 'conversation', conversationId: c.id, ...t!.demo, toolName: 'notes_add', mode: 'allow' })).rejects.toThrow(/NOT_CONFIRMED/);
     t!.dialogs.single = 'approve';
     await call(t!.core, 'permissions:set', { scope: 'conversation', conversationId: c.id, ...t!.demo, toolName: 'notes_add', mode: 'allow' });
     expect(t!.dialogs.shown.at(-1)!.title).toMatch(/^Always allow notes_add on .+ in the conversation “.+”\?$/);
