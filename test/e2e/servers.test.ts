@@ -256,8 +256,7 @@ describe('the Servers view in a real browser against the real core and real stdi
     const def = stdioFixture('ignored', 'hostile-schema');
     const added = await core!.handlers['servers:add']({ definition: { name: 'Odd names', transport: 'stdio', command: def.command, args: def.args, env: [] } });
     const serverId = added.definition.id;
-    const accountId = added.accounts[0]!.id;
-    await core!.handlers['connections:connect']({ serverId, accountId });
+    // Saved while Warden runs, it connects by itself.
     await page.getByTestId('nav-servers').click();
     if (await page.getByTestId('server-details-back').count()) await page.getByTestId('server-details-back').click();
     await page.getByTestId(`server-open-${serverId}`).click();

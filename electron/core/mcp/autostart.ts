@@ -71,6 +71,8 @@ export class ServerAutostart {
   private readonly reconnectAt = new Map<string, number>();
   private readonly offs: Array<() => void> = [];
   private closed = false;
+  /** Set once the enabled servers were launched: from then on a newly added server starts at once. */
+  private launched = false;
   private queued = false;
   private lastSent = '';
 
@@ -82,6 +84,9 @@ export class ServerAutostart {
       deps.manager.on('toolsChanged', () => this.queueOverview()),
       deps.servers.onChange((change) => {
         if (change.reason === 'removed' && change.serverId !== null) this.forget(change.serverId);
+        // A server saved once Warden is running starts like those Warden started with: a person who
+        // just added one expects it to connect, not to wait for a click.
+        if (change.reason === 'added' && change.serverId !== null && this.launched && this.isEnabled(change.serverId)) void this.start(change.serverId);
         this.queueOverview();
       }),
       deps.switches.onChange(() => this.queueOverview()),
@@ -98,6 +103,7 @@ export class ServerAutostart {
    * connected or failed (a failed one has its first retry scheduled by then).
    */
   async launch(): Promise<void> {
+    this.launched = true;
     const enabled = this.deps.servers.definitions().filter((d) => this.isEnabled(d.id));
     await Promise.all(enabled.map((d) => this.start(d.id)));
   }

@@ -13,6 +13,7 @@ import { openConfSettingsStore } from '../../../electron/core/settings/conf-sett
 import type { ServersOverview } from '../../../shared/contract/servers';
 import type { OperationSummary } from '../../../shared/contract/operations';
 import type { ChannelName } from '../../../shared/ipc';
+import { confirmEveryServerChange } from '../../host/standin-server-confirmer';
 import { MapKeychain } from '../chat/helpers';
 import { isAlive, stdioFixture, waitUntil } from '../mcp/helpers';
 
@@ -48,6 +49,7 @@ function writeOldSettings(dir: string): void {
 
 function startCore(dir: string, options: { autoConnect?: boolean } = {}) {
   const core = createCore({
+    confirmServerChange: confirmEveryServerChange,
     version: 'test',
     servers: { settingsStore: openConfSettingsStore(dir), secrets: new MapKeychain() },
     gate: { prompter: { prompt: async () => 'approve' } },
@@ -184,6 +186,22 @@ describe('servers that start themselves', () => {
     await core.launched;
     await new Promise((r) => setTimeout(r, 200));
     expect((await overview()).servers.map((s) => s.state)).toEqual(['not_connected', 'not_connected', 'not_connected']);
+  });
+
+  it('a server saved while Warden runs connects at once, without a click; in a core without autoConnect it does not', async () => {
+    const dir = tempDir();
+    writeOldSettings(dir);
+    const { core, call, overview } = startCore(dir);
+    await core.launched;
+    const def = stdioFixture('ignored', 'slow');
+    const added = await call<{ definition: { id: string } }>('servers:add', { definition: { name: 'Added later', transport: 'stdio', command: def.command, args: def.args, env: [] } });
+    await waitUntil(async () => (await overview()).servers.find((s) => s.serverId === added.definition.id)?.state === 'connected', 20_000, 'the added server to connect');
+
+    const quiet = startCore(tempDir(), { autoConnect: false });
+    await quiet.core.launched;
+    const other = await quiet.call<{ definition: { id: string } }>('servers:add', { definition: { name: 'Added later', transport: 'stdio', command: def.command, args: def.args, env: [] } });
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await quiet.overview()).servers.find((s) => s.serverId === other.definition.id)?.state).toBe('not_connected');
   });
 });
 
