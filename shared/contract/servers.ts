@@ -267,10 +267,10 @@ export const serversChannels = defineChannels({
   },
   /** Switches the active account of a server in a conversation; pending approvals for the other account are invalidated. */
   'accounts:switch': {
-    doc: 'Switches the active account of a server in one conversation (pending approvals for the old one are invalidated).',
-    request: z.object({ conversationId: z.string().min(1).max(200), serverId: EntityId, accountId: EntityId }).strict(),
+    doc: 'Switches the active account of a server in one conversation, or (conversationId null) in every conversation that has no choice of its own (pending approvals for the old one are invalidated).',
+    request: z.object({ conversationId: z.string().min(1).max(200).nullable(), serverId: EntityId, accountId: EntityId }).strict(),
     response: z
-      .object({ conversationId: z.string(), serverId: EntityId, accountId: EntityId, previousAccountId: EntityId.nullable() })
+      .object({ conversationId: z.string().nullable(), serverId: EntityId, accountId: EntityId, previousAccountId: EntityId.nullable() })
       .strict(),
   },
   /** Stores one secret value in the keychain; the response only says it is set. A local server's env secret changes only after a native confirmation. */
@@ -301,9 +301,9 @@ export const serversEvents = defineEvents({
   },
   /** The active account of a server in a conversation changed. */
   'accounts:switched': {
-    doc: 'The active account of a server in a conversation changed.',
+    doc: 'The active account of a server in a conversation (null: in every conversation without a choice of its own) changed.',
     payload: z
-      .object({ conversationId: z.string(), serverId: EntityId, accountId: EntityId, previousAccountId: EntityId.nullable() })
+      .object({ conversationId: z.string().nullable(), serverId: EntityId, accountId: EntityId, previousAccountId: EntityId.nullable() })
       .strict(),
   },
 });

@@ -252,6 +252,26 @@ describe('the Servers view in a real browser against the real core and real stdi
     expect(core!.gate.policy.current().user.filter((r) => 'accountId' in r.scope && r.scope.accountId === personal.id)).toEqual([]);
   });
 
+  it('Use in chats makes a second account the one chats use, and says so', async () => {
+    const home = await core!.handlers['accounts:add']({ serverId: 'builds', label: 'Home' });
+    await page.getByTestId('nav-servers').click();
+    if (await page.getByTestId('server-details-back').count()) await page.getByTestId('server-details-back').click();
+    await page.getByTestId('server-open-builds').click();
+    const prefix = `account-builds-${home.id}`;
+    await page.getByTestId(`${prefix}-use-in-chats`).click();
+    await page.getByTestId(`${prefix}-in-chats`).waitFor({ timeout: 15_000 });
+    expect(await page.getByTestId(`${prefix}-in-chats`).innerText()).toBe('Chats now use Home for Builds, except a conversation where you chose another account.');
+    // Every conversation without a choice of its own, not one literally named "default".
+    expect(core!.gate.policy.current().activeAccounts).toEqual([expect.objectContaining({ serverId: 'builds', conversationId: null, accountId: home.id })]);
+    await shots('use-in-chats', `${prefix}-in-chats`);
+    expect(await axeSerious()).toEqual([]);
+    // Back to the first account: only its panel says so.
+    await page.getByTestId('account-builds-builds-default-use-in-chats').click();
+    await page.getByTestId('account-builds-builds-default-in-chats').waitFor({ timeout: 15_000 });
+    expect(await page.getByTestId(`${prefix}-in-chats`).count()).toBe(0);
+    await core!.handlers['accounts:remove']({ accountId: home.id });
+  });
+
   it('a tool whose name hides characters is listed with them written out, says Warden never calls it, and has no Run…', async () => {
     const def = stdioFixture('ignored', 'hostile-schema');
     const added = await core!.handlers['servers:add']({ definition: { name: 'Odd names', transport: 'stdio', command: def.command, args: def.args, env: [] } });

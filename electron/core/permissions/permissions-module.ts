@@ -365,8 +365,8 @@ export function createPermissionsModule(options: PermissionsModuleOptions): Perm
     return { serverId, accountId, previousAccountId: previous, cancelled: cancelled.length, message };
   }
 
-  /** The active account of a server in one conversation (the `accounts:switch` channel). */
-  async function switchInConversation(conversationId: string, serverId: string, accountId: string) {
+  /** The active account of a server in one conversation, or in all without a choice of their own (null; the `accounts:switch` channel). */
+  async function switchInConversation(conversationId: string | null, serverId: string, accountId: string) {
     const def = servers.getServer(serverId);
     if (!def) throw new WardenError('NOT_FOUND', `serverId: no server "${serverId}"`);
     const account = servers.accountsOf(serverId).find((a) => a.id === accountId);

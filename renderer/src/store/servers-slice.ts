@@ -43,6 +43,8 @@ export interface ServersSlice {
   connections: Record<string, ConnectionView | { serverId: string; accountId: string; status: ConnectionStatusView }>;
   /** Tools per `connectionKey`, as the connected server lists them. */
   tools: Record<string, ToolView[]>;
+  /** serverId → the account "Use in chats" made the one chats use, since this window opened. */
+  chatAccounts: Record<string, string>;
   /** Captured stderr/notes per `connectionKey`. */
   logs: Record<string, LogLineView[]>;
   serversError: ShownError | null;
@@ -58,7 +60,8 @@ export interface ServersSlice {
   addAccount(serverId: string, label: string, secrets: SecretInput[]): Promise<void>;
   renameAccount(accountId: string, label: string): Promise<void>;
   removeAccount(accountId: string): Promise<void>;
-  switchAccount(conversationId: string, serverId: string, accountId: string): Promise<void>;
+  /** Makes an account the one a conversation uses (null: every conversation without a choice of its own). */
+  switchAccount(conversationId: string | null, serverId: string, accountId: string): Promise<void>;
   /** Stores one secret in the keychain (the value is not kept). */
   setSecret(serverId: string, accountId: string, name: string, value: string): Promise<void>;
   clearSecret(serverId: string, accountId: string, name: string): Promise<void>;
@@ -117,6 +120,7 @@ export const createServersSlice: SliceCreator<ServersSlice> = ({ api }) => (set,
     settingsProblem: null,
     connections: {},
     tools: {},
+    chatAccounts: {},
     logs: {},
     serversError: null,
     refreshServers: () =>
@@ -185,6 +189,7 @@ export const createServersSlice: SliceCreator<ServersSlice> = ({ api }) => (set,
     },
     async switchAccount(conversationId, serverId, accountId) {
       await unwrap(api().accounts.switch({ conversationId, serverId, accountId }));
+      if (conversationId === null) set((s) => ({ chatAccounts: { ...s.chatAccounts, [serverId]: accountId } }));
     },
     async setSecret(serverId, accountId, name, value) {
       await unwrap(api().secrets.set({ serverId, accountId, name, value }));

@@ -178,6 +178,7 @@ function AccountPanel({ server, account }: { server: ServerView; account: Accoun
   const openLink = useAppStore((s) => s.openLink);
   const [showLogs, setShowLogs] = useState(false);
   const [renaming, setRenaming] = useState<string | null>(null);
+  const inChats = useAppStore((s) => s.chatAccounts[serverId] === account.id);
   const [error, run] = useAction();
   const state = connection?.status.state ?? 'disconnected';
   // Connected before this view opened (at launch, say): its tools are read when the panel shows.
@@ -231,7 +232,14 @@ function AccountPanel({ server, account }: { server: ServerView; account: Accoun
             {showLogs ? 'Hide log' : 'Log'}
           </button>
           {server.accounts.length > 1 ? (
-            <button type="button" className="button button-small" onClick={() => run(() => switchAccount('default', serverId, account.id))}>
+            <button
+              type="button"
+              className="button button-small"
+              data-testid={`${prefix}-use-in-chats`}
+              onClick={() =>
+                run(() => switchAccount(null, serverId, account.id))
+              }
+            >
               Use in chats
             </button>
           ) : null}
@@ -241,6 +249,11 @@ function AccountPanel({ server, account }: { server: ServerView; account: Accoun
           {server.accounts.length > 1 ? <RemoveAccount serverId={serverId} accountId={account.id} label={account.label} serverLabel={server.definition.name} testIdPrefix={prefix} /> : null}
         </span>
       </div>
+      {inChats ? (
+        <p className="msg-notice" role="status" data-testid={`${prefix}-in-chats`}>
+          Chats now use {account.label} for {server.definition.name}, except a conversation where you chose another account.
+        </p>
+      ) : null}
       <ConnectionProblem status={connection?.status} testId={`${prefix}-problem`} />
       {server.definition.transport === 'http' && server.definition.auth.kind === 'oauth' ? <OAuthControls serverId={serverId} accountId={account.id} /> : null}
       <SecretsEditor server={server} account={account} />
