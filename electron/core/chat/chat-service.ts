@@ -48,9 +48,18 @@ export interface ChatLimits {
 
 /**
  * How long a round's calls may run before their cards are written on their own (then shown as
- * running): the group-commit window. Calls that finish sooner share the round's one write.
+ * running). Calls that finish sooner share the round's one write.
  */
 export const CARDS_WRITTEN_WITHIN_MS = 20;
+
+/**
+ * The group-commit window of a round's write: rounds that follow each other faster than this
+ * (a fast model, quick tools) share one write, and the write stays out of the way of the next
+ * round's own durable step (the ledger's sync before a call is sent). A person cannot tell a
+ * result shown this much later; a real model's reply takes far longer, so each round still gets
+ * its write.
+ */
+export const ROUND_WRITE_WITHIN_MS = 25;
 
 export const DEFAULT_CHAT_LIMITS: ChatLimits = { maxCallsPerReply: 10, maxRoundsPerMessage: 8, perToolPerMinute: 20, resultChars: DEFAULT_MODEL_RESULT_CHARS, maxTokens: 4096 };
 
@@ -256,8 +265,9 @@ export class ChatService {
     }).finally(() => {
       this.turns.delete(c.id);
       this.setState(c, 'idle');
-      // The turn's last write: the final reply, the last outcomes and the idle state together.
-      this.saveRound(c);
+      // The turn's last write: the final reply, the last outcomes and the idle state together,
+      // at once (the person is reading the answer; no further round will share it).
+      this.saveRound(c, 0);
     });
     return message.id;
   }
@@ -547,7 +557,7 @@ export class ChatService {
     // was sent), and the round's write carries their outcomes; only calls still running after
     // CARDS_WRITTEN_WITHIN_MS get a write of their own, so the window shows them running.
     let early: ReturnType<typeof setTimeout> | undefined;
-    if (message.toolCalls.some((x) => x.status === 'awaiting_approval')) this.saveRound(c);
+    if (message.toolCalls.some((x) => x.status === 'awaiting_approval')) this.saveRound(c, 0);
     else if (waits.length > 0) early = setTimeout(() => this.saveRound(c), CARDS_WRITTEN_WITHIN_MS);
     await Promise.all(waits);
     clearTimeout(early);
@@ -642,7 +652,7 @@ export class ChatService {
    * shows the window every change it covered. A write that fails leaves them shown as they were,
    * with a note saying the reply could not be saved.
    */
-  private saveRound(c: Conversation): void {
+  private saveRound(c: Conversation, withinMs = ROUND_WRITE_WITHIN_MS): void {
     const covered = this.changeSeq;
     const durable = this.durableUpTo.get(c.id) ?? 0;
     // The cards as this write carries them (at least: it starts later, with any change since).
@@ -661,7 +671,7 @@ export class ChatService {
       }
       if (held.size === 0) this.notYetDurable.delete(c.id);
     };
-    this.deps.store.save(c.id).then(shown, (error: unknown) => {
+    this.deps.store.save(c.id, withinMs).then(shown, (error: unknown) => {
       console.error(`chat: saving conversation ${c.id} failed`, error);
       for (const m of this.notYetDurable.get(c.id) ?? []) {
         m.note = `Warden could not save this reply to disk: ${error instanceof Error ? error.message : String(error)}`;

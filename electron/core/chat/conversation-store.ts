@@ -20,7 +20,7 @@ export class ConversationStore {
   readonly problems: string[] = [];
   private readonly files: JsonFileFolder;
   /** Saves asked for in this turn of the event loop, per conversation: one write will carry them all. */
-  private readonly gathering = new Map<string, Promise<void>>();
+  private readonly gathering = new Map<string, { done: Promise<void>; due: number; start: () => void; cancel: () => void }>();
 
   /** `scrub` (the app's redactor) runs over every conversation written. */
   constructor(dir: string | null, scrub: Scrub = keepAsIs) {
@@ -75,23 +75,33 @@ export class ConversationStore {
    * Writes one conversation's current state. Resolves once a write that includes every change
    * made before this call is on disk.
    *
-   * Saves are group-committed: the write starts on the next turn of the event loop, so every
-   * change made in the same turn (a reply's end, its calls' results, the turn's end) shares one
-   * write and its two fsyncs; a save asked for while a write is in flight shares the one write
-   * after it (JsonFileFolder). What must be durable before something else happens awaits the
-   * promise; nothing else does (docs/decisions/0012-conversation-saves.md).
+   * Saves are group-committed: the write starts `withinMs` from now at the latest (next turn of
+   * the event loop for 0), and every save asked for until then shares it and its two fsyncs; a
+   * save asked for while a write is in flight shares the one write after it (JsonFileFolder).
+   * A sooner save moves the shared write earlier, never later. What must be durable before
+   * something else happens awaits the promise; nothing else does
+   * (docs/decisions/0012-conversation-saves.md).
    */
-  save(id: string): Promise<void> {
-    let gathered = this.gathering.get(id);
-    if (!gathered) {
-      gathered = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
-        this.gathering.delete(id);
-        return this.files.save(id);
-      });
-      this.gathering.set(id, gathered);
+  save(id: string, withinMs = 0): Promise<void> {
+    const due = performance.now() + withinMs;
+    const gathered = this.gathering.get(id);
+    if (gathered) {
+      if (due < gathered.due) {
+        gathered.cancel();
+        gathered.due = due;
+        gathered.cancel = startAfter(withinMs, gathered.start);
+      }
+      return gathered.done;
     }
-    return gathered;
+    let start!: () => void;
+    const done = new Promise<void>((resolve) => (start = resolve)).then(() => {
+      this.gathering.delete(id);
+      return this.files.save(id);
+    });
+    this.gathering.set(id, { done, due, start, cancel: startAfter(withinMs, start) });
+    return done;
   }
+
 
   /** Removes a conversation and its file. */
   async delete(id: string): Promise<boolean> {
@@ -107,9 +117,26 @@ export class ConversationStore {
 
   /** Waits for every write asked for or in flight (shutdown). */
   async flush(): Promise<void> {
-    while (this.gathering.size > 0) await Promise.all([...this.gathering.values()].map((g) => g.catch(() => undefined)));
+    while (this.gathering.size > 0) {
+      const waiting = [...this.gathering.values()];
+      for (const g of waiting) {
+        g.cancel();
+        g.start();
+      }
+      await Promise.all(waiting.map((g) => g.done.catch(() => undefined)));
+    }
     await this.files.flush();
   }
+}
+
+/** Calls `start` after `ms` (on the next turn of the event loop for 0); returns what cancels it. */
+function startAfter(ms: number, start: () => void): () => void {
+  if (ms <= 0) {
+    const immediate = setImmediate(start);
+    return () => clearImmediate(immediate);
+  }
+  const timer = setTimeout(start, ms);
+  return () => clearTimeout(timer);
 }
 
 /** The list entry of a conversation. */
