@@ -43,6 +43,8 @@ const TOOL_ROUNDS = 4;
 const KEY = 'sk-bench-chat-0123456789';
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const tsxLoader = join(root, 'node_modules/tsx/dist/loader.mjs');
+/** Events of each kind the core pushed (printed with WARDEN_BENCH_DEBUG set). */
+const eventCounts = new Map<string, number>();
 const STAMP = /⟦stamp (\d+\.\d+) (\d+\.\d+)⟧/;
 
 class MapKeychain implements ListableSecretStore {
@@ -107,6 +109,7 @@ async function measure(core: WardenCore, echoName: (id: string) => string, kind:
   const off = core.events.subscribe((event, payload) => {
     // What main does with every event: hands it to webContents.send, which serializes it.
     serialize(payload);
+    if (process.env.WARDEN_BENCH_DEBUG) eventCounts.set(event, (eventCounts.get(event) ?? 0) + 1);
     if (event === 'chat:delta' && (payload as { conversationId: string }).conversationId === watching) deltas.push(performance.now());
     if (event === 'chat:changed') {
       const p = payload as { conversationId: string; summary: { state: string } | null };
@@ -204,6 +207,7 @@ const bench: BenchModule = {
       report({ name: 'chat.floor_write_fdatasync_median', value: f50!, unit: 'ms (one record write + fdatasync, same disk, same run)' });
       reportProtocol(report, 'anthropic', await measure(core, echoName, 'anthropic', anthropic));
       reportProtocol(report, 'openai', await measure(core, echoName, 'openai', openai));
+      if (process.env.WARDEN_BENCH_DEBUG) console.log('events per message', Object.fromEntries([...eventCounts].map(([k, v]) => [k, v / (2 * (TURNS + WARM_UP))])));
     } finally {
       await core.close();
       await Promise.all([anthropic.close(), openai.close()]);

@@ -122,6 +122,12 @@ export class ChatService {
   private readonly notYetDurable = new Map<string, Set<ChatMessage>>();
   /** Each card as the last finished save wrote it. */
   private readonly writtenCard = new WeakMap<ChatToolCall, ChatToolCall>();
+  /**
+   * The save a held message was last shown at: while it waits for the disk, what the window may
+   * see of it changes only when a save finishes, so the gate's transitions in between are not
+   * sent again (each event is checked against the contract and serialized for the window).
+   */
+  private readonly heldShownAt = new WeakMap<ChatMessage, number>();
   private readonly unsubscribe: () => void;
   /**
    * What the chat keeps of any text that came from a server or a model. Why: the chat's records
@@ -633,7 +639,10 @@ export class ChatService {
     queueMicrotask(() => {
       const batch = [...this.pendingEmits];
       this.pendingEmits.clear();
-      for (const [m, conversationId] of batch) this.deps.events.emit('chat:message', { conversationId, message: this.shownOf(conversationId, m) });
+      for (const [m, conversationId] of batch) {
+        const shown = this.shownOf(conversationId, m);
+        if (shown !== undefined) this.deps.events.emit('chat:message', { conversationId, message: shown });
+      }
     });
   }
 
@@ -675,6 +684,7 @@ export class ChatService {
       console.error(`chat: saving conversation ${c.id} failed`, error);
       for (const m of this.notYetDurable.get(c.id) ?? []) {
         m.note = `Warden could not save this reply to disk: ${error instanceof Error ? error.message : String(error)}`;
+        this.heldShownAt.delete(m);
         this.emitMessage(c, m);
       }
     });
@@ -689,11 +699,18 @@ export class ChatService {
   /**
    * The message as the window may see it: a reply whose end is not on disk yet is still
    * streaming, and each card is shown as the last finished save wrote it (not at all if none
-   * did). A message with nothing waiting for the disk is the message itself.
+   * did). A message with nothing waiting for the disk is the message itself; undefined when the
+   * window already has this view of a held message.
    */
-  private shownOf(conversationId: string, m: ChatMessage): ChatMessage {
-    if (!this.notYetDurable.get(conversationId)?.has(m)) return m;
+  private shownOf(conversationId: string, m: ChatMessage): ChatMessage | undefined {
+    if (!this.notYetDurable.get(conversationId)?.has(m)) {
+      this.heldShownAt.delete(m);
+      return m;
+    }
     const durable = this.durableUpTo.get(conversationId) ?? 0;
+    // Shown once since the stream ended (or since the last save finished): nothing new to show.
+    if (this.heldShownAt.get(m) === durable) return undefined;
+    this.heldShownAt.set(m, durable);
     const cards: ChatToolCall[] = [];
     for (const x of m.toolCalls) {
       if ((this.changedAt.get(x) ?? 0) <= durable) cards.push(x);
