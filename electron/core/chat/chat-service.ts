@@ -46,6 +46,21 @@ export interface ChatLimits {
   maxTokens: number;
 }
 
+/**
+ * How long a round's calls may run before their cards are written on their own (then shown as
+ * running). Calls that finish sooner share the round's one write.
+ */
+export const CARDS_WRITTEN_WITHIN_MS = 20;
+
+/**
+ * The group-commit window of a round's write: rounds that follow each other faster than this
+ * (a fast model, quick tools) share one write, and the write stays out of the way of the next
+ * round's own durable step (the ledger's sync before a call is sent). A person cannot tell a
+ * result shown this much later; a real model's reply takes far longer, so each round still gets
+ * its write.
+ */
+export const ROUND_WRITE_WITHIN_MS = 25;
+
 export const DEFAULT_CHAT_LIMITS: ChatLimits = { maxCallsPerReply: 10, maxRoundsPerMessage: 8, perToolPerMinute: 20, resultChars: DEFAULT_MODEL_RESULT_CHARS, maxTokens: 4096 };
 
 export interface ChatServiceDeps {
@@ -93,6 +108,26 @@ export class ChatService {
   private readonly tracked = new Map<string, Tracked>();
   private readonly rate = new CallRateLimiter();
   private readonly pendingEmits = new Map<ChatMessage, string>();
+  /**
+   * The window is shown a reply's end and a call's card only as they are on disk
+   * (docs/decisions/0012): each change to them is stamped with a change number, and each
+   * conversation remembers the last change number a finished save covered. Until a save covers
+   * a change, the window keeps seeing the reply as streaming and the card as it was last written
+   * (or no card, if it was never written).
+   */
+  private changeSeq = 0;
+  private readonly changedAt = new WeakMap<object, number>();
+  private readonly durableUpTo = new Map<string, number>();
+  /** Messages holding a change that is not on disk yet, per conversation: shown again once it is. */
+  private readonly notYetDurable = new Map<string, Set<ChatMessage>>();
+  /** Each card as the last finished save wrote it. */
+  private readonly writtenCard = new WeakMap<ChatToolCall, ChatToolCall>();
+  /**
+   * The save a held message was last shown at: while it waits for the disk, what the window may
+   * see of it changes only when a save finishes, so the gate's transitions in between are not
+   * sent again (each event is checked against the contract and serialized for the window).
+   */
+  private readonly heldShownAt = new WeakMap<ChatMessage, number>();
   private readonly unsubscribe: () => void;
   /**
    * What the chat keeps of any text that came from a server or a model. Why: the chat's records
@@ -182,8 +217,20 @@ export class ChatService {
     for (const rule of policy.current().conversation.filter((r) => r.conversationId === conversationId)) await policy.revoke(rule.id, 'user');
     for (const [id, t] of this.tracked) if (t.conversation.id === conversationId) this.tracked.delete(id);
     const deleted = await this.deps.store.delete(conversationId);
+    this.durableUpTo.delete(conversationId);
+    this.notYetDurable.delete(conversationId);
     this.deps.events.emit('chat:changed', { conversationId, summary: null });
     return deleted;
+  }
+
+  /** Conversation files written since start (atomic writes, two fsyncs each): what a test counts per message. */
+  conversationWrites(): number {
+    return this.deps.store.writes;
+  }
+
+  /** Resolves once every conversation change made so far is on disk. */
+  flushConversations(): Promise<void> {
+    return this.deps.store.flush();
   }
 
   // ---- a message and its turn --------------------------------------------------------------
@@ -209,15 +256,25 @@ export class ChatService {
     c.updatedAt = message.createdAt;
     const turn: Turn = { abort: new AbortController(), ops: new Set(), stopped: false, done: Promise.resolve() };
     this.turns.set(c.id, turn);
+    // The person's message is on disk before the window shows it and before the model is asked:
+    // the one save of a message that is awaited (a crash after this loses nothing they wrote).
+    try {
+      await this.deps.store.save(c.id);
+    } catch (error) {
+      this.turns.delete(c.id);
+      c.messages.splice(c.messages.indexOf(message), 1);
+      throw new WardenError('INTERNAL', `Warden could not save your message, so it was not sent: ${error instanceof Error ? error.message : String(error)}`);
+    }
     this.emitMessage(c, message);
     turn.done = this.runTurn(c, turn).catch((error: unknown) => {
       this.notice(c, `Something went wrong in Warden: ${error instanceof Error ? error.message : String(error)}`, 'error');
     }).finally(() => {
       this.turns.delete(c.id);
       this.setState(c, 'idle');
-      void this.deps.store.save(c.id).catch((error: unknown) => console.error(`chat: saving conversation ${c.id} failed`, error));
+      // The turn's last write: the final reply, the last outcomes and the idle state together,
+      // at once (the person is reading the answer; no further round will share it).
+      this.saveRound(c, 0);
     });
-    await this.deps.store.save(c.id);
     return message.id;
   }
 
@@ -300,12 +357,15 @@ export class ChatService {
           const op = call.operationId ? await this.deps.gate.gate.get(call.operationId) : undefined;
           if (op?.state === 'awaiting_approval') await this.deps.gate.gate.cancel(op.operationId, 'The chat turn that asked for this ended when Warden stopped; ask again in the chat').catch(() => undefined);
           const now = op ? await this.deps.gate.gate.get(op.operationId) : undefined;
-          if (call.status !== 'running') {
-            // Pending when the turn ended: whatever the gate did with it since, it never ran.
-            Object.assign(call, { status: 'expired', why: 'Waiting for approval when Warden stopped: nothing ran. Ask again to decide it anew.', modelResult: MODEL_TEXT.expired, isError: true, askAgain: true });
-          } else if (now && TERMINAL_STATES.has(now.state)) {
-            // Running when Warden stopped: recovery recorded its outcome (outcome_unknown unless it finished).
+          // The file can be older than the ledger (a round's write comes after its calls ran):
+          // a call the ledger shows was sent gets the outcome recorded there, whatever the card said.
+          const sent = now !== undefined && TERMINAL_STATES.has(now.state) && now.history.some((h) => h.to === 'executing');
+          if (sent) {
+            // Sent before Warden stopped: recovery recorded its outcome (outcome_unknown unless it finished).
             this.apply({ conversation: c, message, call, skipped: false }, now);
+          } else if (call.status !== 'running') {
+            // Pending when the turn ended and never sent: whatever the gate did with it since, it never ran.
+            Object.assign(call, { status: 'expired', why: 'Waiting for approval when Warden stopped: nothing ran. Ask again to decide it anew.', modelResult: MODEL_TEXT.expired, isError: true, askAgain: true });
           } else {
             Object.assign(call, { status: 'outcome_unknown', why: 'Warden stopped while this call was running: the server may or may not have acted', modelResult: MODEL_TEXT.outcomeUnknown, isError: true });
           }
@@ -316,6 +376,9 @@ export class ChatService {
         c.messages.push({ ...this.newMessage('notice', 'Warden stopped during this reply. Calls that were waiting for approval did not run; use "Ask again" to try them.'), tone: 'warning' });
         await this.deps.store.save(c.id);
       }
+      // Everything recovery settled is on disk now (or was already): nothing of it is held back.
+      this.durableUpTo.set(c.id, this.changeSeq);
+      this.notYetDurable.delete(c.id);
     }
     // A model's call put back in the queue belongs to a turn that ended with the restart, whether
     // or not its conversation was saved with it (a crash can come between the gate's record and
@@ -386,12 +449,14 @@ export class ChatService {
       } catch (error) {
         message.streaming = false;
         message.note = null;
+        this.markChanged(c, message, message);
         this.emitMessage(c, message);
         if (!turn.stopped) this.notice(c, describeModelError(error), 'error', modelProblemOf(error));
         break;
       }
       message.streaming = false;
       message.note = null;
+      this.markChanged(c, message, message);
       // A stopped reply's tool calls are dropped unsent: none entered the gate.
       if (turn.stopped) {
         this.emitMessage(c, message);
@@ -403,7 +468,10 @@ export class ChatService {
         break;
       }
       const capReason = await this.handleCalls(c, message, calls, round, turn, entries, offered);
-      await this.deps.store.save(c.id);
+      // The round's one write: its reply and every outcome, never awaited before the next model
+      // request (the calls themselves are in the ledger, durable before each was sent); the
+      // window is shown them as final once it is on disk.
+      this.saveRound(c);
       if (capReason) {
         this.notice(c, `Stopped: ${capReason}.`, 'warning');
         break;
@@ -435,6 +503,7 @@ export class ChatService {
       const { call, record, identity, args, parseError, refused, skipped, rateCapReason } = admitCall(raw, reply);
       capReason ??= rateCapReason;
       message.toolCalls.push(record);
+      this.markChanged(c, message, record);
       const t: Tracked = { conversation: c, message, call: record, skipped };
       // The turn knows the operation before the gate records it: Stop pressed while the records
       // are still being written must reach this call too (cancel it, or abort it before sending).
@@ -462,11 +531,13 @@ export class ChatService {
         op = await w.submitted;
       } catch (error) {
         Object.assign(w.t.call, { status: 'cancelled', why: `Warden could not record this call: ${error instanceof Error ? error.message : String(error)}`, modelResult: MODEL_TEXT.cancelled, endedAt: this.deps.clock.now() });
+        this.markChanged(c, message, w.t.call);
         continue;
       }
       w.t.call.operationId = op.operationId;
       if (w.parseError) {
         Object.assign(w.t.call, { status: 'invalid', why: `Invalid arguments: ${w.parseError}`, modelResult: `Error: invalid arguments: ${w.parseError}. Nothing ran.`, decision: null, endedAt: this.deps.clock.now() });
+        this.markChanged(c, message, w.t.call);
         continue;
       }
       this.apply(w.t, op);
@@ -487,8 +558,15 @@ export class ChatService {
     }
     this.emitMessage(c, message);
     this.refreshState(c, message);
-    await this.deps.store.save(c.id);
+    // A call waiting for the person can wait for minutes: the reply and its cards are written now,
+    // so the person sees them at once. Calls that only run are in the ledger (durable before each
+    // was sent), and the round's write carries their outcomes; only calls still running after
+    // CARDS_WRITTEN_WITHIN_MS get a write of their own, so the window shows them running.
+    let early: ReturnType<typeof setTimeout> | undefined;
+    if (message.toolCalls.some((x) => x.status === 'awaiting_approval')) this.saveRound(c, 0);
+    else if (waits.length > 0) early = setTimeout(() => this.saveRound(c), CARDS_WRITTEN_WITHIN_MS);
     await Promise.all(waits);
+    clearTimeout(early);
     this.setState(c, 'responding');
     return capReason;
   }
@@ -512,6 +590,7 @@ export class ChatService {
     const ran = op.history.find((h) => h.to === 'executing');
     if (ran) call.startedAt = ran.at;
     if (TERMINAL_STATES.has(op.state)) call.endedAt = op.history[op.history.length - 1]?.at ?? this.deps.clock.now();
+    this.markChanged(t.conversation, t.message, call);
   }
 
   private refreshState(c: Conversation, message: ChatMessage): void {
@@ -560,8 +639,88 @@ export class ChatService {
     queueMicrotask(() => {
       const batch = [...this.pendingEmits];
       this.pendingEmits.clear();
-      for (const [m, conversationId] of batch) this.deps.events.emit('chat:message', { conversationId, message: m });
+      for (const [m, conversationId] of batch) {
+        const shown = this.shownOf(conversationId, m);
+        if (shown !== undefined) this.deps.events.emit('chat:message', { conversationId, message: shown });
+      }
     });
+  }
+
+  // ---- final only once durable -------------------------------------------------------------
+
+  /** Stamps a change to `part` (a reply whose text ended, or a call's card) that the window sees once it is on disk. */
+  private markChanged(c: Conversation, message: ChatMessage, part: ChatMessage | ChatToolCall): void {
+    this.changedAt.set(part, ++this.changeSeq);
+    let held = this.notYetDurable.get(c.id);
+    if (!held) this.notYetDurable.set(c.id, (held = new Set()));
+    held.add(message);
+  }
+
+  /**
+   * Starts a write of the conversation (group-committed, not awaited) and, once it is on disk,
+   * shows the window every change it covered. A write that fails leaves them shown as they were,
+   * with a note saying the reply could not be saved.
+   */
+  private saveRound(c: Conversation, withinMs = ROUND_WRITE_WITHIN_MS): void {
+    const covered = this.changeSeq;
+    const durable = this.durableUpTo.get(c.id) ?? 0;
+    // The cards as this write carries them (at least: it starts later, with any change since).
+    const written: Array<[ChatToolCall, ChatToolCall]> = [];
+    for (const m of this.notYetDurable.get(c.id) ?? []) {
+      for (const x of m.toolCalls) if ((this.changedAt.get(x) ?? 0) > durable) written.push([x, { ...x }]);
+    }
+    const shown = () => {
+      for (const [card, copy] of written) this.writtenCard.set(card, copy);
+      if (covered > (this.durableUpTo.get(c.id) ?? 0)) this.durableUpTo.set(c.id, covered);
+      const held = this.notYetDurable.get(c.id);
+      if (!held) return;
+      for (const m of held) {
+        this.emitMessage(c, m);
+        if (!this.pendingChange(c.id, m)) held.delete(m);
+      }
+      if (held.size === 0) this.notYetDurable.delete(c.id);
+    };
+    this.deps.store.save(c.id, withinMs).then(shown, (error: unknown) => {
+      console.error(`chat: saving conversation ${c.id} failed`, error);
+      for (const m of this.notYetDurable.get(c.id) ?? []) {
+        m.note = `Warden could not save this reply to disk: ${error instanceof Error ? error.message : String(error)}`;
+        this.heldShownAt.delete(m);
+        this.emitMessage(c, m);
+      }
+    });
+  }
+
+  /** Whether `m` holds a change not yet covered by a finished save. */
+  private pendingChange(conversationId: string, m: ChatMessage): boolean {
+    const durable = this.durableUpTo.get(conversationId) ?? 0;
+    return (this.changedAt.get(m) ?? 0) > durable || m.toolCalls.some((x) => (this.changedAt.get(x) ?? 0) > durable);
+  }
+
+  /**
+   * The message as the window may see it: a reply whose end is not on disk yet is still
+   * streaming, and each card is shown as the last finished save wrote it (not at all if none
+   * did). A message with nothing waiting for the disk is the message itself; undefined when the
+   * window already has this view of a held message.
+   */
+  private shownOf(conversationId: string, m: ChatMessage): ChatMessage | undefined {
+    if (!this.notYetDurable.get(conversationId)?.has(m)) {
+      this.heldShownAt.delete(m);
+      return m;
+    }
+    const durable = this.durableUpTo.get(conversationId) ?? 0;
+    // Shown once since the stream ended (or since the last save finished): nothing new to show.
+    if (this.heldShownAt.get(m) === durable) return undefined;
+    this.heldShownAt.set(m, durable);
+    const cards: ChatToolCall[] = [];
+    for (const x of m.toolCalls) {
+      if ((this.changedAt.get(x) ?? 0) <= durable) cards.push(x);
+      else {
+        const written = this.writtenCard.get(x);
+        if (written) cards.push(written);
+      }
+    }
+    const textHeld = (this.changedAt.get(m) ?? 0) > durable;
+    return { ...m, ...(textHeld ? { streaming: true } : {}), toolCalls: cards };
   }
 
   private emitChanged(c: Conversation): void {

@@ -2,8 +2,8 @@
  * Conversations on disk: one JSON file per conversation in the user-data folder, written
  * atomically (temporary file, fsync, rename, fsync of the folder) so a crash leaves either the
  * old or the new version, never half of one. All I/O is asynchronous; the main thread never
- * waits on the disk. Saves of one conversation are coalesced: while one write is in flight, the
- * next keeps only the latest state.
+ * waits on the disk. Saves of one conversation are group-committed: those of one event-loop turn
+ * share a write, and while one write is in flight the next keeps only the latest state.
  *
  * Without a folder (tests, the browser host) conversations live in memory only.
  */
@@ -19,6 +19,8 @@ export class ConversationStore {
   /** Files that could not be read at load, with why (shown in logs; the files are left alone). */
   readonly problems: string[] = [];
   private readonly files: JsonFileFolder;
+  /** Saves asked for in this turn of the event loop, per conversation: one write will carry them all. */
+  private readonly gathering = new Map<string, { done: Promise<void>; due: number; start: () => void; cancel: () => void }>();
 
   /** `scrub` (the app's redactor) runs over every conversation written. */
   constructor(dir: string | null, scrub: Scrub = keepAsIs) {
@@ -72,10 +74,34 @@ export class ConversationStore {
   /**
    * Writes one conversation's current state. Resolves once a write that includes every change
    * made before this call is on disk.
+   *
+   * Saves are group-committed: the write starts `withinMs` from now at the latest (next turn of
+   * the event loop for 0), and every save asked for until then shares it and its two fsyncs; a
+   * save asked for while a write is in flight shares the one write after it (JsonFileFolder).
+   * A sooner save moves the shared write earlier, never later. What must be durable before
+   * something else happens awaits the promise; nothing else does
+   * (docs/decisions/0012-conversation-saves.md).
    */
-  save(id: string): Promise<void> {
-    return this.files.save(id);
+  save(id: string, withinMs = 0): Promise<void> {
+    const due = performance.now() + withinMs;
+    const gathered = this.gathering.get(id);
+    if (gathered) {
+      if (due < gathered.due) {
+        gathered.cancel();
+        gathered.due = due;
+        gathered.cancel = startAfter(withinMs, gathered.start);
+      }
+      return gathered.done;
+    }
+    let start!: () => void;
+    const done = new Promise<void>((resolve) => (start = resolve)).then(() => {
+      this.gathering.delete(id);
+      return this.files.save(id);
+    });
+    this.gathering.set(id, { done, due, start, cancel: startAfter(withinMs, start) });
+    return done;
   }
+
 
   /** Removes a conversation and its file. */
   async delete(id: string): Promise<boolean> {
@@ -84,10 +110,33 @@ export class ConversationStore {
     return had;
   }
 
-  /** Waits for every write in flight (shutdown). */
-  flush(): Promise<void> {
-    return this.files.flush();
+  /** Conversation files written so far (each an atomic write: two fsyncs); tests count the syncs of a message with it. */
+  get writes(): number {
+    return this.files.stats.writes;
   }
+
+  /** Waits for every write asked for or in flight (shutdown). */
+  async flush(): Promise<void> {
+    while (this.gathering.size > 0) {
+      const waiting = [...this.gathering.values()];
+      for (const g of waiting) {
+        g.cancel();
+        g.start();
+      }
+      await Promise.all(waiting.map((g) => g.done.catch(() => undefined)));
+    }
+    await this.files.flush();
+  }
+}
+
+/** Calls `start` after `ms` (on the next turn of the event loop for 0); returns what cancels it. */
+function startAfter(ms: number, start: () => void): () => void {
+  if (ms <= 0) {
+    const immediate = setImmediate(start);
+    return () => clearImmediate(immediate);
+  }
+  const timer = setTimeout(start, ms);
+  return () => clearTimeout(timer);
 }
 
 /** The list entry of a conversation. */

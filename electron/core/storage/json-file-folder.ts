@@ -28,6 +28,11 @@ export const keepAsIs: Scrub = (value) => value;
 export class JsonFileFolder {
   private readonly writing = new Map<string, Promise<void>>();
   private readonly dirty = new Set<string>();
+  /**
+   * Atomic writes that reached the disk (each is one fsync of the file and one of the folder):
+   * what a test counts to prove a store does not sync more often than its rhythm says.
+   */
+  readonly stats = { writes: 0 };
 
   /**
    * `current(id)` is the object to write now, or undefined once it is gone from memory; `scrub`
@@ -108,5 +113,6 @@ export class JsonFileFolder {
     }
     await rename(temp, final);
     await syncFolder(this.dir);
+    this.stats.writes += 1;
   }
 }

@@ -1,7 +1,8 @@
 /**
  * Conversations persist in the user-data folder (atomic files) and survive a restart: list,
  * rename, search by title and delete; a call that waited for approval when Warden stopped is
- * shown as expired with "ask again" (and cancelled in the gate, so it can never run later).
+ * shown as expired with "ask again" (and cancelled in the gate, so it can never run later); a
+ * tool round writes its conversation once, and the person waits for one write per message.
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +12,7 @@ import { openLedgerForApp } from '../../../electron/core/ledger';
 import type { Conversation, ConversationSummary } from '../../../shared/contract/chat';
 import { openConfSettingsStore } from '../../../electron/core/settings/conf-settings-store';
 import { call, callsOf, MapKeychain, settled, startChatCore, waitingApproval, type ChatCore } from './helpers';
+import { offeredName, ScriptedModel, withScripted } from './scripted-model';
 
 let t: ChatCore | undefined;
 let dir: string | undefined;
@@ -21,9 +23,9 @@ afterEach(async () => {
   dir = undefined;
 });
 
-async function start(folder: string): Promise<ChatCore> {
+async function start(folder: string, model?: ScriptedModel): Promise<ChatCore> {
   const { ledger } = await openLedgerForApp(folder);
-  return startChatCore({ ledger, chat: { dataDir: path.join(folder, 'conversations') } });
+  return startChatCore({ ledger, chat: { dataDir: path.join(folder, 'conversations'), ...(model ? { providers: withScripted(model) } : {}) } });
 }
 
 describe('conversations on disk', () => {
@@ -112,5 +114,34 @@ describe('conversations on disk', () => {
     await call(t.core, 'approvals:review', { operationId: opId }).catch(() => undefined);
     await expect(t.core.gate.gate.approve(opId)).rejects.toThrow();
     expect(t.demos.flatMap((d) => d.calls)).toEqual([]);
+  });
+});
+
+const TOOL_ROUNDS = 4;
+
+describe('conversation saves per message', () => {
+  it('a message with four tool rounds syncs its conversation at most once per model reply plus once for the message itself, and reopens whole', async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'warden-chat-saves-'));
+    const model = new ScriptedModel((r, i) => (i < TOOL_ROUNDS ? { text: `Round ${i}. `, calls: [{ name: offeredName(r, 'notes_list')!, args: {} }] } : { text: 'All four lists read.' }));
+    t = await start(dir, model);
+    const c = await call<Conversation>(t.core, 'chat:create', { providerId: 'scripted', model: 'scripted' });
+    await t.core.chat.flushConversations();
+    const before = t.core.chat.conversationWrites();
+    await call(t.core, 'chat:send-message', { conversationId: c.id, text: 'List my notes four times' });
+    const done = await settled(t.core, c.id);
+    await t.core.chat.flushConversations();
+    const writes = t.core.chat.conversationWrites() - before;
+    expect(callsOf(done).map((x) => x.status)).toEqual(Array(TOOL_ROUNDS).fill('succeeded'));
+    // One write for the person's message (durable before the model is asked), then at most one
+    // per model reply: five replies, so six. Two saves per tool round would be ten.
+    expect(writes).toBeLessThanOrEqual(1 + TOOL_ROUNDS + 1);
+    expect(writes).toBeGreaterThanOrEqual(1);
+    await t.core.close();
+
+    t = await start(dir, model);
+    const reopened = await call<Conversation>(t.core, 'chat:get', { conversationId: c.id });
+    expect(reopened.messages.map((m) => [m.role, m.text])).toEqual(done.messages.map((m) => [m.role, m.text]));
+    expect(callsOf(reopened).map((x) => x.status)).toEqual(Array(TOOL_ROUNDS).fill('succeeded'));
+    expect(reopened.messages.some((m) => m.role === 'notice')).toBe(false);
   });
 });
