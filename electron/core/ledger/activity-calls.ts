@@ -38,8 +38,19 @@ export interface ActivityCallDeps {
   now?: () => number;
 }
 
-/** Rows read per page while exporting: memory holds one page, whatever the size of the export. */
-const EXPORT_PAGE = 500;
+/**
+ * Rows read (and folded from their records) per page while exporting: memory holds one page,
+ * whatever the size of the export, and folding a page is one stretch of main-thread work, so a
+ * page stays small enough to be one short pause.
+ */
+const EXPORT_PAGE = 100;
+/**
+ * Rows described and written between two turns of the event loop. The export runs in the main
+ * process beside every window: a page of 500 rows built in one go held the loop ~70 ms. Each
+ * slice's text is written (and the write awaited) before the next is built, so the window's
+ * input and IPC get a turn every few milliseconds at most.
+ */
+const EXPORT_SLICE = 25;
 
 /** One operation as an Activity row. */
 export function describeCall(call: RecordedCall, names: CallNames): ActivityCall {
@@ -129,12 +140,15 @@ export async function writeCallsFile(history: HistoryReads, names: CallNames, fo
     let after = null;
     for (;;) {
       const page = await history.calls(filter, { limit: EXPORT_PAGE, after, oldestFirst: true });
-      let text = '';
-      for (const call of page.calls) {
-        const record = exportRecord(describeCall(call, names), call.arguments);
-        text += format === 'csv' ? EXPORT_COLUMNS.map((c) => csvCell(record[c])).join(',') + '\r\n' : JSON.stringify(record) + '\n';
+      for (let from = 0; from < page.calls.length; from += EXPORT_SLICE) {
+        let text = '';
+        for (const call of page.calls.slice(from, from + EXPORT_SLICE)) {
+          const record = exportRecord(describeCall(call, names), call.arguments);
+          text += format === 'csv' ? EXPORT_COLUMNS.map((c) => csvCell(record[c])).join(',') + '\r\n' : JSON.stringify(record) + '\n';
+        }
+        // Awaiting the write is the turn of the event loop between slices.
+        await write(text);
       }
-      if (text) await write(text);
       rows += page.calls.length;
       if (!page.next) break;
       after = page.next;

@@ -258,7 +258,7 @@ describe('exporting a large history', () => {
         const fileMb = statSync(join(big.dir, 'all.jsonl')).size / 1e6;
         const grownMb = (peak - before) / 1e6;
         expect(fileMb).toBeGreaterThan(25);
-        // One page of 500 calls is about 0.5 MB of text and its folded records a few times that;
+        // One page of 100 calls is about 0.1 MB of text and its folded records a few times that;
         // holding the export would hold all of it (and more as parsed objects).
         expect(grownMb, `live heap grew ${grownMb.toFixed(1)} MB writing ${fileMb.toFixed(1)} MB`).toBeLessThan(fileMb / 4);
       } finally {
