@@ -1,11 +1,13 @@
 /**
  * Long background work on the history never holds the main thread (Electron's main process also
- * runs every window's input and IPC): the full verification of the chain and the export of the
- * Activity rows hand the event loop back every few dozen records, however long the history.
+ * runs every window's input and IPC): the full verification of the chain and the exports of the
+ * Activity rows and of the audit log hand the event loop back every few dozen records, however
+ * long the history.
  *
- * Through the code the app runs: `LedgerService.verify` reading through the ledger's file-system
- * port (wrapped here to see each read), and the `activity:export-calls` handler on the real
- * indexed history, its rows named through the `CallNames` port (counted here). A ticker
+ * Through the code the app runs: `LedgerService.verify` and `LedgerService.exportAudit` reading
+ * through the ledger's file-system port (wrapped here to see each read), and the
+ * `activity:export-calls` handler on the real indexed history, its rows named through the
+ * `CallNames` port (counted here). A ticker
  * re-queued with `setImmediate` runs once per turn of the event loop, so what happens between two
  * of its runs happened without yielding. Counting records and rows, not milliseconds: the shared
  * machine's load stretches any timing, a count it cannot.
@@ -106,5 +108,17 @@ describe('background work on the history yields to the window', () => {
     );
     expect(r.rows).toBe(CALLS);
     expect(most, `${most} calls were named in one turn`).toBeLessThanOrEqual(25);
+  });
+
+  it('an export of the audit log reads and writes at most about 100 records between two turns of the event loop', async () => {
+    reads = [];
+    const r = await ticking(() => service.exportAudit('jsonl', {}, join(t.dir, 'audit.jsonl')));
+    expect(r.rows).toBeGreaterThan(CALLS * 3);
+    // Records decoded in one turn are at most what the reads completing in it brought.
+    const perTurn = new Map<number, number>();
+    for (const x of reads) perTurn.set(x.turn, (perTurn.get(x.turn) ?? 0) + x.bytes);
+    const most = Math.max(...perTurn.values());
+    const recordSize = reads.reduce((sum, x) => sum + x.bytes, 0) / r.rows;
+    expect(most / recordSize, `${(most / 1024).toFixed(0)} KiB of records (about ${(most / recordSize).toFixed(0)}) read in one turn`).toBeLessThan(150);
   });
 });
