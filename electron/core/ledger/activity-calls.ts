@@ -10,7 +10,7 @@
  * row for the details area and the export.
  */
 import { createPrivateWriteStream } from '../storage/private-files';
-import type { ActivityCall, CallFilter } from '../../../shared/domain/activity';
+import type { ActivityCall, CallCursor, CallFilter } from '../../../shared/domain/activity';
 import type { OperationState } from '../../../shared/domain/operations';
 import { TERMINAL_STATES } from '../../../shared/domain/operations';
 import type { ServerDefinition } from '../../../shared/domain/servers';
@@ -39,9 +39,9 @@ export interface ActivityCallDeps {
 }
 
 /**
- * Rows read (and folded from their records) per page while exporting: memory holds one page,
- * whatever the size of the export, and folding a page is one stretch of main-thread work, so a
- * page stays small enough to be one short pause.
+ * Rows read (and folded from their records) per page while exporting: memory holds two pages
+ * (the one written and the next, read meanwhile), whatever the size of the export, and folding a
+ * page is one stretch of main-thread work, so a page stays small enough to be one short pause.
  */
 const EXPORT_PAGE = 100;
 /**
@@ -137,9 +137,17 @@ export async function writeCallsFile(history: HistoryReads, names: CallNames, fo
   try {
     await opened;
     if (format === 'csv') await write(EXPORT_COLUMNS.map(csvCell).join(',') + '\r\n');
-    let after = null;
+    const pageAfter = (after: CallCursor | null) => {
+      const read = history.calls(filter, { limit: EXPORT_PAGE, after, oldestFirst: true });
+      read.catch(() => undefined); // awaited below; a failure while the page before is written is reported then
+      return read;
+    };
+    // The next page is read while this one is written: the index query and the record reads
+    // wait on the thread pool, and would otherwise leave the export idle a third of the time.
+    let reading = pageAfter(null);
     for (;;) {
-      const page = await history.calls(filter, { limit: EXPORT_PAGE, after, oldestFirst: true });
+      const page = await reading;
+      if (page.next) reading = pageAfter(page.next);
       for (let from = 0; from < page.calls.length; from += EXPORT_SLICE) {
         let text = '';
         for (const call of page.calls.slice(from, from + EXPORT_SLICE)) {
@@ -151,7 +159,6 @@ export async function writeCallsFile(history: HistoryReads, names: CallNames, fo
       }
       rows += page.calls.length;
       if (!page.next) break;
-      after = page.next;
     }
     await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
     return { format, path, rows };
