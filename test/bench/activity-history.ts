@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { journalEntry, type DecisionRecord } from '../../shared/domain/journal-events';
 import { LedgerService } from '../../electron/core/ledger/service';
 import type { JournalEntry } from '../../electron/core/ports';
+import type { CallFilter } from '../../shared/domain/activity';
 
 export const SERVERS = [
   { id: 'files-1a2b', accounts: ['work-01', 'home-02'], tools: ['read_file', 'write_file', 'move_file', 'list_directory'] },
@@ -32,6 +33,57 @@ const DENY: DecisionRecord = { decision: 'deny', reason: 'Disabled by you', laye
 export function identityOf(i: number): { serverId: string; accountId: string; toolName: string } {
   const server = SERVERS[i % 3]!;
   return { serverId: server.id, accountId: server.accounts[Math.floor(i / 3) % 2]!, toolName: server.tools[Math.floor(i / 6) % 4]! };
+}
+
+/** What the Activity filters see of call `i`: its identity, conversation, decision and outcome. */
+export function factsOf(i: number): { serverId: string; accountId: string; toolName: string; conversationId: string | null; decision: 'allow' | 'ask' | 'deny'; outcome: string } {
+  const kind = i % 20;
+  const failed = i % 7 === 5;
+  const [decision, outcome] = kind === 19 ? (['deny', 'denied'] as const) : kind === 17 ? (['ask', 'rejected'] as const) : ([kind % 10 === 7 ? 'ask' : 'allow', failed ? 'failed' : 'succeeded'] as const);
+  return { ...identityOf(i), conversationId: i % 5 === 0 ? null : `conv-${Math.floor(i / 40)}`, decision, outcome };
+}
+
+const FILTER_KEYS = ['serverId', 'accountId', 'toolName', 'decision', 'outcome', 'conversationId'] as const;
+
+/**
+ * Every combination of the Activity view's equality filters over a history of `count` calls, each
+ * once with the values of one recent call (it matches) and, where one exists, once with values
+ * that each match many calls but never together. Some combinations have none: every server sees
+ * every decision and outcome, and every conversation (40 calls in a row) every server, account,
+ * decision and outcome.
+ */
+export function filterCombinations(count: number): Array<{ name: string; filter: CallFilter; matches: boolean }> {
+  const out: Array<{ name: string; filter: CallFilter; matches: boolean }> = [];
+  // A recent call made in a conversation, so every column has a value.
+  const anchor = factsOf(count - 3).conversationId ? count - 3 : count - 4;
+  // Everything but the conversation repeats every 840 calls (identity every 24, decision every
+  // 20, failures every 7); a conversation is 40 consecutive calls.
+  const matchesAny = (keys: readonly (typeof FILTER_KEYS)[number][], f: CallFilter): boolean => {
+    const conv = f.conversationId === undefined ? null : Number(f.conversationId.slice('conv-'.length));
+    const [from, to] = conv === null ? [0, Math.min(count, 840)] : [conv * 40, Math.min(count, conv * 40 + 40)];
+    for (let i = from; i < to; i++) {
+      const x = factsOf(i);
+      if (keys.every((k) => x[k] === f[k])) return true;
+    }
+    return false;
+  };
+  for (let mask = 1; mask < 1 << FILTER_KEYS.length; mask++) {
+    const keys = FILTER_KEYS.filter((_, b) => mask & (1 << b));
+    const pick = (i: number): CallFilter => Object.fromEntries(keys.map((k) => [k, factsOf(i)[k]])) as CallFilter;
+    const name = keys.join(' + ');
+    out.push({ name, filter: pick(anchor), matches: true });
+    if (keys.length < 2) continue;
+    // One column's value taken from another call, the rest from the anchor, until nothing matches.
+    search: for (const key of keys) {
+      for (let other = 1; other < 200; other++) {
+        const f = { ...pick(anchor), [key]: factsOf((anchor + count - other) % count)[key] } as CallFilter;
+        if (Object.values(f).some((v) => v === null) || matchesAny(keys, f)) continue;
+        out.push({ name, filter: f, matches: false });
+        break search;
+      }
+    }
+  }
+  return out;
 }
 
 /** The records of call `i` (two appends: the decision, then the outcome, if any). */

@@ -1,8 +1,11 @@
 /**
  * The Activity view's queries at a million operations (target < 50 ms each, median of 7): the
  * first page, each filter, a page deep in history, an operation by id and the "Why?" of one call,
- * each through the handler the window calls (`activity:calls`, `activity:history` on the real
- * core), on a history written by the ledger's own writer (activity-history.ts).
+ * and every combination of the view's equality filters (server, account, tool, decision, outcome,
+ * conversation: 63 of them), once with values that match and once with values that each match
+ * but never together, each through the handler the window calls (`activity:calls`,
+ * `activity:history` on the real core), on a history written by the ledger's own writer
+ * (activity-history.ts).
  *
  * `WARDEN_BENCH_ACTIVITY` sets the number of calls (default 1,000,000); writing them takes many
  * minutes here, so `WARDEN_BENCH_ACTIVITY_DIR` names a folder that is kept and reused.
@@ -14,7 +17,7 @@ import { createCore } from '../../electron/core/app-core';
 import { dispatch } from '../../electron/core/dispatch';
 import { LedgerService } from '../../electron/core/ledger/service';
 import type { CallCursor, CallFilter } from '../../shared/domain/activity';
-import { ensureHistory, START, STEP_MS } from './activity-history';
+import { ensureHistory, filterCombinations, START, STEP_MS } from './activity-history';
 import { percentiles, type BenchModule } from './harness';
 
 const COUNT = Number(process.env.WARDEN_BENCH_ACTIVITY ?? 1_000_000);
@@ -58,6 +61,13 @@ const bench: BenchModule = {
           ['operation by id', () => calls({ operationId: someId })],
           ['"Why?" of one call (activity:history)', () => dispatch(core.handlers, 'activity:history', { operationId: someId })],
         ];
+        for (const c of filterCombinations(COUNT)) {
+          queries.push([`${c.name}${c.matches ? '' : ' (no match)'}`, async () => {
+            const page = await calls(c.filter);
+            if (page.calls.length === 0 === c.matches) throw new Error(`${c.name}: expected ${c.matches ? 'matches' : 'no match'}, got ${page.calls.length}`);
+            return page;
+          }]);
+        }
         for (const [name, fn] of queries) {
           await fn();
           const xs: number[] = [];

@@ -30,9 +30,11 @@ import type { SqlConnection } from './sqlite';
 /**
  * Bumped when the schema or what is indexed changes: an index of another version is rebuilt from
  * the ledger. Version 2 pages operations by request time and indexes the operations older ledgers
- * kept only in their checkpoints.
+ * kept only in their checkpoints; version 3 files operations under their facet (server, account,
+ * tool, decision, state together) so any combination of Activity filters is one index range per
+ * facet (activity-query.ts).
  */
-const SCHEMA_VERSION = '2';
+const SCHEMA_VERSION = '3';
 /** Records per transaction while catching up (a rebuild); steady state commits what is pending. */
 const BATCH = 5000;
 /**
@@ -46,6 +48,14 @@ const NAME_CACHE = 4096;
 /** Counts above this are reported as "at least" (an exact count over a million rows is not free). */
 export const COUNT_CAP = 10_000;
 
+/**
+ * The tables and indexes. `facets` lists each combination of (server, account, tool, decision,
+ * state) any operation has had — a few hundred rows, kept by the triggers in the same transaction
+ * as the operation itself — and `ops_facet_time` / `ops_conv_facet_time` file operations under
+ * that combination and then their time: together they let any combination of Activity filters
+ * read only what it shows (activity-query.ts). A facet an operation has left stays listed: it
+ * costs the query one empty index probe, never a wrong row.
+ */
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS names(id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE);
@@ -56,11 +66,18 @@ CREATE TABLE IF NOT EXISTS ops(
 CREATE INDEX IF NOT EXISTS ops_state ON ops(state, n);
 CREATE INDEX IF NOT EXISTS ops_conv ON ops(conv, n);
 CREATE INDEX IF NOT EXISTS ops_time ON ops(time);
-CREATE INDEX IF NOT EXISTS ops_server_time ON ops(server, time);
-CREATE INDEX IF NOT EXISTS ops_account_time ON ops(account, time);
-CREATE INDEX IF NOT EXISTS ops_tool_time ON ops(tool, time);
-CREATE INDEX IF NOT EXISTS ops_decision_time ON ops(decision, time);
-CREATE INDEX IF NOT EXISTS ops_state_time ON ops(state, time);
+CREATE INDEX IF NOT EXISTS ops_facet_time ON ops(server, account, tool, decision, state, time);
+CREATE INDEX IF NOT EXISTS ops_conv_facet_time ON ops(conv, server, account, tool, decision, state, time);
+CREATE TABLE IF NOT EXISTS facets(server INTEGER NOT NULL, account INTEGER NOT NULL, tool INTEGER NOT NULL, decision TEXT NOT NULL, state TEXT NOT NULL,
+  PRIMARY KEY(server, account, tool, decision, state)) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS ops_facet_added AFTER INSERT ON ops BEGIN
+  INSERT INTO facets SELECT ifnull(new.server, 0), ifnull(new.account, 0), ifnull(new.tool, 0), ifnull(new.decision, ''), new.state WHERE NOT EXISTS
+    (SELECT 1 FROM facets WHERE server = ifnull(new.server, 0) AND account = ifnull(new.account, 0) AND tool = ifnull(new.tool, 0) AND decision = ifnull(new.decision, '') AND state = new.state);
+END;
+CREATE TRIGGER IF NOT EXISTS ops_facet_changed AFTER UPDATE OF state, decision ON ops BEGIN
+  INSERT INTO facets SELECT ifnull(new.server, 0), ifnull(new.account, 0), ifnull(new.tool, 0), ifnull(new.decision, ''), new.state WHERE NOT EXISTS
+    (SELECT 1 FROM facets WHERE server = ifnull(new.server, 0) AND account = ifnull(new.account, 0) AND tool = ifnull(new.tool, 0) AND decision = ifnull(new.decision, '') AND state = new.state);
+END;
 CREATE TABLE IF NOT EXISTS rows(
   seq INTEGER PRIMARY KEY, time INTEGER NOT NULL, type INTEGER NOT NULL, op INTEGER,
   server INTEGER, account INTEGER, tool INTEGER, conv INTEGER, decision TEXT,
@@ -215,7 +232,7 @@ export class LedgerIndex {
     // and the new tables and find them missing.
     const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
     await this.db.exec(
-      'DROP TABLE IF EXISTS rows; DROP TABLE IF EXISTS ops; DROP TABLE IF EXISTS names; DROP TABLE IF EXISTS meta;' +
+      'DROP TABLE IF EXISTS rows; DROP TABLE IF EXISTS ops; DROP TABLE IF EXISTS facets; DROP TABLE IF EXISTS names; DROP TABLE IF EXISTS meta;' +
         SCHEMA +
         `INSERT INTO meta(k, v) VALUES ('schema', ${literal(SCHEMA_VERSION)});` +
         (breaks ? `INSERT INTO meta(k, v) VALUES ('breaks', ${literal(breaks.v)});` : ''),
