@@ -14,10 +14,14 @@
  *   segments, so the index still takes every record once, in sequence order, and its committed
  *   position stays a point it can resume from after a crash.
  *
- * Every history read waits for the catch-up (history.ts): an answer about an operation id is
- * never given from half an index, so idempotency and recovery stay exact.
+ * A history read about one operation proposed in those records is answered from them (every
+ * later record of it is there too); every other history read waits for the catch-up
+ * (history.ts): an answer about an operation id is never given from half an index, so
+ * idempotency and recovery stay exact. A decision never needs one: the gate admits the ids it
+ * made itself without asking the history.
  */
 import { parseJournalEvent } from '../../../shared/domain/journal-events';
+import { RECONCILED_TYPE } from '../../../shared/domain/ledger';
 import { TERMINAL_STATES, type OperationState } from '../../../shared/domain/operations';
 import { WardenError } from '../../../shared/result';
 import type { RecordedOperation } from '../ports';
@@ -153,16 +157,28 @@ interface TailOp {
 }
 
 /**
- * The operations the records read at start (the end of the log) and appended since leave
- * unfinished: each one's last state there is its last state anywhere, because every later record
- * of it is there too. Finished ones are dropped as they finish, so this holds only live ones.
+ * What the records read at start (the end of the log) and appended since say about operations,
+ * while the index catches up.
+ *
+ * - Unfinished operations: each one's last state there is its last state anywhere, because every
+ *   later record of it is there too. Finished ones are dropped as they finish.
+ * - Where the records are of every operation proposed there (`recent`): all of its records are
+ *   there too (an operation's records follow its proposal), so history reads about it are
+ *   answered from them without waiting for the index. A few numbers per record, kept until the
+ *   index is current (`forgetRecent`).
  */
 export class TailOperations {
   private readonly ops = new Map<string, TailOp>();
   /** The last state of operations that finished here after recovery handed them on. */
   private readonly finished = new Map<string, OperationState>();
+  /**
+   * Places of the records of each operation proposed here, in sequence order; an entry of null is
+   * an operation only the index can answer for. The map is null once the index is current.
+   */
+  private recentOps: Map<string, RecordLocation[] | null> | null = new Map();
 
-  apply(record: StoredRecord): void {
+  apply(record: StoredRecord, location: RecordLocation): void {
+    if (record.type === RECONCILED_TYPE) return this.applyReconciled(record, location);
     if (record.type !== 'op.proposed' && record.type !== 'op.transition') return;
     let event: ReturnType<typeof parseJournalEvent>;
     try {
@@ -170,10 +186,16 @@ export class TailOperations {
     } catch {
       return;
     }
+    const recent = this.recentOps;
     if (event?.type === 'op.proposed') {
-      if (!this.ops.has(event.payload.operationId)) this.ops.set(event.payload.operationId, { state: 'proposed', records: [record], proposed: true });
+      const id = event.payload.operationId;
+      if (!this.ops.has(id)) this.ops.set(id, { state: 'proposed', records: [record], proposed: true });
+      // A second proposal of one id (the gate never writes one) is left to the index, which reads
+      // the first as the projections do.
+      if (recent) recent.set(id, recent.has(id) ? null : [location]);
     } else if (event?.type === 'op.transition') {
       const id = event.payload.operationId;
+      recent?.get(id)?.push(location);
       const op = this.ops.get(id) ?? { state: event.payload.from, records: [], proposed: false };
       op.state = event.payload.to;
       op.records.push(record);
@@ -196,6 +218,32 @@ export class TailOperations {
   /** The state of an operation seen here (live or finished), if it was. */
   stateOf(id: string): OperationState | undefined {
     return this.ops.get(id)?.state ?? this.finished.get(id);
+  }
+
+  /**
+   * Where every record of operation `id` is, when its proposal is among the records seen here
+   * (undefined otherwise: only the index can answer for it).
+   */
+  recent(id: string): readonly RecordLocation[] | undefined {
+    return this.recentOps?.get(id) ?? undefined;
+  }
+
+  /** Stops keeping places (the index answers for everything from now on). */
+  forgetRecent(): void {
+    this.recentOps = null;
+  }
+
+  /**
+   * A reconciliation belongs to the operation it settles. The operation it names as its retry
+   * shows `retryOf` from it, which a fold of the retry's own records cannot see: that one is left
+   * to the index.
+   */
+  private applyReconciled(record: StoredRecord, location: RecordLocation): void {
+    const recent = this.recentOps;
+    if (!recent) return;
+    const p = record.payload as { operationId?: unknown; retryOperationId?: unknown };
+    if (typeof p.operationId === 'string') recent.get(p.operationId)?.push(location);
+    if (typeof p.retryOperationId === 'string' && recent.has(p.retryOperationId)) recent.set(p.retryOperationId, null);
   }
 }
 

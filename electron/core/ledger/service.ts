@@ -150,11 +150,13 @@ export class LedgerService {
         // While the index catches up, a new record waits for it (its place is remembered).
         if (this.catchUp) this.catchUp.hold(locations[i]!);
         else index.add(records[i]!, locations[i]!);
-        this.tail?.apply(records[i]!);
+        this.tail?.apply(records[i]!, locations[i]!);
         this.pinRecord(records[i]!);
       }
     });
-    this.history = new IndexedHistory(index, ledger, () => this.indexed);
+    // While the index catches up, an operation proposed in the records start read or appended
+    // since is read from them; anything else waits for the index.
+    this.history = new IndexedHistory(index, ledger, () => this.indexed, (id) => (this.caughtUp ? undefined : this.tail?.recent(id)));
   }
 
   private pinRecord(record: StoredRecord): void {
@@ -229,7 +231,7 @@ export class LedgerService {
           onRecord: (record, location) => {
             if (!deferred) index.add(record, location);
             else {
-              tail.apply(record);
+              tail.apply(record, location);
               if (record.type === 'tool.contract-changed') tailPins.push(record);
             }
           },
@@ -299,6 +301,7 @@ export class LedgerService {
       // Pins the index learned from segments start did not read (older records never replace newer ones).
       for (const p of await this.index.pins()) this.pin(p.server, p.account, p.tool, p.hash, p.instructions, p.seq);
       this.caughtUp = true;
+      this.tail?.forgetRecent();
       for (const l of this.indexingListeners) l();
     });
     this.indexed.catch(() => undefined);
