@@ -25,19 +25,30 @@ import { RECONCILED_TYPE } from '../../../shared/domain/ledger';
 import { TERMINAL_STATES, type OperationState } from '../../../shared/domain/operations';
 import { WardenError } from '../../../shared/result';
 import type { RecordedOperation } from '../ports';
-import { scanSegment, type ChainKey, type StoredRecord } from './format';
+import { scanSegment, type ChainCursor, type ChainKey, type StoredRecord } from './format';
 import type { LedgerIndex } from './index-store';
 import { inDir, type LedgerFs } from './ledger-fs';
 import { LedgerProjections } from './projections';
 import { checkResume, type LogPosition, type RecordLocation } from './recovery';
 import { segmentName, segmentNumbers } from './segments';
 
-/** Bytes of a segment parsed and checked in one go (about a millisecond of work). */
-const SLICE_BYTES = 64 * 1024;
+/**
+ * Bytes of a segment parsed and checked in one go: a fraction of a millisecond of work, so that
+ * with the young-generation collections its records cause, a turn of the event loop stays short.
+ */
+const SLICE_BYTES = 16 * 1024;
+/**
+ * Bytes of a segment read at a time. A segment is read in windows, not whole: a 32 MiB buffer
+ * per segment made the collector run a full mark of the heap for each one.
+ */
+const WINDOW_BYTES = 1024 * 1024;
 /** Held-back records read back per turn once the catch-up reaches them. */
 const HELD_BATCH = 256;
-/** Records the index may have waiting for a commit before the catch-up waits for it. */
-const BACKLOG = 1000;
+/**
+ * Records handed to the index per commit. Each waits in memory (young objects every collection
+ * copies) until its commit, so batches are small; the next one is parsed while one commits.
+ */
+const BACKLOG = 250;
 
 /** What the catch-up needs. */
 export interface CatchUpOptions {
@@ -101,25 +112,11 @@ export class IndexCatchUp {
       from = null;
     }
     this.fromSeq = from?.seq ?? 0;
+    const commits = new CommitPipeline(index);
     for (const n of numbers) {
       if (from && n < from.segment) continue;
-      const bytes = await fs.readFile(inDir(dir, segmentName(n)));
-      const end = n === until.segment ? Math.min(until.offset, bytes.length) : bytes.length;
-      let offset = from && n === from.segment ? from.offset : 0;
-      // Each record's checksum (and seal) is checked here; the links between them are the full
-      // verification's job, which reads everything after this.
-      let cursor = { prevHash: null as string | null, nextSeq: null as number | null };
-      while (offset < end) {
-        await pause();
-        const scan = scanSegment(bytes, cursor, offset, Math.min(offset + SLICE_BYTES, end), key);
-        for (const r of scan.records) index.addClassified(r.record, { segment: n, offset: r.offset, length: r.length });
-        const last = scan.records.at(-1);
-        if (last) this.progress(last.record.seq);
-        cursor = scan.cursor;
-        if (scan.unusedFrom <= offset) break;
-        offset = scan.unusedFrom;
-        if (index.backlog >= BACKLOG) await index.flush();
-      }
+      const end = n === until.segment ? until.offset : Number.POSITIVE_INFINITY;
+      await this.indexSegment(n, from && n === from.segment ? from.offset : 0, end, pause, commits);
     }
     // Then what was appended meanwhile, read back from where it was written, until nothing is
     // left: the switch to indexing records as they are appended happens in the same turn.
@@ -132,12 +129,70 @@ export class IndexCatchUp {
         const record = bySeq ? bySeq[i] : records[i];
         if (record) index.addClassified(record, batch[i]!);
       }
-      if (index.backlog >= BACKLOG) await index.flush();
+      await commits.maybe();
     }
+    await commits.settled();
     this.o.onLive();
     await index.flush();
     this.percentDone = 100;
     this.o.onProgress?.(100);
+  }
+
+  /**
+   * Indexes the records of segment `n` from byte `start` up to `end` (at most), reading it a
+   * window at a time and parsing a slice of it per turn. Each record's checksum (and seal) is
+   * checked here; the links between them are the full verification's job, which reads
+   * everything after this. A run of zeros (preallocated space, or a hole a crash left) is
+   * skipped, and the chain is read as starting again after it, as a scan of the whole segment does.
+   */
+  private async indexSegment(n: number, start: number, end: number, pause: () => Promise<void>, commits: CommitPipeline): Promise<void> {
+    const { fs, dir, key, index } = this.o;
+    const fd = await fs.open(inDir(dir, segmentName(n)), 'r');
+    try {
+      let cursor: ChainCursor = { prevHash: null, nextSeq: null };
+      /** The bytes read and not yet parsed, and where in the segment they start. */
+      let bytes: Buffer = Buffer.alloc(0);
+      let base = start;
+      let offset = 0;
+      for (;;) {
+        if (bytes[offset] === 0) {
+          // A slice of zeros per turn, like a slice of records.
+          const stop = Math.min(bytes.length, offset + SLICE_BYTES);
+          while (offset < stop && bytes[offset] === 0) offset++;
+          cursor = { prevHash: null, nextSeq: null };
+          if (offset === stop && stop < bytes.length) {
+            await pause();
+            continue;
+          }
+        }
+        const whole = bytes.lastIndexOf(0x0a) + 1;
+        if (whole <= offset) {
+          // No whole line left: read on (a record may be longer than a window).
+          const at = base + bytes.length;
+          const want = Math.min(WINDOW_BYTES, end - at);
+          const more = want > 0 ? await fs.read(fd, want, at) : Buffer.alloc(0);
+          if (more.length === 0) return;
+          const rest = bytes.subarray(offset);
+          base += offset;
+          bytes = rest.length === 0 ? more : Buffer.concat([rest, more]);
+          offset = 0;
+          continue;
+        }
+        await pause();
+        const lines = bytes.subarray(0, whole);
+        const scan = scanSegment(lines, cursor, offset, Math.min(offset + SLICE_BYTES, whole), key);
+        for (const r of scan.records) index.addClassified(r.record, { segment: n, offset: base + r.offset, length: r.length });
+        const last = scan.records.at(-1);
+        if (last) this.progress(last.record.seq);
+        cursor = scan.cursor;
+        // Stopped short of the slice by something that is not a record: the segment ends here.
+        if (scan.unusedFrom <= offset) return;
+        offset = scan.unusedFrom;
+        await commits.maybe();
+      }
+    } finally {
+      await fs.close(fd);
+    }
   }
 
   /** Records at `batch` one by one (a place that no longer holds a valid record is left out). */
@@ -145,6 +200,31 @@ export class IndexCatchUp {
     const out: Array<StoredRecord | undefined> = [];
     for (const loc of batch) out.push((await this.o.readAt([loc]))[0]);
     return out;
+  }
+}
+
+/**
+ * Commits of the index while catching up: one is written while the next batch is parsed, and the
+ * catch-up waits only when the one before it has not finished (so memory and the backlog of
+ * records waiting for a commit stay small without parsing waiting for every commit).
+ */
+class CommitPipeline {
+  private writing: Promise<void> = Promise.resolve();
+
+  constructor(private readonly index: LedgerIndex) {}
+
+  /** Starts a commit once a batch is waiting, after the one before it finished. */
+  async maybe(): Promise<void> {
+    if (this.index.backlog < BACKLOG) return;
+    await this.writing;
+    this.writing = this.index.flush();
+    // Awaited by the next call or by `settled`; a failure is the index's, reported there.
+    this.writing.catch(() => undefined);
+  }
+
+  /** Resolves once the last commit started here finished (rejects if it failed). */
+  settled(): Promise<void> {
+    return this.writing;
   }
 }
 

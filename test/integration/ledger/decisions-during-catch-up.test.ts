@@ -48,7 +48,7 @@ async function historyWithoutIndex(dir: string, count: number): Promise<void> {
   for (const name of readdirSync(dir)) if (name.startsWith('index.sqlite')) rmSync(join(dir, name));
 }
 
-/** The file-system port, with every read of a segment before the last held until `release`. */
+/** The file-system port, with every read of a segment before the last (whole, or opened to read) held until `release`. */
 function holdingEarlierSegments(dir: string): { fs: LedgerFs; release: () => void } {
   const last = segmentName(segmentNumbers(readdirSync(dir)).at(-1)!);
   let release!: () => void;
@@ -58,6 +58,10 @@ function holdingEarlierSegments(dir: string): { fs: LedgerFs; release: () => voi
     readFile: async (path) => {
       if (/ledger\.\d+\.log$/.test(path) && !path.endsWith(last)) await released;
       return nodeLedgerFs.readFile(path);
+    },
+    open: async (path, mode) => {
+      if (mode === 'r' && /ledger\.\d+\.log$/.test(path) && !path.endsWith(last)) await released;
+      return nodeLedgerFs.open(path, mode);
     },
   };
   return { fs, release };

@@ -46,7 +46,7 @@ async function writeHistory(dir: string, count: number, before: Shapes = [], aft
   for (const name of readdirSync(dir)) if (name.startsWith('index.sqlite')) rmSync(join(dir, name));
 }
 
-/** The file-system port, with every read of a segment before the last held until `release`. */
+/** The file-system port, with every read of a segment before the last (whole, or opened to read) held until `release`. */
 function holdingEarlierSegments(dir: string): { fs: LedgerFs; release: () => void; heldReads: () => number } {
   const last = segmentName(segmentNumbers(readdirSync(dir)).at(-1)!);
   let release!: () => void;
@@ -61,23 +61,33 @@ function holdingEarlierSegments(dir: string): { fs: LedgerFs; release: () => voi
       }
       return nodeLedgerFs.readFile(path);
     },
+    open: async (path, mode) => {
+      if (mode === 'r' && /ledger\.\d+\.log$/.test(path) && !path.endsWith(last)) {
+        held++;
+        await released;
+      }
+      return nodeLedgerFs.open(path, mode);
+    },
   };
   return { fs, release, heldReads: () => held };
 }
 
-/** The file-system port, with every read of the segments after the first `free` held until `release`. */
-function holdingLaterReads(free: number): { fs: LedgerFs; release: () => void; reads: () => number } {
+/**
+ * The file-system port, with every opening of a segment to read it held until `release` (what
+ * the catch-up reads a segment through; start reads the end of the log whole, and appends
+ * through the segment it opened to write).
+ */
+function holdingSegmentReads(): { fs: LedgerFs; release: () => void } {
   let release!: () => void;
   const released = new Promise<void>((r) => (release = r));
-  let reads = 0;
   const fs: LedgerFs = {
     ...nodeLedgerFs,
-    readFile: async (path) => {
-      if (/ledger\.\d+\.log$/.test(path) && ++reads > free) await released;
-      return nodeLedgerFs.readFile(path);
+    open: async (path, mode) => {
+      if (mode === 'r' && /ledger\.\d+\.log$/.test(path)) await released;
+      return nodeLedgerFs.open(path, mode);
     },
   };
-  return { fs, release, reads: () => reads };
+  return { fs, release };
 }
 
 describe('start without a current index', () => {
@@ -87,8 +97,8 @@ describe('start without a current index', () => {
     // About 1.5 MiB in one segment: more than start reads of it.
     await writeHistory(t.dir, 1500, [], [], 32 * 1024 * 1024);
     expect(segmentNumbers(readdirSync(t.dir))).toEqual([1]);
-    // Start's own read of the segment goes through; the catch-up's read of it is held.
-    const hold = holdingLaterReads(1);
+    // Start's own read of the segment goes through; the catch-up's reads of it are held.
+    const hold = holdingSegmentReads();
     const service = await LedgerService.open({ dir: t.dir, fs: hold.fs, verifyInBackground: false });
     const sent: string[] = [];
     const gate = allowingGate(service.ledger, service.history, sent);
