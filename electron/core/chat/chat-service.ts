@@ -507,7 +507,8 @@ export class ChatService {
       const t: Tracked = { conversation: c, message, call: record, skipped };
       // The turn knows the operation before the gate records it: Stop pressed while the records
       // are still being written must reach this call too (cancel it, or abort it before sending).
-      const operationId = randomUUID();
+      // Minted by the gate: a call it made the id for is decided at once, never after a history lookup.
+      const operationId = gate.newOperationId();
       turn.ops.add(operationId);
       const submitted = gate.submit({
         source: 'model',

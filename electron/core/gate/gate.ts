@@ -112,7 +112,7 @@ export class Gate {
   async request(req: GateRequest): Promise<OperationSnapshot> {
     const listing = this.listed(req.serverId, req.accountId);
     if (listing !== undefined) await listing;
-    const a = req.operationId === undefined || this.held.live.has(req.operationId) ? this.admit(req) : await this.admitKnown(req);
+    const a = this.held.admitsAtOnce(req.operationId) ? this.admit(req) : await this.admitKnown(req);
     await this.proceed(a, true);
     if (!TERMINAL_STATES.has(a.op.state)) await whenSettled(a.op);
     return snapshot(a.op);
@@ -126,7 +126,7 @@ export class Gate {
   async submit(req: GateRequest): Promise<OperationSnapshot> {
     const listing = this.listed(req.serverId, req.accountId);
     if (listing !== undefined) await listing;
-    const a = req.operationId === undefined || this.held.live.has(req.operationId) ? this.admit(req) : await this.admitKnown(req);
+    const a = this.held.admitsAtOnce(req.operationId) ? this.admit(req) : await this.admitKnown(req);
     await this.proceed(a, false);
     return snapshot(a.op);
   }
@@ -218,6 +218,16 @@ export class Gate {
     return this.prepareSend(op, entries, { fingerprint: op.fingerprint, decision });
   }
 
+
+  /**
+   * A new operation id for a caller that must know it before the call is recorded (the chat:
+   * Stop must reach a call whose records are still being written). The gate made it, so its first
+   * submission is admitted at once like a call without an id: no history lookup, which after a
+   * start that found the index out of date would wait until the index caught up.
+   */
+  newOperationId(): string {
+    return this.held.mint(this.deps.newId?.() ?? randomUUID());
+  }
 
   /** See `HeldOperations.admitKnown`. */
   private admitKnown(req: GateRequest): Promise<Admission> {

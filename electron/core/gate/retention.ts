@@ -87,11 +87,33 @@ export class HeldOperations {
    * such an id (a duplicate request, `settled`, `approve`) waits for the admission first.
    */
   private readonly admitting = new Map<string, Promise<unknown>>();
+  /**
+   * Ids the gate made for callers that name them when they submit (`mint`), not yet submitted.
+   * No record can hold one: the gate made it after the ledger was opened, and every record this
+   * run appends for it comes from its admission.
+   */
+  private readonly minted = new Set<string>();
 
   constructor(
     private readonly history: OperationHistory,
     private readonly names: OperationNames | undefined,
   ) {}
+
+  /** Remembers `id` as made by the gate for a caller that will submit it (see `minted`). */
+  mint(id: string): string {
+    this.minted.add(id);
+    return id;
+  }
+
+  /**
+   * Whether a request naming `id` is admitted at once, asking no history: no id (a new one is
+   * made), an id the gate holds (the held operation answers), or the first submission of an id
+   * the gate minted (nothing recorded can hold it). Any other id is looked up (`admitKnown`),
+   * which right after a start that found the index out of date waits for its catch-up.
+   */
+  admitsAtOnce(id: string | undefined): boolean {
+    return id === undefined || this.live.has(id) || this.minted.delete(id);
+  }
 
   /**
    * A request naming an id the gate does not hold: the history is asked first, so an id that

@@ -17,6 +17,7 @@ import { operationPage } from './activity-query';
 import type { StoredRecord } from './format';
 import type { IndexedRow, LedgerIndex } from './index-store';
 import { LedgerProjections } from './projections';
+import type { RecordLocation } from './recovery';
 
 /** Which operations, newest first. */
 export interface OperationQuery {
@@ -67,7 +68,7 @@ const DEFAULT_LIMIT = 200;
 
 /** Reads back records at index locations. */
 export interface RecordSource {
-  readAt(locations: readonly IndexedRow[]): Promise<StoredRecord[]>;
+  readAt(locations: readonly RecordLocation[]): Promise<StoredRecord[]>;
 }
 
 /** History of the durable ledger, through its index. */
@@ -81,22 +82,26 @@ export class IndexedHistory implements HistoryReads {
      * let a finished call run again.
      */
     private readonly indexed: () => Promise<void> = () => Promise.resolve(),
+    /**
+     * While the index catches up: where every record of an operation is, when the records read
+     * at start or appended since hold all of them (catch-up.ts, `TailOperations.recent`). Reads
+     * about such an operation are answered from them at once instead of waiting.
+     */
+    private readonly recent: (operationId: string) => readonly RecordLocation[] | undefined = () => undefined,
   ) {}
 
   async find(operationId: string): Promise<RecordedOperation | undefined> {
-    await this.indexed();
-    return (await this.foldOne(operationId))?.p.recorded(operationId);
+    const one = await this.foldRecentOrIndexed(operationId);
+    return one?.p.recorded(operationId);
   }
 
   async operation(operationId: string): Promise<OperationView | undefined> {
-    await this.indexed();
-    const one = await this.foldOne(operationId);
+    const one = await this.foldRecentOrIndexed(operationId);
     return one ? withRetry(one.p.operation(operationId)!, one.retryOf) : undefined;
   }
 
   async history(operationId: string): Promise<OperationHistoryView | undefined> {
-    await this.indexed();
-    const one = await this.foldOne(operationId);
+    const one = await this.foldRecentOrIndexed(operationId);
     if (!one) return undefined;
     const h = one.p.history(operationId)!;
     return { ...h, operation: withRetry(h.operation, one.retryOf), events: [...h.events] };
@@ -180,6 +185,20 @@ export class IndexedHistory implements HistoryReads {
     const p = LedgerProjections.fromRecords(records, new Set(ids.map((i) => i.id)));
     const bySeq = new Map(p.audit().map((row) => [row.seq, row]));
     return rows.map((r) => bySeq.get(r.seq)).filter((row): row is AuditRow => row !== undefined);
+  }
+
+  /**
+   * One operation's fold: from the records `recent` names when it names them (all of them are
+   * there), otherwise through the index once it holds every record.
+   */
+  private async foldRecentOrIndexed(operationId: string): Promise<{ p: LedgerProjections; retryOf: string | null } | undefined> {
+    const at = this.recent(operationId);
+    if (at) {
+      const p = LedgerProjections.fromRecords(await this.source.readAt(at), new Set([operationId]));
+      if (p.operation(operationId)) return { p, retryOf: null };
+    }
+    await this.indexed();
+    return this.foldOne(operationId);
   }
 
   private async foldOne(operationId: string): Promise<{ p: LedgerProjections; retryOf: string | null } | undefined> {

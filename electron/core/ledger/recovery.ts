@@ -36,8 +36,11 @@ export interface LogPosition extends RecordLocation {
 export interface RecoveryReader {
   /** Where to start reading (after this record), if the caller already has everything before. */
   resumeAfter?: LogPosition | null;
-  /** Called once, before any record, when recovery reads from the first segment instead. */
-  onFullScan?: () => void | Promise<void>;
+  /**
+   * Called once, before any record, when `resumeAfter` is not used. `partial` says recovery reads
+   * only the end of the log (`fromSegment`, `tailBytes`): what comes before is the caller's to read.
+   */
+  onFullScan?: (partial: boolean) => void | Promise<void>;
   /** Each valid record read, in sequence order. */
   onRecord: (record: StoredRecord, location: RecordLocation) => void;
   /** After each segment's records were handed over (lets the caller catch up: backpressure). */
@@ -51,7 +54,8 @@ export interface RecoveryReader {
   /**
    * With `fromSegment`: read only about this many bytes at the end of that segment (from the first
    * record starting in them). What start needs there is where the log ends and whether its end is
-   * whole; any suffix of the log tells which operations it leaves unfinished.
+   * whole; any suffix of the log tells which operations it leaves unfinished. A `resumeAfter` in
+   * that segment further than this from its end is not used either (the caller catches up from it).
    */
   tailBytes?: number;
 }
@@ -105,11 +109,17 @@ export async function recoverLog(dir: string, fs: LedgerFs, key: ChainKey | null
   let firstBytes: Buffer | null = null;
   let firstStart = 0;
   let resumeRejected: string | null = null;
+  /** The bytes of `fromSegment` when checking the resume position already read them. */
+  let tailSegment: Buffer | null = null;
   const resume = reader.resumeAfter ?? null;
   if (resume) {
     const found = await checkResume(dir, fs, numbers, resume, key);
     if (typeof found === 'string') resumeRejected = found;
-    else {
+    else if (reader.tailBytes !== undefined && resume.segment === reader.fromSegment && usedEnd(found.bytes) - resume.offset > reader.tailBytes) {
+      // Far behind the end (a catch-up stopped in the last segment): reading the rest here would
+      // be one long parse before start; only the end is read, and the caller catches up from it.
+      tailSegment = found.bytes;
+    } else {
       firstIndex = numbers.indexOf(resume.segment);
       firstBytes = found.bytes;
       firstStart = resume.offset;
@@ -119,22 +129,22 @@ export async function recoverLog(dir: string, fs: LedgerFs, key: ChainKey | null
   }
   const resumedAfter = firstBytes ? resume : null;
   if (!resumedAfter) {
-    await reader.onFullScan?.();
     const from = reader.fromSegment === undefined ? -1 : numbers.indexOf(reader.fromSegment);
-    if (from > 0) {
-      // The chain before this segment is not read now: its first record starts an unknown chain.
+    if (from >= 0 && (from > 0 || reader.tailBytes !== undefined)) {
       firstIndex = from;
-      cursor = { prevHash: null, nextSeq: null };
+      firstStart = 0;
       if (reader.tailBytes !== undefined) {
-        const bytes = await fs.readFile(inDir(dir, segmentName(numbers[from]!)));
-        let end = bytes.length;
-        while (end > 0 && bytes[end - 1] === 0) end--;
-        const cut = end - reader.tailBytes;
+        const bytes = tailSegment ?? (await fs.readFile(inDir(dir, segmentName(numbers[from]!))));
+        const cut = usedEnd(bytes) - reader.tailBytes;
         firstBytes = bytes;
         // Lines are records (JSON holds no raw newline): the byte after a newline starts one.
         firstStart = cut > 0 ? bytes.lastIndexOf(0x0a, cut) + 1 : 0;
       }
+      // The chain before where reading starts is not read now: its first record starts an
+      // unknown chain (the first segment read from its start still starts at genesis).
+      if (from > 0 || firstStart > 0) cursor = { prevHash: null, nextSeq: null };
     }
+    await reader.onFullScan?.(firstIndex > 0 || firstStart > 0);
   }
   for (let i = firstIndex; i < numbers.length; i++) {
     const n = numbers[i]!;
@@ -226,6 +236,13 @@ export async function checkResume(dir: string, fs: LedgerFs, numbers: number[], 
     return `the record at ${segmentName(resume.segment)}@${from} is not record ${resume.seq} as indexed`;
   }
   return { bytes, sealedBy: decoded.record.keyId ?? null };
+}
+
+/** Where the records of a segment end: its preallocated zeros after them are not counted. */
+function usedEnd(bytes: Buffer): number {
+  let end = bytes.length;
+  while (end > 0 && bytes[end - 1] === 0) end--;
+  return end;
 }
 
 /** Copies a damaged segment aside, untouched, once per distinct content. */

@@ -150,11 +150,13 @@ export class LedgerService {
         // While the index catches up, a new record waits for it (its place is remembered).
         if (this.catchUp) this.catchUp.hold(locations[i]!);
         else index.add(records[i]!, locations[i]!);
-        this.tail?.apply(records[i]!);
+        this.tail?.apply(records[i]!, locations[i]!);
         this.pinRecord(records[i]!);
       }
     });
-    this.history = new IndexedHistory(index, ledger, () => this.indexed);
+    // While the index catches up, an operation proposed in the records start read or appended
+    // since is read from them; anything else waits for the index.
+    this.history = new IndexedHistory(index, ledger, () => this.indexed, (id) => (this.caughtUp ? undefined : this.tail?.recent(id)));
   }
 
   private pinRecord(record: StoredRecord): void {
@@ -204,9 +206,11 @@ export class LedgerService {
     const fs = options.fs ?? nodeLedgerFs;
     const numbers = segmentNumbers(await fs.readdir(options.dir).catch(() => []));
     const lastSegment = numbers.at(-1);
-    // With more than one segment, an index that does not reach into the last one is not brought
-    // up to date here: start reads only the end of the log, and the index catches up afterwards.
-    const deferrable = numbers.length > 1;
+    // An index that is missing, unusable, or further behind than the end of the log start reads
+    // is not brought up to date here (even in a history of one segment, whose parse in one go
+    // stalled start for most of a second): start reads only that end, and the index catches up
+    // afterwards. A log no longer than that end is read whole, and indexed as it is read.
+    const deferrable = lastSegment !== undefined;
     let deferred = false;
     const tail = new TailOperations();
     const tailPins: StoredRecord[] = [];
@@ -219,17 +223,18 @@ export class LedgerService {
         key: keychain?.key.state === 'found' ? keychain.key.key : null,
         reader: {
           resumeAfter: deferrable && index.position?.segment !== lastSegment ? null : index.position,
-          ...(deferrable ? { fromSegment: lastSegment!, tailBytes: options.startTailBytes ?? START_TAIL_BYTES } : {}),
-          onFullScan: async () => {
-            if (deferrable) deferred = true;
-            // A position in an earlier segment is where a catch-up stopped: it resumes from there
-            // (it checks the record first). Anything else is of no use and starts over.
-            if (index.position && !(deferrable && index.position.segment !== lastSegment)) await index.reset();
+          ...(deferrable ? { fromSegment: lastSegment, tailBytes: options.startTailBytes ?? START_TAIL_BYTES } : {}),
+          onFullScan: async (partial) => {
+            // Only the end is read: the index keeps its position, where the catch-up resumes (it
+            // checks the record there first, and starts over when it does not match).
+            if (partial) deferred = true;
+            // The whole log is read: an index position that was not used is of no use.
+            else if (index.position) await index.reset();
           },
           onRecord: (record, location) => {
             if (!deferred) index.add(record, location);
             else {
-              tail.apply(record);
+              tail.apply(record, location);
               if (record.type === 'tool.contract-changed') tailPins.push(record);
             }
           },
@@ -299,6 +304,7 @@ export class LedgerService {
       // Pins the index learned from segments start did not read (older records never replace newer ones).
       for (const p of await this.index.pins()) this.pin(p.server, p.account, p.tool, p.hash, p.instructions, p.seq);
       this.caughtUp = true;
+      this.tail?.forgetRecent();
       for (const l of this.indexingListeners) l();
     });
     this.indexed.catch(() => undefined);

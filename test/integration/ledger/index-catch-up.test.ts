@@ -32,9 +32,9 @@ afterEach(() => {
 
 const ROTATE = 64 * 1024;
 
-/** Writes `before`, then `count` finished calls, then `after` into a ledger of small segments. */
-async function writeHistory(dir: string, count: number, before: Shapes = [], after: Shapes = []): Promise<void> {
-  const ledger = await Ledger.open({ dir, rotateBytes: ROTATE });
+/** Writes `before`, then `count` finished calls, then `after` into a ledger of `rotate`-byte segments. */
+async function writeHistory(dir: string, count: number, before: Shapes = [], after: Shapes = [], rotate = ROTATE): Promise<void> {
+  const ledger = await Ledger.open({ dir, rotateBytes: rotate });
   if (before.length) await ledger.append(before, { durable: true });
   for (let i = 0; i < count; i += 50) {
     const entries = [];
@@ -46,7 +46,7 @@ async function writeHistory(dir: string, count: number, before: Shapes = [], aft
   for (const name of readdirSync(dir)) if (name.startsWith('index.sqlite')) rmSync(join(dir, name));
 }
 
-/** The file-system port, with every read of a segment before the last held until `release`. */
+/** The file-system port, with every read of a segment before the last (whole, or opened to read) held until `release`. */
 function holdingEarlierSegments(dir: string): { fs: LedgerFs; release: () => void; heldReads: () => number } {
   const last = segmentName(segmentNumbers(readdirSync(dir)).at(-1)!);
   let release!: () => void;
@@ -61,11 +61,71 @@ function holdingEarlierSegments(dir: string): { fs: LedgerFs; release: () => voi
       }
       return nodeLedgerFs.readFile(path);
     },
+    open: async (path, mode) => {
+      if (mode === 'r' && /ledger\.\d+\.log$/.test(path) && !path.endsWith(last)) {
+        held++;
+        await released;
+      }
+      return nodeLedgerFs.open(path, mode);
+    },
   };
   return { fs, release, heldReads: () => held };
 }
 
+/**
+ * The file-system port, with every opening of a segment to read it held until `release` (what
+ * the catch-up reads a segment through; start reads the end of the log whole, and appends
+ * through the segment it opened to write).
+ */
+function holdingSegmentReads(): { fs: LedgerFs; release: () => void } {
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  const fs: LedgerFs = {
+    ...nodeLedgerFs,
+    open: async (path, mode) => {
+      if (mode === 'r' && /ledger\.\d+\.log$/.test(path)) await released;
+      return nodeLedgerFs.open(path, mode);
+    },
+  };
+  return { fs, release };
+}
+
 describe('start without a current index', () => {
+  it('a history in one segment is not indexed inside open: start reads its end, calls are decided at once, and the index catches up in the background to exactly what the records say', async () => {
+    const t = tempDir();
+    cleanup = t.cleanup;
+    // About 1.5 MiB in one segment: more than start reads of it.
+    await writeHistory(t.dir, 1500, [], [], 32 * 1024 * 1024);
+    expect(segmentNumbers(readdirSync(t.dir))).toEqual([1]);
+    // Start's own read of the segment goes through; the catch-up's reads of it are held.
+    const hold = holdingSegmentReads();
+    const service = await LedgerService.open({ dir: t.dir, fs: hold.fs, verifyInBackground: false });
+    const sent: string[] = [];
+    const gate = allowingGate(service.ledger, service.history, sent);
+    try {
+      expect(service.indexing).toBe(0);
+      await service.recoverOperations(gate);
+      const op = await gate.request({ source: 'user', serverId: 'effects', accountId: 'work', toolName: 'perform', arguments: { n: 2 }, operationId: gate.newOperationId() });
+      expect(op.state).toBe('succeeded');
+      expect(service.indexing).not.toBeNull();
+      const early = service.history.operation('op-0');
+      hold.release();
+      expect((await early)?.state).toBe('succeeded');
+      await service.whenIndexed();
+      const oracle = LedgerProjections.fromRecords(await recordsIn(t.dir));
+      expect(oracle.operationCount()).toBe(1501);
+      const byId = <T extends { operationId: string }>(xs: T[]) => [...xs].sort((a, b) => (a.operationId < b.operationId ? -1 : 1));
+      expect(byId(await projectionsOf(service).operations())).toEqual(byId(oracle.operations()));
+      expect(await projectionsOf(service).audit()).toEqual(oracle.audit());
+      expect(sent).toEqual([op.operationId]);
+    } finally {
+      hold.release();
+      gate.close();
+      await service.close();
+    }
+  });
+
+
   it('opens while every earlier segment is unread, shows indexing progress, and once caught up answers exactly what the records say, records appended meanwhile included', async () => {
     const t = tempDir();
     cleanup = t.cleanup;

@@ -1,7 +1,7 @@
 /**
- * Child of index-crash.test.ts: opens the ledger service on `LEDGER_DIR` (which brings the index
- * up to date with the segments), says so, and closes. The parent kills it while the index is
- * being written.
+ * Child of index-crash.test.ts: opens the ledger service on `LEDGER_DIR`, waits until the index is
+ * up to date with the segments (open reads only the end of a log longer than that, and the index
+ * catches up after it), says so, and closes. The parent kills it while the index is being written.
  *
  * With `CATCH_UP=1` the ledger has many segments, so the index catches up in the background after
  * open: the child appends calls all the while (as a person using the app would), prints its
@@ -24,5 +24,6 @@ if (process.env.CATCH_UP === '1') {
   live = false;
   await appending;
 }
+await service.whenIndexed();
 process.stdout.write('open\n');
 await service.close();
