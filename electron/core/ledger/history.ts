@@ -83,9 +83,17 @@ export class IndexedHistory implements HistoryReads {
     private readonly indexed: () => Promise<void> = () => Promise.resolve(),
   ) {}
 
+  /**
+   * The operation as recorded, for the gate's idempotency check before every call with an id of
+   * its own: read without committing the index (`LedgerIndex.operationRecords` says why).
+   */
   async find(operationId: string): Promise<RecordedOperation | undefined> {
     await this.indexed();
-    return (await this.foldOne(operationId))?.p.recorded(operationId);
+    const found = await this.index.operationRecords(operationId);
+    if (!found) return undefined;
+    const read = found.rows.length > 0 ? await this.source.readAt(onePerPlace(found.rows)) : [];
+    const records = found.records.length > 0 ? [...read, ...found.records].sort((a, b) => a.seq - b.seq) : read;
+    return LedgerProjections.fromRecords(records, new Set([operationId])).recorded(operationId);
   }
 
   async operation(operationId: string): Promise<OperationView | undefined> {
