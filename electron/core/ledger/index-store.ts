@@ -176,6 +176,9 @@ export class LedgerIndex {
    * (their payload is dropped). While any is waiting, a lookup commits first, as every query does.
    */
   private opaque = 0;
+  /** Committed-index lookups waiting for the next query (see `committedNumber`). */
+  private lookupQueue = new Map<string, Array<{ resolve: (n: number | undefined) => void; reject: (error: unknown) => void }>>();
+  private lookingUp = false;
   private flushing: Promise<void> = Promise.resolve();
   private scheduled = false;
   private failure: unknown = null;
@@ -375,7 +378,7 @@ export class LedgerIndex {
   }
 
   private async committedRecordsOf(id: string, inMemory: readonly StoredRecord[]): Promise<{ rows: IndexedRow[]; records: StoredRecord[] } | undefined> {
-    const n = (await this.db.get<{ n: number }>('SELECT n FROM ops WHERE id = ?', [id]))?.n;
+    const n = await this.committedNumber(id);
     if (n === undefined) return undefined;
     const held = new Set(inMemory.map((r) => r.seq));
     const rows = await this.db.all<IndexedRow>('SELECT seq, op, segment, offset, length FROM rows WHERE op = ? ORDER BY seq', [n]);
@@ -519,6 +522,39 @@ export class LedgerIndex {
     const row = await this.db.get<{ id: number }>('SELECT id FROM names WHERE text = ?', [text]);
     if (row) this.remember(text, row.id);
     return row?.id;
+  }
+
+  /**
+   * The operation number of `id` in the committed index. Lookups asked while one is running, or in
+   * the same turn, go in one query: the connection runs statements one at a time, and 32 callers'
+   * lookups one after another spread their calls over several milliseconds, so fewer of them
+   * shared a ledger sync (twice the syncs per call of the same calls without ids).
+   */
+  private committedNumber(id: string): Promise<number | undefined> {
+    return new Promise((resolve, reject) => {
+      const waiting = this.lookupQueue.get(id);
+      if (waiting) waiting.push({ resolve, reject });
+      else this.lookupQueue.set(id, [{ resolve, reject }]);
+      if (!this.lookingUp) {
+        this.lookingUp = true;
+        queueMicrotask(() => void this.lookUpQueued());
+      }
+    });
+  }
+
+  private async lookUpQueued(): Promise<void> {
+    while (this.lookupQueue.size > 0) {
+      const batch = this.lookupQueue;
+      this.lookupQueue = new Map();
+      try {
+        const found = await this.db.all<{ id: string; n: number }>('SELECT id, n FROM ops WHERE id IN (SELECT value FROM json_each(?))', [JSON.stringify([...batch.keys()])]);
+        const byId = new Map(found.map((f) => [f.id, f.n]));
+        for (const [id, waiting] of batch) for (const w of waiting) w.resolve(byId.get(id));
+      } catch (error) {
+        for (const waiting of batch.values()) for (const w of waiting) w.reject(error);
+      }
+    }
+    this.lookingUp = false;
   }
 
   /** Counts what a record added (`by` 1) or committed (`by` -1) means for `operationRecords`. */
