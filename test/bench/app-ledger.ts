@@ -20,7 +20,10 @@ export interface BenchKeychain {
   cleanup(): Promise<void>;
 }
 
-/** The keychain a bench seals its ledgers with (see the file comment). */
+/**
+ * A keychain for one ledger (see the file comment). One per ledger: the anchor in it names that
+ * ledger, and a second ledger opened under it is (rightly) refused as a rolled-back one.
+ */
 export function benchKeychain(): BenchKeychain {
   if (process.env.DBUS_SESSION_BUS_ADDRESS) {
     const store = new KeytarSecretStore({ service: `Warden-bench-${process.pid}-${randomUUID().slice(0, 8)}` });
