@@ -19,13 +19,12 @@
  * - the longest event-loop pause while calls are made across a rotation (target < 5 ms);
  * - µs per call of 10k more calls on top of the history against 10k on a fresh, empty ledger,
  *   in alternating runs of 2,000 (target: ratio of medians < 1.1, flat), and for each what the
- *   index does per call: commits, ms per commit, and bytes the process sent to storage per call
- *   (`/proc/self/io` write_bytes; the ledger's share is the same at any size, so growth there is
- *   the index writing more pages per commit);
+ *   index does: commits per call and ms per commit (BEGIN to COMMIT; a commit writing more pages
+ *   as history grows shows here);
  * - Activity queries, median of 5 (target < 50 ms each).
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runInNewContext } from 'node:vm';
@@ -125,27 +124,16 @@ function gateOn(service: LedgerService, manager: ConnectionManager): Gate {
   return new Gate({ journal: service.ledger, history: service.history, executor: manager, registry: manager, policy: { current: () => ALLOW_ALL }, scheduleExpiry: false });
 }
 
-/** Bytes this process has sent to storage so far (Linux; 0 elsewhere). */
-function storageBytes(): number {
-  try {
-    return Number(/write_bytes: (\d+)/.exec(readFileSync('/proc/self/io', 'utf8'))?.[1] ?? 0);
-  } catch {
-    return 0;
-  }
-}
-
 interface CallRun {
   usPerCall: number;
   commitsPerCall: number;
   msPerCommit: number;
-  bytesPerCall: number;
 }
 
 /** `count` calls through the gate, 16 callers, each call with its own operation id as chat makes them. */
 async function gateCalls(service: LedgerService, gate: Gate, count: number): Promise<CallRun> {
   await service.index.flush();
   const index0 = service.index.stats;
-  const bytes0 = storageBytes();
   let left = count;
   const started = performance.now();
   const worker = async (): Promise<void> => {
@@ -158,7 +146,7 @@ async function gateCalls(service: LedgerService, gate: Gate, count: number): Pro
   await service.index.flush();
   const usPerCall = ((performance.now() - started) * 1000) / count;
   const commits = service.index.stats.commits - index0.commits;
-  return { usPerCall, commitsPerCall: commits / count, msPerCommit: (service.index.stats.commitMs - index0.commitMs) / Math.max(1, commits), bytesPerCall: (storageBytes() - bytes0) / count };
+  return { usPerCall, commitsPerCall: commits / count, msPerCommit: (service.index.stats.commitMs - index0.commitMs) / Math.max(1, commits) };
 }
 
 /** The longest gap between ticks of a 1 ms timer while `work` runs. */
@@ -269,7 +257,6 @@ async function measureAt(n: number, root: string, dir: string, keychain: BenchKe
       const where = v === 'empty' ? `an empty ledger (beside ${label})` : `${label} calls`;
       report({ name: `history.index commits per call on ${where}`, value: med(v, 'commitsPerCall'), unit: 'commits' });
       report({ name: `history.ms per index commit on ${where}`, value: med(v, 'msPerCommit'), unit: 'ms' });
-      report({ name: `history.bytes sent to storage per call on ${where}`, value: med(v, 'bytesPerCall'), unit: 'B' });
     }
     const steady = await longestPause(() => gateCalls(service, gate, 2_000).then(() => undefined));
     report({ name: `history.longest event-loop pause during calls without a rotation at ${label} (the machine's noise floor)`, value: steady, unit: 'ms' });
@@ -286,7 +273,7 @@ async function measureAt(n: number, root: string, dir: string, keychain: BenchKe
     await empty.close();
     await emptyKeychain.cleanup();
   }
-  const disk = diskMb(dir);
+  const disk = diskMb(join(dir, 'ledger'));
   report({ name: `history.disk at ${label} calls: segments`, value: disk.ledger, unit: 'MB' });
   report({ name: `history.disk at ${label} calls: index`, value: disk.index, unit: 'MB' });
 }
