@@ -1,10 +1,14 @@
 /**
- * Where the time of a durable call goes: the same gated call (an in-process tool that answers at
- * once, so only Warden's own work is measured) on the in-memory journal and on the durable
- * ledger, the ledger's counters per call (writes, syncs), and the raw I/O those counters amount
- * to, done by hand on the same disk. The `mcp` bench compares a durable call with a direct call
- * plus one raw write+fsync; this one says what the rest of the difference is made of.
+ * Where the time of a durable call goes: the same gated call on the in-memory journal, on the
+ * durable ledger and on the app's ledger (`openLedgerForApp`: sealed, anchored in the keychain),
+ * the ledger's and the index's counters per call, and the raw I/O those counters amount to, done
+ * by hand on the same disk. Stubbed: the server is an in-process tool that answers at once, so
+ * only Warden's own work is measured (the `mcp` and `lag` benches call a spawned stdio server).
  *
+ * - index commits, records per commit and ledger syncs per call, and µs per call, for calls from
+ *   8 and 32 concurrent callers with an operation id each (as chat makes them) and without, in
+ *   alternating runs: an idempotency lookup must not force an index commit, so with ids the index
+ *   batches as it does without (target: < 0.05 commits per call) and as many calls share a sync;
  * - syncs and writes per call, counted by the ledger (`Ledger.stats`) over sequential calls;
  * - the gate on the in-memory journal, on the ledger, and on the sealed ledger (median µs);
  * - raw I/O per call as the counters say: one write + fdatasync of the decision records and one
@@ -13,6 +17,7 @@
  * - what is left: durable call − in-memory call − its raw I/O (µs), the ledger's own CPU and
  *   event-loop turns per call.
  */
+import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,12 +27,16 @@ import type { ToolDescriptor } from '../../electron/core/gate/ports';
 import { MemoryHistory } from '../../electron/core/ledger/history';
 import { LedgerService } from '../../electron/core/ledger/service';
 import { MemoryJournal } from '../../electron/core/memory-journal';
-import { systemClock, type Journal, type OperationHistory, type SecretStore } from '../../electron/core/ports';
+import { systemClock, type Journal, type OperationHistory } from '../../electron/core/ports';
 import { PolicyState } from '../../shared/domain/policy';
-import { percentiles, type BenchModule } from './harness';
+import { appLedger, benchKeychain } from './app-ledger';
+import { percentiles, type BenchModule, type Report } from './harness';
 
 const ROUNDS = Number(process.env.WARDEN_BENCH_ROUNDS ?? 15);
 const PER_ROUND = Number(process.env.WARDEN_BENCH_CALLS ?? 60);
+/** Calls per concurrent run (each variant runs `CONCURRENT_RUNS` times, alternating). */
+const CONCURRENT_CALLS = Number(process.env.WARDEN_BENCH_CONCURRENT_CALLS ?? 2000);
+const CONCURRENT_RUNS = 3;
 const median = (xs: number[]) => percentiles(xs, [50])[0]!;
 
 const tool: ToolDescriptor = {
@@ -56,17 +65,66 @@ function cb<T>(run: (done: (err: NodeJS.ErrnoException | null, v?: T) => void) =
   return new Promise((res, rej) => run((e, v) => (e ? rej(e) : res(v as T))));
 }
 
-function memoryStore(): SecretStore {
-  const m = new Map<string, string>();
-  return { get: async (k) => m.get(k) ?? null, set: async (k, v) => void m.set(k, v), delete: async (k) => m.delete(k) };
+interface ConcurrentRun {
+  usPerCall: number;
+  commitsPerCall: number;
+  recordsPerCommit: number;
+  syncsPerCall: number;
+}
+
+/** `calls` calls from `callers` concurrent callers; with `ids`, each names its own operation id as chat does. */
+async function concurrentCalls(service: LedgerService, gate: Gate, request: Parameters<Gate['request']>[0], ids: boolean, calls: number, callers: number): Promise<ConcurrentRun> {
+  await service.index.flush();
+  const ledger0 = service.ledger.stats;
+  const index0 = service.index.stats;
+  let next = 0;
+  const t0 = performance.now();
+  const caller = async (): Promise<void> => {
+    while (next++ < calls) {
+      const op = await gate.request(ids ? { ...request, source: 'model', operationId: randomUUID() } : request);
+      if (op.state !== 'succeeded') throw new Error(`call ended ${op.state}: ${op.reason}`);
+    }
+  };
+  await Promise.all(Array.from({ length: callers }, caller));
+  const usPerCall = ((performance.now() - t0) * 1000) / calls;
+  await service.index.flush();
+  const commits = service.index.stats.commits - index0.commits;
+  return {
+    usPerCall,
+    commitsPerCall: commits / calls,
+    recordsPerCommit: (service.index.stats.records - index0.records) / Math.max(1, commits),
+    syncsPerCall: (service.ledger.stats.fsyncs - ledger0.fsyncs) / calls,
+  };
+}
+
+/** With and without operation ids, alternating, at 8 and 32 callers: medians of each figure. */
+async function idsKeepBatching(service: LedgerService, gate: Gate, request: Parameters<Gate['request']>[0], report: Report, label: string): Promise<void> {
+  for (const callers of [8, 32]) {
+    const runs: Record<'with' | 'without', ConcurrentRun[]> = { with: [], without: [] };
+    for (let k = 0; k < CONCURRENT_RUNS; k++) {
+      for (const v of k % 2 === 0 ? (['with', 'without'] as const) : (['without', 'with'] as const)) runs[v].push(await concurrentCalls(service, gate, request, v === 'with', CONCURRENT_CALLS, callers));
+    }
+    const med = (v: 'with' | 'without', f: keyof ConcurrentRun) => median(runs[v].map((r) => r[f]));
+    for (const v of ['without', 'with'] as const) {
+      const what = `${CONCURRENT_CALLS} calls from ${callers} callers, ${v} operation ids, ${label}`;
+      const commits = med(v, 'commitsPerCall');
+      report({ name: `durable-call.index commits per call, ${what} (median of ${CONCURRENT_RUNS})`, value: commits, unit: 'commits', ...(v === 'with' ? { target: '< 0.05 (an idempotency lookup forces no commit)', met: commits < 0.05 } : {}) });
+      report({ name: `durable-call.records per index commit, ${what}`, value: med(v, 'recordsPerCommit'), unit: 'records' });
+      report({ name: `durable-call.ledger syncs per call, ${what}`, value: med(v, 'syncsPerCall'), unit: 'syncs' });
+      report({ name: `durable-call.µs per call, ${what}`, value: med(v, 'usPerCall'), unit: 'µs/call' });
+    }
+    const ratio = med('with', 'usPerCall') / med('without', 'usPerCall');
+    report({ name: `durable-call.µs per call with ids over without, ${callers} callers, ${label}`, value: ratio, unit: '×', target: '< 1.2', met: ratio < 1.2 });
+  }
 }
 
 const bench: BenchModule = {
-  title: 'Where the time of a durable call goes (counters and raw I/O per call)',
+  title: "Where the time of a durable call goes: the real gate on the in-memory journal, the ledger and the app's sealed ledger, index commits with and without operation ids, raw I/O (an in-process tool stands in for the server, so only Warden's work is timed)",
   async run(report) {
     const dir = mkdtempSync(join(tmpdir(), 'warden-durable-call-'));
     const service = await LedgerService.open({ dir: join(dir, 'ledger'), verifyInBackground: false });
-    const sealed = await LedgerService.open({ dir: join(dir, 'sealed'), verifyInBackground: false, keychain: { secrets: memoryStore() } });
+    const keychain = benchKeychain();
+    const sealed = await appLedger(join(dir, 'app'), keychain);
     const memory = new MemoryJournal(systemClock);
     const gates = {
       memory: gateOn(memory, new MemoryHistory(() => memory.read())),
@@ -94,6 +152,7 @@ const bench: BenchModule = {
       report({ name: 'durable-call.writes per sequential call', value: writes, unit: 'writes' });
       report({ name: 'durable-call.appends per sequential call', value: appends, unit: 'appends' });
       report({ name: 'durable-call.record bytes per call', value: bytes, unit: 'B' });
+      await idsKeepBatching(sealed, gates.sealed, request, report, `app's ledger, sealed, ${keychain.label}`);
       const decision = Buffer.alloc(Math.round(bytes * 0.75), 0x61);
       const outcome = Buffer.alloc(Math.round(bytes) - decision.length, 0x62);
       const oneRecord = Buffer.alloc(Math.round(bytes / 4), 0x63);
@@ -102,7 +161,7 @@ const bench: BenchModule = {
       const variants: Record<string, () => Promise<unknown>> = {
         'gate, in-memory journal': () => gates.memory.request(request),
         'gate, durable ledger': () => gates.ledger.request(request),
-        'gate, sealed ledger': () => gates.sealed.request(request),
+        [`gate, app's ledger (sealed, ${keychain.label})`]: () => gates.sealed.request(request),
         'raw: the call\'s writes + one fdatasync, preallocated': async () => {
           await cb<number>((d) => fs.write(pre, decision, 0, decision.length, prePos, d));
           await cb<void>((d) => fs.fdatasync(pre, d));
@@ -134,7 +193,7 @@ const bench: BenchModule = {
       const mem = m['gate, in-memory journal']!;
       const left = m['gate, durable ledger']! - mem - io;
       report({ name: 'durable-call.left after the gate and the raw I/O: durable − in-memory − raw I/O (median)', value: left, unit: 'µs' });
-      report({ name: 'durable-call.same for the sealed ledger (median)', value: m['gate, sealed ledger']! - mem - io, unit: 'µs' });
+      report({ name: "durable-call.same for the app's ledger (median)", value: m[`gate, app's ledger (sealed, ${keychain.label})`]! - mem - io, unit: 'µs' });
       report({
         name: 'durable-call.durable ledger vs in-memory gate + its raw I/O',
         value: m['gate, durable ledger']!,
@@ -147,6 +206,7 @@ const bench: BenchModule = {
       fs.closeSync(pre);
       for (const g of Object.values(gates)) g.close();
       await sealed.close();
+      await keychain.cleanup();
       await service.close();
       rmSync(dir, { recursive: true, force: true });
     }

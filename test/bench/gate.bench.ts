@@ -59,7 +59,8 @@ async function runOn(node: string, prefix: string, report: Report, judged: boole
 }
 
 const bench: BenchModule = {
-  title: 'Gate overhead: allowed call through the gate vs the SDK client directly (in-memory MCP server, one process per variant)',
+  title:
+    "Gate overhead: the real gate's own CPU on an allowed call vs the SDK client directly, one process per variant. Stubbed, to time only the gate: the SDK's in-memory transport and server stand in for stdio, the in-memory journal for the ledger, and calls name no operation id (the mcp, lag, history and durable-call benches make the app's durable stdio calls with ids, as chat does)",
   async run(report) {
     await runOn(process.execPath, 'gate.', report, true);
     const node22 = join(root, 'tools/node22/node_modules/node/bin/node');

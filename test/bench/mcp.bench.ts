@@ -4,12 +4,16 @@
  * 1. Connect + list tools for 20 stdio fixture servers at once: total time, and the ratio to the
  *    slowest single server connected alone. (The fixture is bundled once with esbuild so each
  *    start measures the server and Warden, not TypeScript compilation.)
- * 2. One tool call (server-everything `echo` over stdio): the SDK client calling the server
- *    directly vs the same call through the gate and the connection layer,
- *    (a) with the in-memory journal — target < 1.1 × direct;
- *    (b) with the durable ledger (one fsync before the request leaves) — target
- *        < 1.1 × (direct + one raw write+fsync of a ledger-sized record).
- *    Variants are interleaved in rotating order over many rounds; medians are reported.
+ * 2. One tool call (server-everything `echo`, spawned, over stdio): the SDK client calling the
+ *    server directly vs the same call through the real gate and the connection layer, each call
+ *    naming its own operation id as chat does,
+ *    (a) with the in-memory journal — target < 1.1 × direct (medians);
+ *    (b) on the app's ledger (`openLedgerForApp`: sealed, anchored in the real keychain inside
+ *        scripts/with-keyring.sh, a stand-in otherwise; `executing` synced before the request
+ *        leaves) — target: adds < 1 ms to the direct call at p99 (and at the median). A person
+ *        notices milliseconds, not the microseconds a ratio to one raw fsync measured.
+ *    Variants are interleaved in rotating order over many rounds; the raw write+fsync figures
+ *    are analysis (what the disk itself costs), not targets.
  */
 import * as fs from 'node:fs';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -18,18 +22,18 @@ import { join, resolve } from 'node:path';
 import { build } from 'esbuild';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { randomUUID } from 'node:crypto';
 import { Gate } from '../../electron/core/gate/gate';
 import { MemoryHistory } from '../../electron/core/ledger/history';
 import { LedgerService } from '../../electron/core/ledger/service';
 import { chainKey, encodeRecord, encodeRecordText, GENESIS_HASH } from '../../electron/core/ledger/format';
-import { KeytarSecretStore } from '../../electron/core/secrets/keytar-secret-store';
-import type { SecretStore } from '../../electron/core/ports';
 import { MemoryJournal } from '../../electron/core/memory-journal';
 import { systemClock } from '../../electron/core/ports';
 import { ConnectionManager } from '../../electron/core/mcp/connection-manager';
 import { endpointHash } from '../../electron/core/settings/identity';
 import type { ServerDefinition } from '../../shared/domain/servers';
 import { PolicyState } from '../../shared/domain/policy';
+import { appLedger, benchKeychain } from './app-ledger';
 import { percentiles, type BenchModule } from './harness';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -94,12 +98,6 @@ function cb<T>(run: (done: (err: NodeJS.ErrnoException | null, v?: T) => void) =
   return new Promise((res, rej) => run((e, v) => (e ? rej(e) : res(v as T))));
 }
 
-/** A keychain stand-in (the bench runs outside a keyring session too). */
-function memoryStore(): SecretStore {
-  const m = new Map<string, string>();
-  return { get: async (k) => m.get(k) ?? null, set: async (k, v) => void m.set(k, v), delete: async (k) => m.delete(k) };
-}
-
 /** Microseconds to encode one typical record, plain sha256 and sealed with HMAC-SHA256 (median of batches). */
 function sealCost(): { plain: number; sealed: number } {
   const key = chainKey(Buffer.alloc(32, 7));
@@ -118,17 +116,15 @@ function sealCost(): { plain: number; sealed: number } {
   return { plain: median(plain), sealed: median(sealed) };
 }
 
-async function callBench(dir: string): Promise<Record<string, number>> {
+async function callBench(dir: string): Promise<{ medians: Record<string, number>; p99: Record<string, number>; ledgerBytesPerCall: number; anchorWrites: number; keychain: string }> {
   const def: ServerDefinition = { id: 'everything', name: 'Everything', transport: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'], env: [] };
   const manager = new ConnectionManager({ directory: directory([def]), secrets: noSecrets });
   const direct = new Client({ name: 'bench-direct', version: '1.0.0' });
   const service = await LedgerService.open({ dir: join(dir, 'ledger'), verifyInBackground: false });
   const ledger = service.ledger;
-  // The app's configuration: records sealed with the key, the anchor following in the keychain
-  // (the real one inside scripts/with-keyring.sh, otherwise a store in memory).
-  const keychain: SecretStore = process.env.DBUS_SESSION_BUS_ADDRESS ? new KeytarSecretStore({ service: `Warden-bench-${process.pid}` }) : memoryStore();
-  const sealed = await LedgerService.open({ dir: join(dir, 'sealed-ledger'), verifyInBackground: false, keychain: { secrets: keychain } });
-  if (sealed.ledger.keyId === null || sealed.ledger.safeMode) throw new Error('the sealed ledger did not get its key');
+  // The app's configuration: records sealed with the key, the anchor following in the keychain.
+  const keychain = benchKeychain();
+  const sealed = await appLedger(join(dir, 'app'), keychain);
   const memJournal = new MemoryJournal(systemClock);
   const policy = PolicyState.parse({ user: [{ id: 'allow-all', scope: { kind: 'global' }, mode: 'allow' }] });
   const memGate = new Gate({ journal: memJournal, history: new MemoryHistory(() => memJournal.read()), executor: manager, registry: manager, policy: { current: () => policy }, scheduleExpiry: false });
@@ -143,7 +139,9 @@ async function callBench(dir: string): Promise<Record<string, number>> {
     // listed tools, which costs the same for the direct client as for Warden's connection.
     await direct.listTools();
     if ((await manager.connect('everything', 'default')).state !== 'connected') throw new Error('server-everything did not connect');
-    const request = { source: 'user' as const, serverId: 'everything', accountId: 'default', toolName: 'echo', arguments: { message: 'bench' } };
+    // Each gated call names its own operation id, as chat's calls do (the gate then asks the
+    // history whether that id already ran before admitting it).
+    const request = () => ({ source: 'model' as const, operationId: randomUUID(), conversationId: 'bench', serverId: 'everything', accountId: 'default', toolName: 'echo', arguments: { message: 'bench' } });
     const variants: Record<string, () => Promise<void>> = {
       direct: async () => {
         await direct.callTool({ name: 'echo', arguments: { message: 'bench' } });
@@ -152,15 +150,15 @@ async function callBench(dir: string): Promise<Record<string, number>> {
         await manager.call({ serverId: 'everything', accountId: 'default', toolName: 'echo' }, { message: 'bench' }, { signal: new AbortController().signal, operationId: 'bench' });
       },
       'gate+memory': async () => {
-        const op = await memGate.request(request);
+        const op = await memGate.request(request());
         if (op.state !== 'succeeded') throw new Error(`gate call ended ${op.state}: ${op.reason}`);
       },
       'gate+ledger': async () => {
-        const op = await ledgerGate.request(request);
+        const op = await ledgerGate.request(request());
         if (op.state !== 'succeeded') throw new Error(`gate call ended ${op.state}: ${op.reason}`);
       },
       'gate+sealed ledger': async () => {
-        const op = await sealedGate.request(request);
+        const op = await sealedGate.request(request());
         if (op.state !== 'succeeded') throw new Error(`gate call ended ${op.state}: ${op.reason}`);
       },
       'raw write+fsync': async () => {
@@ -199,14 +197,21 @@ async function callBench(dir: string): Promise<Record<string, number>> {
         }
       }
     }
-    return { ...(Object.fromEntries(names.map((n) => [n, median(samples[n]!)])) as Record<string, number>), ledgerBytesPerCall: perCall, anchorWrites: sealed.anchorState.writes, realKeychain: keychain instanceof KeytarSecretStore ? 1 : 0 };
+    const p99 = (xs: number[]) => percentiles(xs, [99])[0]!;
+    return {
+      medians: Object.fromEntries(names.map((n) => [n, median(samples[n]!)])),
+      p99: Object.fromEntries(names.map((n) => [n, p99(samples[n]!)])),
+      ledgerBytesPerCall: perCall,
+      anchorWrites: sealed.anchorState.writes,
+      keychain: keychain.label,
+    };
   } finally {
     fs.closeSync(fd);
     memGate.close();
     ledgerGate.close();
     sealedGate.close();
     await sealed.close();
-    if (keychain instanceof KeytarSecretStore) for (const k of await keychain.keys('ledger-')) await keychain.delete(k);
+    await keychain.cleanup();
     await direct.close().catch(() => {});
     await manager.close();
     await service.close();
@@ -214,7 +219,7 @@ async function callBench(dir: string): Promise<Record<string, number>> {
 }
 
 const bench: BenchModule = {
-  title: 'MCP connections: fan-out connect and gated tool-call overhead',
+  title: "MCP over stdio (spawned servers, the real connection manager): fan-out connect, and what the real gate adds to a call with an operation id, on the in-memory journal and on the app's sealed ledger",
   async run(report) {
     const dir = mkdtempSync(join(tmpdir(), 'warden-mcp-bench-'));
     try {
@@ -231,16 +236,11 @@ const bench: BenchModule = {
       const seal = sealCost();
       report({ name: 'mcp.encode one record, plain sha256 (median)', value: seal.plain, unit: 'µs' });
       report({ name: 'mcp.encode one record, sealed with HMAC-SHA256 (median)', value: seal.sealed, unit: 'µs', baseline: 'mcp.encode one record, plain sha256 (median)', ratio: seal.sealed / seal.plain });
-      const m = await callBench(dir);
-      report({
-        name: `mcp.call through gate, sealed ledger + anchor in the ${m.realKeychain ? 'real keychain' : 'keychain stand-in'} (median)`,
-        value: m['gate+sealed ledger']!,
-        unit: 'µs',
-        baseline: 'mcp.call through gate, durable ledger (median)',
-        ratio: m['gate+sealed ledger']! / m['gate+ledger']!,
-      });
-      report({ name: 'mcp.anchor writes during the call bench', value: m.anchorWrites!, unit: 'writes' });
+      const { medians: m, p99, ledgerBytesPerCall, anchorWrites, keychain } = await callBench(dir);
+      const app = `mcp.call through gate, app's ledger (sealed, anchor in the ${keychain})`;
+      report({ name: 'mcp.anchor writes during the call bench', value: anchorWrites, unit: 'writes' });
       report({ name: 'mcp.call direct SDK client (median)', value: m.direct!, unit: 'µs' });
+      report({ name: 'mcp.call direct SDK client (p99)', value: p99.direct!, unit: 'µs' });
       report({
         name: 'mcp.call through the connection layer only, no gate (median)',
         value: m['executor only']!,
@@ -248,7 +248,6 @@ const bench: BenchModule = {
         baseline: 'mcp.call direct SDK client (median)',
         ratio: m['executor only']! / m.direct!,
       });
-      report({ name: 'mcp.raw write+fsync of one ledger record (median)', value: m['raw write+fsync']!, unit: 'µs' });
       const memRatio = m['gate+memory']! / m.direct!;
       report({
         name: 'mcp.call through gate, in-memory journal (median)',
@@ -259,40 +258,19 @@ const bench: BenchModule = {
         target: 'ratio < 1.1',
         met: memRatio < 1.1,
       });
-      const durableBase = m.direct! + m['raw write+fsync']!;
-      report({ name: 'mcp.direct call + raw fsync (sum of medians)', value: durableBase, unit: 'µs' });
-      const ledgerRatio = m['gate+ledger']! / durableBase;
-      report({
-        name: 'mcp.call through gate, durable ledger (median)',
-        value: m['gate+ledger']!,
-        unit: 'µs',
-        baseline: 'mcp.direct call + raw fsync (sum of medians)',
-        ratio: ledgerRatio,
-        target: 'ratio < 1.1',
-        met: ledgerRatio < 1.1,
-      });
-      // What the ledger itself adds: the same gate on the in-memory journal plus one raw
-      // write+fsync is what a ledger costing nothing beyond its one sync would take. (The target
-      // above also charges the gate's and the connection layer's own work to the ledger: the
-      // in-memory line shows that part.)
-      const ledgerOnly = m['gate+memory']! + m['raw write+fsync']!;
-      report({ name: 'mcp.call through gate, in-memory journal + raw fsync (sum of medians; analysis)', value: ledgerOnly, unit: 'µs' });
-      report({
-        name: 'mcp.call through gate, durable ledger, vs the same gate in memory + one raw fsync (analysis)',
-        value: m['gate+ledger']!,
-        unit: 'µs',
-        baseline: 'mcp.call through gate, in-memory journal + raw fsync (sum of medians; analysis)',
-        ratio: m['gate+ledger']! / ledgerOnly,
-      });
-      const physical = m.direct! + m['raw call-sized writes+fsync']!;
-      report({ name: `mcp.direct call + raw writes+fsync of one call's ledger bytes (${m.ledgerBytesPerCall} B; analysis)`, value: physical, unit: 'µs' });
-      report({
-        name: 'mcp.call through gate, durable ledger, vs its physical I/O (analysis)',
-        value: m['gate+ledger']!,
-        unit: 'µs',
-        baseline: `mcp.direct call + raw writes+fsync of one call's ledger bytes (${m.ledgerBytesPerCall} B; analysis)`,
-        ratio: m['gate+ledger']! / physical,
-      });
+      report({ name: `${app} (median)`, value: m['gate+sealed ledger']!, unit: 'µs' });
+      report({ name: `${app} (p99)`, value: p99['gate+sealed ledger']!, unit: 'µs' });
+      const addedP99 = (p99['gate+sealed ledger']! - p99.direct!) / 1000;
+      const addedMedian = (m['gate+sealed ledger']! - m.direct!) / 1000;
+      report({ name: `${app}: added to the direct call at p99`, value: addedP99, unit: 'ms', target: '< 1 ms', met: addedP99 < 1 });
+      report({ name: `${app}: added to the direct call at the median`, value: addedMedian, unit: 'ms', target: '< 1 ms', met: addedMedian < 1 });
+      report({ name: 'mcp.call through gate, durable ledger, unsealed (median; analysis)', value: m['gate+ledger']!, unit: 'µs', baseline: `${app} (median)`, ratio: m['gate+ledger']! / m['gate+sealed ledger']! });
+      // What the disk itself costs on this machine (analysis, no target): what a ledger costing
+      // nothing beyond its one sync would add, and the call's bytes written and synced by hand.
+      report({ name: 'mcp.raw write+fsync of one ledger record (median; analysis)', value: m['raw write+fsync']!, unit: 'µs' });
+      // The floor of the p99 target on this machine: one raw sync of the same disk at p99.
+      report({ name: "mcp.raw write+fsync of one ledger record (p99; the machine's floor for the p99 target)", value: p99['raw write+fsync']! / 1000, unit: 'ms' });
+      report({ name: `mcp.raw writes+fsync of one call's ledger bytes (${ledgerBytesPerCall} B; median; analysis)`, value: m['raw call-sized writes+fsync']!, unit: 'µs' });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

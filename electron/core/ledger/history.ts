@@ -90,9 +90,24 @@ export class IndexedHistory implements HistoryReads {
     private readonly recent: (operationId: string) => readonly RecordLocation[] | undefined = () => undefined,
   ) {}
 
+  /**
+   * The operation as recorded, for the gate's idempotency check before every call with an id of
+   * its own: read without committing the index (`LedgerIndex.operationRecords` says why).
+   */
   async find(operationId: string): Promise<RecordedOperation | undefined> {
-    const one = await this.foldRecentOrIndexed(operationId);
-    return one?.p.recorded(operationId);
+    // What this run recorded is answered from the log's end, never waiting for a catch-up.
+    const at = this.recent(operationId);
+    if (at) {
+      const recent = LedgerProjections.fromRecords(await this.source.readAt(at), new Set([operationId])).recorded(operationId);
+      if (recent) return recent;
+    }
+    await this.indexed();
+    // Committed records through the index, pending ones from memory: never a forced commit.
+    const found = await this.index.operationRecords(operationId);
+    if (!found) return undefined;
+    const read = found.rows.length > 0 ? await this.source.readAt(onePerPlace(found.rows)) : [];
+    const records = found.records.length > 0 ? [...read, ...found.records].sort((a, b) => a.seq - b.seq) : read;
+    return LedgerProjections.fromRecords(records, new Set([operationId])).recorded(operationId);
   }
 
   async operation(operationId: string): Promise<OperationView | undefined> {

@@ -19,6 +19,9 @@
  * uncommitted batch, which the next start reads again from the ledger (recovery resumes after the
  * committed position). Statements run in the
  * order they are issued, so a query issued after a batch sees it (`flush` issues pending work).
+ * The one query that does not commit first is the gate's idempotency lookup
+ * (`operationRecords`): it reads what is not committed yet from the batches in memory
+ * (docs/decisions/0013-idempotency-lookups.md).
  */
 import { parseJournalEvent } from '../../../shared/domain/journal-events';
 import { OpReconciled, RECONCILED_TYPE, type AuditFilter, type LedgerChainBreak } from '../../../shared/domain/ledger';
@@ -38,9 +41,10 @@ const SCHEMA_VERSION = '3';
 /** Records per transaction while catching up (a rebuild); steady state commits what is pending. */
 const BATCH = 5000;
 /**
- * How long added records wait to be committed together. Queries commit what is pending first, so
- * nothing added is ever missing from an answer; the wait only keeps index commits (a few thread
- * pool hops and a WAL write each) off the path of every single call.
+ * How long added records wait to be committed together. Queries commit what is pending first
+ * (the idempotency lookup reads it from memory instead), so nothing added is ever missing from an
+ * answer; the wait only keeps index commits (a few thread pool hops and a WAL write each) off the
+ * path of every single call.
  */
 const COMMIT_DELAY_MS = 100;
 /** Names (servers, tools, conversations, …) whose ids are kept in memory; the rest are looked up. */
@@ -175,6 +179,23 @@ export interface Page {
 export class LedgerIndex {
   /** Records added and not yet handed to a write (classified there, not on the append path). */
   private pending: Array<Added | Pending> = [];
+  /** Batches handed to a write and not committed yet, oldest first (`operationRecords` reads them). */
+  private writing: Array<Array<Added | Pending>> = [];
+  /**
+   * Operation ids proposed in records not committed yet, each with how many proposals (a
+   * duplicate id is recorded and skipped, as the projections do): `operationRecords` answers
+   * for them from memory instead of committing first.
+   */
+  private readonly uncommittedIds = new Map<string, number>();
+  /**
+   * Records not committed yet that `operationRecords` cannot answer from memory: an older
+   * ledger's checkpoint carrying operations, or records a catch-up added already classified
+   * (their payload is dropped). While any is waiting, a lookup commits first, as every query does.
+   */
+  private opaque = 0;
+  /** Committed-index lookups waiting for the next query (see `committedNumber`). */
+  private lookupQueue = new Map<string, Array<{ resolve: (n: number | undefined) => void; reject: (error: unknown) => void }>>();
+  private lookingUp = false;
   private flushing: Promise<void> = Promise.resolve();
   private scheduled = false;
   private failure: unknown = null;
@@ -183,15 +204,21 @@ export class LedgerIndex {
   private readonly live = new Map<string, OpFacts>();
   private committed: LogPosition | null = null;
   private lastAdded: LogPosition | null = null;
+  private readonly counts = { commits: 0, records: 0, commitMs: 0 };
 
-  private constructor(private readonly db: SqlConnection) {}
+  private constructor(
+    private readonly db: SqlConnection,
+    private readonly commitDelayMs: number,
+  ) {}
 
   /**
    * Opens the index (creating it, or starting it over when its schema is another version's).
+   * `commitDelayMs` is how long added records wait for their batch (default `COMMIT_DELAY_MS`;
+   * tests make it long to hold records in a batch that is not committed yet).
    */
-  static async open(db: SqlConnection): Promise<LedgerIndex> {
+  static async open(db: SqlConnection, options: { commitDelayMs?: number } = {}): Promise<LedgerIndex> {
     await db.exec('PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF;');
-    const index = new LedgerIndex(db);
+    const index = new LedgerIndex(db, options.commitDelayMs ?? COMMIT_DELAY_MS);
     const version = await db.get<{ v: string }>("SELECT v FROM sqlite_master, meta WHERE sqlite_master.name = 'meta' AND meta.k = 'schema'").catch(() => undefined);
     if (version?.v !== SCHEMA_VERSION) await index.reset();
     else await db.exec(SCHEMA);
@@ -213,6 +240,15 @@ export class LedgerIndex {
     return this.committed;
   }
 
+  /**
+   * Transactions committed and records they held since open, and the time from each one's BEGIN
+   * to its COMMIT: what the batching achieves (a call path that forces a commit per call shows
+   * here as one commit per call), and whether a commit costs more as history grows.
+   */
+  get stats(): { commits: number; records: number; commitMs: number } {
+    return { ...this.counts };
+  }
+
   /** Records added and not yet handed to a write (a catch-up waits when this grows). */
   get backlog(): number {
     return this.pending.length;
@@ -221,6 +257,9 @@ export class LedgerIndex {
   /** Drops everything (the ledger will be read again from its first record). */
   async reset(): Promise<void> {
     this.pending = [];
+    this.writing = [];
+    this.uncommittedIds.clear();
+    this.opaque = 0;
     this.live.clear();
     this.names.clear();
     this.committed = null;
@@ -245,7 +284,9 @@ export class LedgerIndex {
    * after (or by `flush`).
    */
   add(record: StoredRecord, location: RecordLocation): void {
-    this.pending.push({ record, location });
+    const added = { record, location };
+    this.pending.push(added);
+    this.track(added, 1);
     this.lastAdded = { ...location, offset: location.offset + location.length, seq: record.seq, checksum: record.checksum };
     if (this.pending.length >= BATCH) void this.flush().catch(() => undefined);
     else if (!this.scheduled) {
@@ -253,7 +294,7 @@ export class LedgerIndex {
       setTimeout(() => {
         this.scheduled = false;
         void this.flush().catch(() => undefined);
-      }, COMMIT_DELAY_MS).unref();
+      }, this.commitDelayMs).unref();
     }
   }
 
@@ -265,7 +306,9 @@ export class LedgerIndex {
   addClassified(record: StoredRecord, location: RecordLocation): void {
     const p = classify(record, location);
     const slim = { seq: record.seq, time: record.time, type: record.type, payload: NO_PAYLOAD, prevHash: '', checksum: record.checksum } as StoredRecord;
-    this.pending.push({ ...p, record: slim } as Pending);
+    const pending = { ...p, record: slim } as Pending;
+    this.pending.push(pending);
+    this.track(pending, 1);
     this.lastAdded = { ...location, offset: location.offset + location.length, seq: record.seq, checksum: record.checksum };
   }
 
@@ -276,6 +319,7 @@ export class LedgerIndex {
     const batch = this.pending;
     const position = this.lastAdded;
     this.pending = [];
+    this.writing.push(batch);
     this.flushing = this.flushing.then(() => this.write(batch, position));
     this.flushing.catch((error: unknown) => {
       this.failure = error;
@@ -322,6 +366,41 @@ export class LedgerIndex {
     await this.flush();
     if (ns.length === 0) return [];
     return this.db.all(`SELECT n, id, retry_of retryOf FROM ops WHERE n IN (SELECT value FROM json_each(?))`, [JSON.stringify(ns)]);
+  }
+
+  /**
+   * Every record of operation `id`, without committing anything: where its committed records
+   * are (`rows`, in seq order) and its records not committed yet (`records`, from memory).
+   * Undefined when no operation has this id.
+   *
+   * The gate asks this before admitting every call that names its own id (every chat call).
+   * Committing first, as the other queries do, made each such call a commit of its own: the
+   * batching that keeps index commits off the call path was lost, and calls queued behind each
+   * other's commits. An id never seen (the usual answer) costs one indexed read of the committed
+   * index; what is not committed yet is read from the batches waiting in memory.
+   */
+  async operationRecords(id: string): Promise<{ rows: IndexedRow[]; records: StoredRecord[] } | undefined> {
+    if (this.failure) throw this.failure;
+    if (this.opaque > 0) {
+      await this.flush();
+      return this.committedRecordsOf(id, []);
+    }
+    // Taken synchronously, before anything awaits: a batch that commits meanwhile is in both the
+    // committed index and this copy, and the committed copy of a record is dropped below.
+    const records: StoredRecord[] = [];
+    for (const batch of this.writing) for (const a of batch) if (concerns(a, id)) records.push(a.record);
+    for (const a of this.pending) if (concerns(a, id)) records.push(a.record);
+    const proposedInMemory = this.uncommittedIds.has(id);
+    const found = await this.committedRecordsOf(id, records);
+    return found ?? (proposedInMemory ? { rows: [], records } : undefined);
+  }
+
+  private async committedRecordsOf(id: string, inMemory: readonly StoredRecord[]): Promise<{ rows: IndexedRow[]; records: StoredRecord[] } | undefined> {
+    const n = await this.committedNumber(id);
+    if (n === undefined) return undefined;
+    const held = new Set(inMemory.map((r) => r.seq));
+    const rows = await this.db.all<IndexedRow>('SELECT seq, op, segment, offset, length FROM rows WHERE op = ? ORDER BY seq', [n]);
+    return { rows: rows.filter((r) => !held.has(r.seq)), records: [...inMemory] };
   }
 
   /** The operation number (seq of its proposal) of an operation id, if indexed. */
@@ -463,6 +542,56 @@ export class LedgerIndex {
     return row?.id;
   }
 
+  /**
+   * The operation number of `id` in the committed index. Lookups asked while one is running, or in
+   * the same turn, go in one query: the connection runs statements one at a time, and 32 callers'
+   * lookups one after another spread their calls over several milliseconds, so fewer of them
+   * shared a ledger sync (twice the syncs per call of the same calls without ids).
+   */
+  private committedNumber(id: string): Promise<number | undefined> {
+    return new Promise((resolve, reject) => {
+      const waiting = this.lookupQueue.get(id);
+      if (waiting) waiting.push({ resolve, reject });
+      else this.lookupQueue.set(id, [{ resolve, reject }]);
+      if (!this.lookingUp) {
+        this.lookingUp = true;
+        queueMicrotask(() => void this.lookUpQueued());
+      }
+    });
+  }
+
+  private async lookUpQueued(): Promise<void> {
+    while (this.lookupQueue.size > 0) {
+      const batch = this.lookupQueue;
+      this.lookupQueue = new Map();
+      try {
+        const found = await this.db.all<{ id: string; n: number }>('SELECT id, n FROM ops WHERE id IN (SELECT value FROM json_each(?))', [JSON.stringify([...batch.keys()])]);
+        const byId = new Map(found.map((f) => [f.id, f.n]));
+        for (const [id, waiting] of batch) for (const w of waiting) w.resolve(byId.get(id));
+      } catch (error) {
+        for (const waiting of batch.values()) for (const w of waiting) w.reject(error);
+      }
+    }
+    this.lookingUp = false;
+  }
+
+  /** Counts what a record added (`by` 1) or committed (`by` -1) means for `operationRecords`. */
+  private track(a: Added | Pending, by: 1 | -1): void {
+    if ('kind' in a) {
+      // Classified by a catch-up: its payload is gone, so a lookup cannot fold it from memory.
+      if (a.kind !== 'skip' && a.kind !== 'row') this.opaque += by;
+      return;
+    }
+    const { type, payload } = a.record;
+    if (type === 'op.proposed' && typeof payload.operationId === 'string') {
+      const left = (this.uncommittedIds.get(payload.operationId) ?? 0) + by;
+      if (left > 0) this.uncommittedIds.set(payload.operationId, left);
+      else this.uncommittedIds.delete(payload.operationId);
+    } else if (type === CHECKPOINT_TYPE && Array.isArray((payload.state as { operations?: unknown } | undefined)?.operations)) {
+      this.opaque += by;
+    }
+  }
+
   private remember(text: string, id: number): void {
     this.names.delete(text);
     if (this.names.size >= NAME_CACHE) this.names.delete(this.names.keys().next().value as string);
@@ -581,6 +710,7 @@ export class LedgerIndex {
       if (known === undefined) unknownNames.push(t);
       else ids.set(t, known);
     }
+    const began = performance.now();
     await this.db.run('BEGIN');
     try {
       if (unknownNames.length > 0) {
@@ -622,11 +752,25 @@ export class LedgerIndex {
       await this.db.run('ROLLBACK').catch(() => undefined);
       throw error;
     }
+    this.counts.commits++;
+    this.counts.records += added.length;
+    this.counts.commitMs += performance.now() - began;
     this.committed = position;
+    // Committed: lookups read these from the index now (reset may have dropped the batch already).
+    const at = this.writing.indexOf(added);
+    if (at >= 0) {
+      this.writing.splice(at, 1);
+      for (const a of added) this.track(a, -1);
+    }
     // Only unfinished operations stay in memory: memory does not grow with history.
     for (const [opId, f] of touched) if (TERMINAL_STATES.has(f.state) && (f.state !== 'outcome_unknown' || f.reconciled)) this.live.delete(opId);
     for (const [opId, f] of this.live) if (TERMINAL_STATES.has(f.state) && f.state !== 'outcome_unknown') this.live.delete(opId);
   }
+}
+
+/** Whether an added record is about operation `id` (its proposal, a transition, a reconciliation). */
+function concerns(a: Added | Pending, id: string): boolean {
+  return !('kind' in a) && a.record.payload.operationId === id;
 }
 
 function liveStates(): string {

@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import type { SecretStore } from '../ports';
 import { Redactor } from '../redact/redactor';
-import { LedgerService } from './service';
+import { LedgerService, type LedgerServiceOptions } from './service';
 
 export { Ledger, segmentName } from './ledger';
 export { LedgerService } from './service';
@@ -25,10 +25,12 @@ export { Redactor, REDACTED } from '../redact/redactor';
  *   const { ledger, onSecretValue } = await openLedgerForApp(app.getPath('userData'), { keychain });
  *   const core = createCore({ ..., ledger, servers: { onSecretValue } });
  *   await core.recovered;
+ * Benches pass `fs` (a slower disk) and `verifyInBackground: false` to measure calls on exactly
+ * this ledger without the start's full verification running beside them.
  */
 export async function openLedgerForApp(
   userDataDir: string,
-  options: { cancelPendingOnRestart?: boolean; rotateBytes?: number; keychain?: SecretStore; anchorIntervalMs?: number } = {},
+  options: { cancelPendingOnRestart?: boolean; rotateBytes?: number; keychain?: SecretStore; anchorIntervalMs?: number } & Pick<LedgerServiceOptions, 'fs' | 'verifyInBackground'> = {},
 ): Promise<{ ledger: LedgerService; redactor: Redactor; onSecretValue: (value: string) => void }> {
   const redactor = new Redactor();
   const { keychain, anchorIntervalMs, ...rest } = options;

@@ -72,6 +72,11 @@ export interface LedgerServiceOptions extends Omit<LedgerOptions, 'reader'> {
    * operation whose records start before it.
    */
   startTailBytes?: number;
+  /**
+   * How long records added to the index wait to be committed together (default 100 ms). Tests
+   * make it long to ask about records that are in the index's batch and not committed yet.
+   */
+  indexCommitDelayMs?: number;
 }
 
 /** What a full verification found. */
@@ -202,7 +207,7 @@ export class LedgerService {
     // Created 0600 before SQLite opens it: SQLite gives its journal and WAL files the database's mode.
     const indexPath = join(options.dir, 'index.sqlite');
     await ensurePrivateFile(indexPath);
-    const index = await LedgerIndex.open(await openSqlite(indexPath));
+    const index = await LedgerIndex.open(await openSqlite(indexPath), options.indexCommitDelayMs !== undefined ? { commitDelayMs: options.indexCommitDelayMs } : {});
     const fs = options.fs ?? nodeLedgerFs;
     const numbers = segmentNumbers(await fs.readdir(options.dir).catch(() => []));
     const lastSegment = numbers.at(-1);
