@@ -28,6 +28,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serialize } from 'node:v8';
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
 import { createCore, type WardenCore } from '../../electron/core/app-core';
 import { openLedgerForApp } from '../../electron/core/ledger';
 import type { ListableSecretStore } from '../../electron/core/secrets/keytar-secret-store';
@@ -161,6 +163,31 @@ async function measure(core: WardenCore, echoName: (id: string) => string, kind:
   return out;
 }
 
+/**
+ * The official SDK alone against the same loopback provider and the same replies (one tool call
+ * each), with its default HTTP client, no Warden: from the provider finishing a reply to the next
+ * request arriving. What any client built on the official SDK pays per round on this machine, so
+ * Warden's own time can be read beside it.
+ */
+async function sdkFloor(kind: 'anthropic' | 'openai', fixture: ModelFixture, rounds: number): Promise<number[]> {
+  const tools = [{ name: 'echo', description: 'Echoes its text.', schema: { type: 'object' as const, properties: { text: { type: 'string' } } } }];
+  const anthropic = new Anthropic({ apiKey: KEY, baseURL: fixture.baseUrl, maxRetries: 0 });
+  const openai = new OpenAI({ apiKey: KEY, baseURL: fixture.baseUrl, maxRetries: 0 });
+  const from = fixture.completions().length;
+  for (let r = 0; r < rounds + 1; r++) {
+    fixture.enqueue({ kind: 'reply', text: [`Round ${r}. `], toolCalls: [{ id: `floor_${r}`, name: 'echo', argumentsJson: `{"text":"hi ${r}"}`, pieces: 1 }] });
+    if (kind === 'anthropic') {
+      const stream = await anthropic.messages.create({ model: 'bench-model', max_tokens: 1024, stream: true, messages: [{ role: 'user', content: 'Echo' }], tools: tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.schema })) });
+      for await (const event of stream) void event;
+    } else {
+      const stream = await openai.chat.completions.create({ model: 'bench-model', stream: true, messages: [{ role: 'user', content: 'Echo' }], tools: tools.map((t) => ({ type: 'function' as const, function: { name: t.name, description: t.description, parameters: t.schema } })) });
+      for await (const chunk of stream) void chunk;
+    }
+  }
+  const requests = fixture.completions().slice(from);
+  return requests.slice(1).map((next, i) => next.at - requests[i]!.endedAt!);
+}
+
 /** One record-sized write + fdatasync on the same disk, in the same run: the sync any durable call pays at least. */
 function syncFloor(dir: string, n = 200): number[] {
   const fd = openSync(join(dir, 'floor.bin'), 'w');
@@ -195,7 +222,7 @@ function reportProtocol(report: Report, kind: string, s: Samples): void {
 }
 
 const bench: BenchModule = {
-  title: 'Chat round on the real path: createCore with the durable ledger and conversations on disk, the official SDK adapters (Anthropic, OpenAI) against the loopback provider, a stdio MCP server (keychain a Map, dialogs say yes, no window)',
+  title: 'Chat round on the real path, beside the official SDK alone: createCore with the durable ledger and conversations on disk, the official SDK adapters (Anthropic, OpenAI) against the loopback provider, a stdio MCP server (keychain a Map, dialogs say yes, no window)',
   async run(report) {
     const userData = mkdtempSync(join(tmpdir(), 'warden-bench-chat-'));
     const anthropic = await startAnthropicFixture({ apiKey: KEY, models: [{ id: 'bench-model' }] });
@@ -205,8 +232,13 @@ const bench: BenchModule = {
       const floor = syncFloor(userData);
       const [f50] = percentiles(floor, [50]);
       report({ name: 'chat.floor_write_fdatasync_median', value: f50!, unit: 'ms (one record write + fdatasync, same disk, same run)' });
-      reportProtocol(report, 'anthropic', await measure(core, echoName, 'anthropic', anthropic));
-      reportProtocol(report, 'openai', await measure(core, echoName, 'openai', openai));
+      for (const [kind, fixture] of [['anthropic', anthropic], ['openai', openai]] as const) {
+        reportProtocol(report, kind, await measure(core, echoName, kind, fixture));
+        const sdk = await sdkFloor(kind, fixture, TURNS * TOOL_ROUNDS);
+        const [m, q99] = percentiles(sdk, [50, 99]);
+        report({ name: `chat.${kind}.sdk_alone_per_round_median`, value: m!, unit: "ms (the official SDK with no Warden: this machine's floor for a round)" });
+        report({ name: `chat.${kind}.sdk_alone_per_round_p99`, value: q99!, unit: 'ms' });
+      }
       if (process.env.WARDEN_BENCH_DEBUG) console.log('events per message', Object.fromEntries([...eventCounts].map(([k, v]) => [k, v / (2 * (TURNS + WARM_UP))])));
     } finally {
       await core.close();
