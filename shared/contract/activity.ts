@@ -55,6 +55,11 @@ export const activityChannels = defineChannels({
       .strict(),
     response: z.object({ calls: z.array(ActivityCall), next: CallCursor.nullable() }),
   },
+  'activity:tools': {
+    doc: "Every tool the recorded calls name (of one server, or one account of it, when given), for Activity's Tool filter; sorted, at most 1000.",
+    request: z.object({ serverId: z.string().min(1).max(200).optional(), accountId: z.string().min(1).max(200).optional() }).strict(),
+    response: z.object({ tools: z.array(z.string()) }).strict(),
+  },
   /** The Activity list's filtered rows written to a file the person chooses, streamed. */
   'activity:export-calls': {
     doc: 'Exports the operations matching the filters (one line each, oldest first) as JSONL or CSV to a file chosen in a native save dialog.',

@@ -139,9 +139,10 @@ async function callBench(dir: string): Promise<{ medians: Record<string, number>
     // listed tools, which costs the same for the direct client as for Warden's connection.
     await direct.listTools();
     if ((await manager.connect('everything', 'default')).state !== 'connected') throw new Error('server-everything did not connect');
-    // Each gated call names its own operation id, as chat's calls do (the gate then asks the
-    // history whether that id already ran before admitting it).
-    const request = () => ({ source: 'model' as const, operationId: randomUUID(), conversationId: 'bench', serverId: 'everything', accountId: 'default', toolName: 'echo', arguments: { message: 'bench' } });
+    // Each gated call carries an operation id the gate made, as chat's calls do (the gate knows
+    // such an id is new, so it asks no history). The variant with a caller-chosen id shows what
+    // the idempotency lookup costs a caller that brings its own (information only).
+    const request = (gate: Gate, operationId = gate.newOperationId()) => ({ source: 'model' as const, operationId, conversationId: 'bench', serverId: 'everything', accountId: 'default', toolName: 'echo', arguments: { message: 'bench' } });
     const variants: Record<string, () => Promise<void>> = {
       direct: async () => {
         await direct.callTool({ name: 'echo', arguments: { message: 'bench' } });
@@ -150,15 +151,19 @@ async function callBench(dir: string): Promise<{ medians: Record<string, number>
         await manager.call({ serverId: 'everything', accountId: 'default', toolName: 'echo' }, { message: 'bench' }, { signal: new AbortController().signal, operationId: 'bench' });
       },
       'gate+memory': async () => {
-        const op = await memGate.request(request());
+        const op = await memGate.request(request(memGate));
         if (op.state !== 'succeeded') throw new Error(`gate call ended ${op.state}: ${op.reason}`);
       },
       'gate+ledger': async () => {
-        const op = await ledgerGate.request(request());
+        const op = await ledgerGate.request(request(ledgerGate));
         if (op.state !== 'succeeded') throw new Error(`gate call ended ${op.state}: ${op.reason}`);
       },
       'gate+sealed ledger': async () => {
-        const op = await sealedGate.request(request());
+        const op = await sealedGate.request(request(sealedGate));
+        if (op.state !== 'succeeded') throw new Error(`gate call ended ${op.state}: ${op.reason}`);
+      },
+      'gate+sealed ledger, caller-chosen id': async () => {
+        const op = await sealedGate.request(request(sealedGate, randomUUID()));
         if (op.state !== 'succeeded') throw new Error(`gate call ended ${op.state}: ${op.reason}`);
       },
       'raw write+fsync': async () => {
@@ -264,6 +269,8 @@ const bench: BenchModule = {
       const addedMedian = (m['gate+sealed ledger']! - m.direct!) / 1000;
       report({ name: `${app}: added to the direct call at p99`, value: addedP99, unit: 'ms', target: '< 1 ms', met: addedP99 < 1 });
       report({ name: `${app}: added to the direct call at the median`, value: addedMedian, unit: 'ms', target: '< 1 ms', met: addedMedian < 1 });
+      report({ name: `${app}, caller-chosen id (median; analysis: the idempotency lookup)`, value: m['gate+sealed ledger, caller-chosen id']!, unit: 'µs', baseline: `${app} (median)`, ratio: m['gate+sealed ledger, caller-chosen id']! / m['gate+sealed ledger']! });
+      report({ name: `${app}, caller-chosen id (p99; analysis)`, value: p99['gate+sealed ledger, caller-chosen id']!, unit: 'µs' });
       report({ name: 'mcp.call through gate, durable ledger, unsealed (median; analysis)', value: m['gate+ledger']!, unit: 'µs', baseline: `${app} (median)`, ratio: m['gate+ledger']! / m['gate+sealed ledger']! });
       // What the disk itself costs on this machine (analysis, no target): what a ledger costing
       // nothing beyond its one sync would add, and the call's bytes written and synced by hand.

@@ -39,6 +39,9 @@ export interface ActivityCallDeps {
   now?: () => number;
 }
 
+/** Most tool names Activity's Tool filter lists. */
+const TOOL_NAMES_LISTED = 1000;
+
 /**
  * Rows read (and folded from their records) per page while exporting: memory holds two pages
  * (the one written and the next, read meanwhile), whatever the size of the export, and folding a
@@ -171,8 +174,12 @@ export async function writeCallsFile(history: HistoryReads, names: CallNames, fo
 }
 
 /** Builds the handlers of the Activity list's channels. */
-export function activityCallHandlers(deps: ActivityCallDeps): Pick<Handlers, 'activity:calls' | 'activity:export-calls'> {
+export function activityCallHandlers(deps: ActivityCallDeps): Pick<Handlers, 'activity:calls' | 'activity:export-calls' | 'activity:tools'> {
   return {
+    // The names as the rows show them (describeCall), so choosing one filters to those rows.
+    'activity:tools': async ({ serverId, accountId }) => ({
+      tools: [...new Set((await deps.history.toolNames({ ...(serverId !== undefined ? { serverId } : {}), ...(accountId !== undefined ? { accountId } : {}) }, TOOL_NAMES_LISTED)).map(visibleName))],
+    }),
     'activity:calls': async ({ filter, limit, after }) => {
       const page = await deps.history.calls(filter, { limit, after });
       return { calls: page.calls.map((c) => describeCall(c, deps.names)), next: page.next };

@@ -60,6 +60,8 @@ export interface HistoryReads extends OperationHistory {
   /** Every matching audit row oldest first, handed over `batch` rows at a time (exports). */
   eachAuditRow(filter: AuditFilter, onRows: (rows: AuditRow[]) => Promise<void>, batch?: number): Promise<number>;
   operationCount(): Promise<number>;
+  /** The tool names operations name (of one server or account when given), sorted, at most `limit` (Activity's Tool filter). */
+  toolNames(where: { serverId?: string; accountId?: string }, limit: number): Promise<string[]>;
   /** Operations matching an Activity filter, by request time, a page at a time (keyset paging). */
   calls(filter: CallFilter, page: CallPageQuery): Promise<{ calls: RecordedCall[]; next: CallCursor | null }>;
 }
@@ -177,6 +179,11 @@ export class IndexedHistory implements HistoryReads {
   async operationCount(): Promise<number> {
     await this.indexed();
     return this.index.operationCount();
+  }
+
+  async toolNames(where: { serverId?: string; accountId?: string }, limit: number): Promise<string[]> {
+    await this.indexed();
+    return this.index.toolNames(where, limit);
   }
 
   async calls(filter: CallFilter, pg: CallPageQuery): Promise<{ calls: RecordedCall[]; next: CallCursor | null }> {
@@ -297,6 +304,12 @@ export class MemoryHistory implements HistoryReads {
 
   async operationCount(): Promise<number> {
     return this.fold().operationCount();
+  }
+
+  async toolNames(where: { serverId?: string; accountId?: string }, limit: number): Promise<string[]> {
+    const names = new Set<string>();
+    for (const o of this.fold().operations()) if ((where.serverId === undefined || o.serverId === where.serverId) && (where.accountId === undefined || o.accountId === where.accountId)) names.add(o.toolName);
+    return [...names].sort().slice(0, limit);
   }
 
   async calls(filter: CallFilter, pg: CallPageQuery): Promise<{ calls: RecordedCall[]; next: CallCursor | null }> {

@@ -431,6 +431,24 @@ export class LedgerIndex {
     return rows.map((r) => r.n);
   }
 
+  /**
+   * Every tool name any indexed operation names (of one server, or one account of it, when given),
+   * sorted, at most `limit`: read from the facets, so it costs the number of combinations, not
+   * the length of the history.
+   */
+  async toolNames(where: { serverId?: string; accountId?: string }, limit: number): Promise<string[]> {
+    await this.flush();
+    const conditions: string[] = [];
+    const params: Array<string | number> = [];
+    if (where.serverId !== undefined) (conditions.push('f.server = (SELECT id FROM names WHERE text = ?)'), params.push(where.serverId));
+    if (where.accountId !== undefined) (conditions.push('f.account = (SELECT id FROM names WHERE text = ?)'), params.push(where.accountId));
+    const rows = await this.db.all<{ name: string }>(
+      `SELECT DISTINCT t.text name FROM facets f JOIN names t ON t.id = f.tool ${conditions.length ? `WHERE ${conditions.join(' AND ')}` : ''} ORDER BY name LIMIT ?`,
+      [...params, limit],
+    );
+    return rows.map((r) => r.name);
+  }
+
   /** How many operations are indexed. */
   async operationCount(): Promise<number> {
     await this.flush();

@@ -18,6 +18,8 @@ export interface ActivitySlice {
   /** True once the first page for the current filter has arrived. */
   callsLoaded: boolean;
   activityError: ShownError | null;
+  /** Every tool the recorded calls name, of the filter's server and account (the Tool filter's choices). */
+  callTools: string[];
   /** The histories of the rows the person opened ("why did this run?" and the timeline), by operation id. */
   openCalls: Record<string, OperationHistory | 'loading'>;
   setCallFilter(filter: CallFilter): void;
@@ -74,6 +76,7 @@ export const createActivitySlice: SliceCreator<ActivitySlice> = ({ api }) => (se
   callsNext: null,
   callsLoaded: false,
   activityError: null,
+  callTools: [],
   openCalls: {},
   setCallFilter(filter) {
     set({ callFilter: filter, calls: [], callsNext: null, callsLoaded: false });
@@ -83,10 +86,11 @@ export const createActivitySlice: SliceCreator<ActivitySlice> = ({ api }) => (se
     const filter = get().callFilter;
     try {
       const limit = Math.min(REFRESH_MAX, Math.max(PAGE, get().calls.length));
-      const { calls, next } = await unwrap(api().activity.calls({ filter, limit }));
+      const where = { ...(filter.serverId ? { serverId: filter.serverId } : {}), ...(filter.accountId ? { accountId: filter.accountId } : {}) };
+      const [{ calls, next }, { tools }] = await Promise.all([unwrap(api().activity.calls({ filter, limit })), unwrap(api().activity.tools(where))]);
       // A newer filter's answer wins: this one is dropped if the filter changed meanwhile.
       if (get().callFilter !== filter) return;
-      set({ calls, callsNext: next, callsLoaded: true, activityError: null });
+      set({ calls, callsNext: next, callsLoaded: true, activityError: null, callTools: tools });
     } catch (error) {
       set({ activityError: toShownError(error), callsLoaded: true });
     }

@@ -87,14 +87,16 @@ function Filters() {
     () => servers.filter((s) => !filter.serverId || s.definition.id === filter.serverId).flatMap((s) => s.accounts.map((a) => ({ id: a.id, label: filter.serverId ? a.label : `${s.definition.name} / ${a.label}` }))),
     [servers, filter.serverId],
   );
-  // Tools of the servers now listed (of the chosen server only, when one is), plus the filtered one.
+  const callTools = useAppStore((s) => s.callTools);
+  // Every tool a recorded call names, the tools the servers list now (of the chosen server only,
+  // when one is), and the filtered one.
   const toolNames = useMemo(() => {
-    const names = new Set<string>();
+    const names = new Set<string>(callTools);
     const listed = filter.serverId ? (servers.find((s) => s.definition.id === filter.serverId)?.accounts ?? []).map((a) => tools[connectionKey(filter.serverId!, a.id)] ?? []) : Object.values(tools);
     for (const list of listed) for (const t of list) names.add(t.name);
     if (filter.toolName) names.add(filter.toolName);
     return [...names].sort();
-  }, [tools, servers, filter.serverId, filter.toolName]);
+  }, [callTools, tools, servers, filter.serverId, filter.toolName]);
   return (
     <div className="toolbar filters" data-testid="activity-filters" role="group" aria-label="Filters">
       <label className="inline-label">

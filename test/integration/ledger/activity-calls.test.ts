@@ -119,6 +119,20 @@ describe('the Activity list (activity:calls)', () => {
     });
   }
 
+  it("the Tool filter's choices are every tool a recorded call names, of the chosen server too, with none of its servers connected", async () => {
+    const calls = await all({});
+    const tools = async (request: object) => {
+      const r = await dispatch(core.handlers, 'activity:tools', request);
+      if (!r.ok) throw new Error(r.error.message);
+      return (r.value as { tools: string[] }).tools;
+    };
+    expect(await tools({})).toEqual([...new Set(calls.map((c) => c.toolName))].sort());
+    const server = calls[0]!.serverId;
+    expect(await tools({ serverId: server })).toEqual([...new Set(calls.filter((c) => c.serverId === server).map((c) => c.toolName))].sort());
+    expect(await tools({ serverId: server })).toEqual(await memory.toolNames({ serverId: server }, 1000));
+    expect(await tools({ serverId: 'no-such-server' })).toEqual([]);
+  });
+
   it('a filter nothing matches gives an empty page, not an error', async () => {
     expect(await page({ serverId: 'never-configured' })).toEqual({ calls: [], next: null });
     expect(await page({ from: START + 10 * CALLS * STEP_MS })).toEqual({ calls: [], next: null });
