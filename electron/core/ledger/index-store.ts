@@ -440,8 +440,14 @@ export class LedgerIndex {
     await this.flush();
     const conditions: string[] = [];
     const params: Array<string | number> = [];
-    if (where.serverId !== undefined) (conditions.push('f.server = (SELECT id FROM names WHERE text = ?)'), params.push(where.serverId));
-    if (where.accountId !== undefined) (conditions.push('f.account = (SELECT id FROM names WHERE text = ?)'), params.push(where.accountId));
+    if (where.serverId !== undefined) {
+      conditions.push('f.server = (SELECT id FROM names WHERE text = ?)');
+      params.push(where.serverId);
+    }
+    if (where.accountId !== undefined) {
+      conditions.push('f.account = (SELECT id FROM names WHERE text = ?)');
+      params.push(where.accountId);
+    }
     const rows = await this.db.all<{ name: string }>(
       `SELECT DISTINCT t.text name FROM facets f JOIN names t ON t.id = f.tool ${conditions.length ? `WHERE ${conditions.join(' AND ')}` : ''} ORDER BY name LIMIT ?`,
       [...params, limit],
