@@ -153,6 +153,10 @@ export class ChatService {
       if (!t) return;
       this.apply(t, op);
       this.emitMessage(t.conversation, t.message);
+      this.refreshState(t.conversation);
+      // A call the person approved starts long after its round's first write: its card is
+      // written again now, so the window shows it running rather than still waiting for them.
+      if (op.state === 'executing' && op.approvedByUser) this.saveRound(t.conversation);
     });
   }
 
@@ -551,14 +555,14 @@ export class ChatService {
             this.apply(w.t, final);
             this.tracked.delete(op.operationId);
             this.emitMessage(c, message);
-            this.refreshState(c, message);
+            this.refreshState(c);
           },
           () => undefined,
         ),
       );
     }
     this.emitMessage(c, message);
-    this.refreshState(c, message);
+    this.refreshState(c);
     // A call waiting for the person can wait for minutes: the reply and its cards are written now,
     // so the person sees them at once. Calls that only run are in the ledger (durable before each
     // was sent), and the round's write carries their outcomes; only calls still running after
@@ -594,9 +598,22 @@ export class ChatService {
     this.markChanged(t.conversation, t.message, call);
   }
 
-  private refreshState(c: Conversation, message: ChatMessage): void {
-    const waiting = message.toolCalls.some((x) => x.status === 'awaiting_approval');
-    const running = message.toolCalls.some((x) => x.status === 'running' || x.status === 'deciding');
+  /**
+   * The conversation's state while its turn runs: the one place it is decided, from the gate's
+   * live state of the turn's calls (not from the cards, which the window is shown only once they
+   * are on disk). Waiting only while an approval is actually pending; a call approved and sent
+   * reads as running. Called on every transition of one of the turn's calls.
+   */
+  private refreshState(c: Conversation): void {
+    const turn = this.turns.get(c.id);
+    if (!turn) return;
+    let waiting = false;
+    let running = false;
+    for (const id of turn.ops) {
+      const state = this.deps.gate.gate.getLive(id)?.state;
+      if (state === 'awaiting_approval') waiting = true;
+      else if (state === 'proposed' || state === 'approved' || state === 'executing') running = true;
+    }
     this.setState(c, waiting ? 'waiting_approval' : running ? 'running_tools' : 'responding');
   }
 
