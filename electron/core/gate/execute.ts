@@ -38,7 +38,9 @@ export async function sendCall(op: Operation, executor: ToolExecutor, maxResultB
         : to === 'failed'
           ? move('failed', `The server answered with an error: ${message}`, { error: { code: 'TOOL_CALL_FAILED', message } })
           : // CANCELLED means nothing was sent; a call stopped after it left may have happened.
-            move('outcome_unknown', `${signal.aborted ? 'Cancelled while running' : 'The call failed after it was sent'}: the server may have acted (${message})`, {
+            // A stopped call's reason leads with who or what stopped it (the person, a revoked
+            // permission, Warden quitting): that is what happened, in the words it was given.
+            move('outcome_unknown', signal.aborted ? `${message}: the server may have acted` : `The call failed after it was sent: the server may have acted (${message})`, {
               error: { code: 'OUTCOME_UNKNOWN', message },
             });
     }
