@@ -1,12 +1,14 @@
 /**
- * What the chat says while an approved call runs: the
+ * What the chat says while an approved call runs, and how it ends when the person stops it: the
  * built renderer in headless Chromium over the test host, the real core, a loopback Anthropic
  * server driven through the official SDK, and a slow archive server run in the place of Warden's
  * built-in one (test/fixtures/servers/slow-builtin.ts: Warden believes its annotations).
  *
  * The model asks to search the archive; the call waits for approval; the person reviews it and
  * approves. While it runs, the conversation list, the composer and the status bar all say a tool
- * is running and nothing waits (not "Waiting for your approval").
+ * is running and nothing waits (not "Waiting for your approval"). Then the person presses Stop:
+ * the tool only reads, so the card says it stopped and nothing needs checking, and Recovery has
+ * nothing to settle.
  *
  * Screenshots: test-results/chat-states-*.png at 1280×800 and 800×600, light and dark.
  */
@@ -47,7 +49,7 @@ async function call<T>(channel: ChannelName, request: unknown): Promise<T> {
 /** Looks at the Chat view with the newest messages in sight. */
 const shot = (name: string) => look(page, `chat-states-${name}`, { arrange: (p) => p.evaluate("document.querySelector('[data-testid=chat-messages]')?.scrollTo(0, 1e9)") });
 
-describe('a chat call approved and running', () => {
+describe('a chat call approved and running, then stopped', () => {
   beforeAll(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'warden-e2e-chat-states-'));
     model = await startAnthropicFixture({ apiKey: KEY, models: [{ id: 'claude-fixture' }] });
@@ -76,7 +78,7 @@ describe('a chat call approved and running', () => {
     );
   });
 
-  it('says a tool is running once it is approved, never that it waits for approval', async () => {
+  it('says a tool is running once it is approved, and a stopped read-only call needs nothing checked', async () => {
     const tools = (await call<{ tools: ChatTool[] }>('chat:tools', { conversationId })).tools;
     const search = tools.find((x) => x.toolName === 'archive_search')!;
     expect(search.effective).toBe('ask');
@@ -105,12 +107,25 @@ describe('a chat call approved and running', () => {
     expect(await listed.innerText()).toBe('Running tools…');
     expect(await page.getByTestId('chat-pending').count()).toBe(0);
     expect(await page.getByTestId('status-pending').innerText()).toBe('Nothing waiting for approval');
+    // Its Stop says what stopping this tool means: it only reads.
+    expect(await card.locator('.call-progress').innerText()).toContain('This tool only reads: stopping it leaves nothing to check.');
+    expect(await card.innerText()).not.toMatch(/outcome is recorded as unknown/);
     expect(await page.getByTestId('view-chat').innerText()).not.toMatch(/Waiting for your approval/);
     await shot('running');
     // Still running after the screenshots: what they show is what the person sees mid-call.
     expect(await card.getAttribute('data-status')).toBe('running');
     expect(await composer.innerText()).toBe('Running tools…');
 
+    await page.getByTestId('chat-stop').click();
+    await expect.poll(() => card.getAttribute('data-status'), { timeout: 30_000 }).toBe('stopped');
+    expect(await card.getByTestId(/-status$/).innerText()).toBe('Stopped');
+    expect(await card.locator('.tool-card-why').innerText()).toBe('Why: Stopped by you in the chat. This tool only reads, so nothing needs checking.');
+    expect(await card.innerText()).not.toMatch(/Outcome unknown|can.t tell/);
+    expect(await card.locator('.outcome-unknown-note').count()).toBe(0);
+    await expect.poll(() => state.cancelled.archive_search ?? 0, { timeout: 15_000 }).toBe(1);
+    await expect.poll(() => composer.getAttribute('data-state'), { timeout: 15_000 }).toBe('idle');
+    expect((await call<{ operations: unknown[] }>('recovery:list', {})).operations).toEqual([]);
+    await shot('stopped-reads-only');
     expect(errors.pageErrors).toEqual([]);
   });
 });

@@ -644,6 +644,7 @@ export class ChatService {
     call.flags = outcome.flags.map(this.redact);
     call.truncated = outcome.truncated;
     call.decision = op.decision?.decision ?? (op.state === 'denied' ? 'deny' : null);
+    call.readsOnly = op.readsOnly;
     const ran = op.history.find((h) => h.to === 'executing');
     if (ran) call.startedAt = ran.at;
     if (TERMINAL_STATES.has(op.state)) call.endedAt = op.history[op.history.length - 1]?.at ?? this.deps.clock.now();
