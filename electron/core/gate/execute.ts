@@ -39,7 +39,7 @@ export async function sendCall(op: Operation, executor: ToolExecutor, maxResultB
         : signal.aborted && op.readsOnly
           ? // Stopped mid-call, but the tool only reads (readsOnly in reads-only.ts): whatever the
             // server did changed nothing, so there is nothing to check and no outcome to settle.
-            move('failed', `${message}. ${STOPPED_READS_ONLY_WORDS}`, { error: { code: STOPPED_READS_ONLY, message } })
+            move('failed', `${message}. ${STOPPED_READS_ONLY_WORDS}`, { error: { code: 'STOPPED_READS_ONLY' satisfies typeof STOPPED_READS_ONLY, message } })
           : to === 'failed'
             ? move('failed', `The server answered with an error: ${message}`, { error: { code: 'TOOL_CALL_FAILED', message } })
             : // CANCELLED means nothing was sent; a call stopped after it left may have happened.
