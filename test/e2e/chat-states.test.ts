@@ -10,6 +10,9 @@
  * the tool only reads, so the card says it stopped and nothing needs checking, and Recovery has
  * nothing to settle.
  *
+ * And Warden quitting while a call runs: the conversation, opened again in the next start, says
+ * Warden quit and what is known of the call, never "Stopped by you".
+ *
  * Screenshots: test-results/chat-states-*.png at 1280×800 and 800×600, light and dark.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -27,7 +30,9 @@ import { closeInOrder, openAppInBrowser } from '../helpers/app-in-browser';
 import { look } from '../helpers/look';
 import type { TestHost } from '../host/test-host';
 import { confirmEveryServerChange } from '../host/standin-server-confirmer';
-import { DialogStandIn, MapKeychain } from '../integration/chat/helpers';
+import { openLedgerForApp } from '../../electron/core/ledger';
+import { call as callOn, DialogStandIn, MapKeychain, startChatCore, until, type ChatCore } from '../integration/chat/helpers';
+import { offeredName, ScriptedModel, withScripted } from '../integration/chat/scripted-model';
 
 const KEY = 'sk-ant-e2e-chat-states';
 let dir: string;
@@ -127,5 +132,62 @@ describe('a chat call approved and running, then stopped', () => {
     expect((await call<{ operations: unknown[] }>('recovery:list', {})).operations).toEqual([]);
     await shot('stopped-reads-only');
     expect(errors.pageErrors).toEqual([]);
+  });
+});
+
+describe('Warden quitting while a chat call runs', () => {
+  let quitDir: string;
+  let reopened: ChatCore | undefined;
+  let quitHost: TestHost | undefined;
+  let quitBrowser: Browser | undefined;
+  const quitErrors = { consoleErrors: [] as string[], pageErrors: [] as string[] };
+  const archive: SlowBuiltinState = { started: {}, cancelled: {} };
+  const asking = () => new ScriptedModel((request, i) => (i === 0 ? { text: 'Publishing it to the archive.', calls: [{ name: offeredName(request, 'archive_publish')!, args: { steps: 200, stepMs: 300 } }] } : { text: 'Done.' }));
+  const start = async () =>
+    startChatCore({
+      ledger: (await openLedgerForApp(quitDir)).ledger,
+      chat: { providers: withScripted(asking()), dataDir: path.join(quitDir, 'conversations') },
+      connections: { reconnect: { maxAttempts: 0 }, builtinTransport: () => openSlowBuiltin(archive) },
+    });
+
+  beforeAll(() => {
+    quitDir = mkdtempSync(path.join(tmpdir(), 'warden-e2e-chat-quit-'));
+  });
+  afterAll(async () => {
+    await closeInOrder(
+      () => quitBrowser?.close(),
+      () => quitHost?.close(),
+      () => reopened?.core.close(),
+      () => rmSync(quitDir, { recursive: true, force: true }),
+    );
+  });
+
+  it('the conversation says Warden quit and what is known of the call, never "Stopped by you"', async () => {
+    const first = await start();
+    let conversationId: string;
+    try {
+      await until(() => first.core.connections.listTools({ serverId: first.demo.serverId }).length === 2, 'the archive to list its tools');
+      first.dialogs.single = 'approve';
+      await callOn(first.core, 'permissions:set', { scope: 'tool', ...first.demo, toolName: 'archive_publish', mode: 'allow' });
+      conversationId = (await callOn<Conversation>(first.core, 'chat:create', { providerId: 'scripted', model: 'scripted' })).id;
+      await callOn(first.core, 'chat:send-message', { conversationId, text: 'Publish the minutes to the archive.' });
+      await until(() => (archive.started.archive_publish ?? 0) === 1, 'the call to start');
+    } finally {
+      await first.core.close();
+    }
+
+    reopened = await start();
+    let page: Page;
+    ({ host: quitHost, browser: quitBrowser, page } = await openAppInBrowser(reopened.core, quitErrors));
+    await page.getByTestId(`chat-item-${conversationId}`).click();
+    const card = page.locator('[data-testid^="call-"][data-status]').last();
+    await expect.poll(() => card.getAttribute('data-status'), { timeout: 15_000 }).toBe('outcome_unknown');
+    expect(await card.locator('.tool-card-why').innerText()).toBe('Why: Warden quit while this call was running: the server may have acted');
+    const notices = await page.getByTestId('chat-notice').allInnerTexts();
+    expect(notices.join('\n')).toMatch(/^Warden quit during this reply, so the reply ended there\. The call that was still running was stopped; its card says what is known\.$/m);
+    expect(await page.getByTestId('view-chat').innerText()).not.toMatch(/Stopped by you/);
+    expect(await page.getByTestId('chat-state').getAttribute('data-state')).toBe('idle');
+    await look(page, 'chat-states-quit', { arrange: (p) => p.evaluate("document.querySelector('[data-testid=chat-messages]')?.scrollTo(0, 1e9)") });
+    expect(quitErrors.pageErrors).toEqual([]);
   });
 });
