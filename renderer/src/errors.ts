@@ -60,7 +60,7 @@ export const CONTRACT_ERROR_SENTENCES: Record<ErrorCode, string> = {
 };
 
 /** The codes an operation's `error` records (the gate's and the ledger's transitions). */
-export const OPERATION_ERROR_CODES = ['VALIDATION_FAILED', 'OUTCOME_UNKNOWN', 'JOURNAL_FAILED', 'CANCELLED', 'NOT_SENT', 'TOOL_CALL_FAILED'] as const;
+export const OPERATION_ERROR_CODES = ['VALIDATION_FAILED', 'OUTCOME_UNKNOWN', 'JOURNAL_FAILED', 'CANCELLED', 'NOT_SENT', 'TOOL_CALL_FAILED', 'STOPPED_READS_ONLY'] as const;
 export type OperationErrorCode = (typeof OPERATION_ERROR_CODES)[number];
 
 /** Sentences for what happened to a tool call. */
@@ -72,6 +72,7 @@ export const OPERATION_ERROR_SENTENCES: Record<OperationErrorCode, string> = {
   CANCELLED: 'Stopped before it was sent: nothing happened.',
   NOT_SENT: 'This call was never sent to the server, so nothing happened. Check that the server is connected, then run it again.',
   TOOL_CALL_FAILED: "The server answered with an error (its words are below). The call reached it, so check what it says before running it again.",
+  STOPPED_READS_ONLY: 'Stopped while it ran. This tool only reads, so nothing changed and nothing needs checking.',
 };
 
 /** A model provider's problem codes (shared/contract/models.ts `ModelProblem`). */

@@ -34,6 +34,8 @@ export const ChatCallStatus = z.enum([
   'cancelled',
   /** Sent, but no answer is known: the server may or may not have acted. */
   'outcome_unknown',
+  /** Stopped while it ran, but the tool only reads: no result, and nothing changed that needs checking. */
+  'stopped',
   /** The arguments were refused (malformed JSON, a field the schema does not declare, …). */
   'invalid',
   /** Not run because a cap was reached (calls per reply, calls per minute). */
@@ -78,6 +80,8 @@ export const ChatToolCall = z.object({
   isError: z.boolean(),
   /** True for a call that was pending when its turn ended (restart): "ask again" resends the request. */
   askAgain: z.boolean().default(false),
+  /** True when the tool only reads, by annotations Warden trusts: stopping it mid-call leaves nothing to check. */
+  readsOnly: z.boolean().default(false),
 });
 export type ChatToolCall = z.infer<typeof ChatToolCall>;
 

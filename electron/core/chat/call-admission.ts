@@ -140,6 +140,7 @@ export function admitCall(raw: ModelToolCall, reply: ReplyContext): AdmittedCall
     modelResult: MODEL_TEXT.cancelled,
     isError: true,
     askAgain: false,
+    readsOnly: false,
   };
   return { call, record, identity, args, parseError, refused, skipped, rateCapReason };
 }

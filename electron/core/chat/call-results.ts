@@ -5,6 +5,7 @@
  */
 import type { ChatCallStatus } from '../../../shared/contract/chat';
 import type { OperationSnapshot } from '../gate/gate';
+import { STOPPED_READS_ONLY } from '../gate/reads-only';
 import { resultText, wrapUntrusted } from './untrusted';
 
 /** Texts the model receives: one wording for each ending, so every provider hears the same facts. */
@@ -14,6 +15,7 @@ export const MODEL_TEXT = {
   expired: 'Error: the approval expired; nothing ran.',
   cancelled: 'Error: the call was cancelled before it ran; nothing ran.',
   invalidated: 'Error: the tool or its arguments changed before the call could run; nothing ran.',
+  stoppedReadsOnly: 'Error: the call was stopped while it ran. The tool only reads, so nothing changed; there is no result.',
   outcomeUnknown:
     'The request was sent to the server, but no answer is known: the action may or may not have happened. ' +
     'Do not claim it succeeded or failed; tell the user the outcome is unknown (they can check it and record what they learn in Warden\'s Recovery view).',
@@ -67,6 +69,7 @@ export function outcomeOf(op: OperationSnapshot, options: { cap?: number; skippe
         };
       }
       const error = op.error ?? { code: 'FAILED', message: op.reason };
+      if (error.code === STOPPED_READS_ONLY) return plain('stopped', op.reason, MODEL_TEXT.stoppedReadsOnly);
       if (error.code === 'TOOL_CALL_FAILED') {
         // The server's own error text: untrusted like any server text.
         const wrapped = wrapUntrusted(error.message, labels, options.cap);

@@ -144,7 +144,7 @@ export function createChatModule(deps: {
     handlers,
     ready,
     async close() {
-      service.close();
+      await service.close();
       await store.flush();
     },
   };

@@ -91,8 +91,19 @@ interface Turn {
   abort: AbortController;
   ops: Set<string>;
   stopped: boolean;
+  /** Ended because Warden quit, not by the person's Stop: said so, never as "Stopped by you". */
+  quitting: boolean;
   done: Promise<void>;
 }
+
+/** Why a call still running when Warden quits was stopped: what the ledger and its card say. */
+export const QUIT_REASON = 'Warden quit while this call was running';
+
+/**
+ * How long quitting waits for the running calls it stopped to end (an aborted call ends at once
+ * unless its connection is stuck), so the conversation is written with how they ended.
+ */
+const QUIT_WAIT_MS = 2000;
 
 interface Tracked {
   conversation: Conversation;
@@ -153,6 +164,10 @@ export class ChatService {
       if (!t) return;
       this.apply(t, op);
       this.emitMessage(t.conversation, t.message);
+      this.refreshState(t.conversation);
+      // A call the person approved starts long after its round's first write: its card is
+      // written again now, so the window shows it running rather than still waiting for them.
+      if (op.state === 'executing' && op.approvedByUser) this.saveRound(t.conversation);
     });
   }
 
@@ -254,7 +269,7 @@ export class ChatService {
     c.messages.push(message);
     if (c.title === 'New conversation') c.title = oneLine(text, 60) || oneLine(attachments[0]?.title ?? '', 60) || 'New conversation';
     c.updatedAt = message.createdAt;
-    const turn: Turn = { abort: new AbortController(), ops: new Set(), stopped: false, done: Promise.resolve() };
+    const turn: Turn = { abort: new AbortController(), ops: new Set(), stopped: false, quitting: false, done: Promise.resolve() };
     this.turns.set(c.id, turn);
     // The person's message is on disk before the window shows it and before the model is asked:
     // the one save of a message that is awaited (a crash after this loses nothing they wrote).
@@ -391,11 +406,52 @@ export class ChatService {
     }
   }
 
-  close(): void {
-    this.unsubscribe();
-    for (const turn of this.turns.values()) {
+  /**
+   * Ends every reply in progress because Warden is quitting: the stream stops, a call still
+   * running is stopped in the gate with QUIT_REASON (the server hears the cancellation while its
+   * connection is still open), and the conversation gets a notice saying Warden quit, never the
+   * person's "Stopped by you". Resolves once those calls ended (or QUIT_WAIT_MS passed) and the
+   * conversations' writes have started; the caller flushes the store. Calls waiting for approval
+   * stay pending: the next start shows them as not run, with "Ask again".
+   */
+  async close(): Promise<void> {
+    const gate = this.deps.gate.gate;
+    const ending: Array<Promise<void>> = [];
+    const quit: Conversation[] = [];
+    for (const [conversationId, turn] of this.turns) {
       turn.stopped = true;
+      turn.quitting = true;
       turn.abort.abort(new ModelError('CANCELLED', 'Warden is closing'));
+      const c = this.deps.store.get(conversationId);
+      if (!c) continue;
+      quit.push(c);
+      let running = 0;
+      for (const id of turn.ops) {
+        if (gate.getLive(id)?.state !== 'executing') continue;
+        running++;
+        ending.push(
+          gate
+            .cancel(id, QUIT_REASON)
+            .then(() => gate.settled(id))
+            .then((final) => {
+              const t = this.tracked.get(id);
+              if (t) this.apply(t, final);
+            })
+            .catch(() => undefined),
+        );
+      }
+      const stopped = running === 0 ? '' : running === 1 ? ' The call that was still running was stopped; its card says what is known.' : ' The calls that were still running were stopped; their cards say what is known.';
+      this.notice(c, `Warden quit during this reply, so the reply ended there.${stopped}`, 'warning');
+    }
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([Promise.all(ending), new Promise<void>((resolve) => (timer = setTimeout(resolve, QUIT_WAIT_MS)))]);
+    clearTimeout(timer);
+    this.unsubscribe();
+    for (const c of quit) {
+      // Nothing of this turn goes on after the quit: the file says so, so the next start does not
+      // read it as a reply cut off by a crash.
+      c.state = 'idle';
+      this.saveRound(c, 0);
     }
   }
 
@@ -477,7 +533,7 @@ export class ChatService {
         break;
       }
     }
-    if (turn.stopped) this.notice(c, 'Stopped by you. Calls that had not run were cancelled.', 'info');
+    if (turn.stopped && !turn.quitting) this.notice(c, 'Stopped by you. Calls that had not run were cancelled.', 'info');
   }
 
   /**
@@ -551,14 +607,14 @@ export class ChatService {
             this.apply(w.t, final);
             this.tracked.delete(op.operationId);
             this.emitMessage(c, message);
-            this.refreshState(c, message);
+            this.refreshState(c);
           },
           () => undefined,
         ),
       );
     }
     this.emitMessage(c, message);
-    this.refreshState(c, message);
+    this.refreshState(c);
     // A call waiting for the person can wait for minutes: the reply and its cards are written now,
     // so the person sees them at once. Calls that only run are in the ledger (durable before each
     // was sent), and the round's write carries their outcomes; only calls still running after
@@ -588,15 +644,29 @@ export class ChatService {
     call.flags = outcome.flags.map(this.redact);
     call.truncated = outcome.truncated;
     call.decision = op.decision?.decision ?? (op.state === 'denied' ? 'deny' : null);
+    call.readsOnly = op.readsOnly;
     const ran = op.history.find((h) => h.to === 'executing');
     if (ran) call.startedAt = ran.at;
     if (TERMINAL_STATES.has(op.state)) call.endedAt = op.history[op.history.length - 1]?.at ?? this.deps.clock.now();
     this.markChanged(t.conversation, t.message, call);
   }
 
-  private refreshState(c: Conversation, message: ChatMessage): void {
-    const waiting = message.toolCalls.some((x) => x.status === 'awaiting_approval');
-    const running = message.toolCalls.some((x) => x.status === 'running' || x.status === 'deciding');
+  /**
+   * The conversation's state while its turn runs: the one place it is decided, from the gate's
+   * live state of the turn's calls (not from the cards, which the window is shown only once they
+   * are on disk). Waiting only while an approval is actually pending; a call approved and sent
+   * reads as running. Called on every transition of one of the turn's calls.
+   */
+  private refreshState(c: Conversation): void {
+    const turn = this.turns.get(c.id);
+    if (!turn) return;
+    let waiting = false;
+    let running = false;
+    for (const id of turn.ops) {
+      const state = this.deps.gate.gate.getLive(id)?.state;
+      if (state === 'awaiting_approval') waiting = true;
+      else if (state === 'proposed' || state === 'approved' || state === 'executing') running = true;
+    }
     this.setState(c, waiting ? 'waiting_approval' : running ? 'running_tools' : 'responding');
   }
 

@@ -17,6 +17,7 @@
  * | process exited / connection closed while waiting           | outcome_unknown   |
  * | per-call timeout fired after the request was sent          | outcome_unknown   |
  * | caller aborted (user stop, permission revoked) after sending, whatever came back | outcome_unknown (`notifications/cancelled` was sent) |
+ * | the same, for a tool that only reads by annotations Warden trusts (reads-only.ts) | failed, code STOPPED_READS_ONLY: nothing changed, nothing to check (recorded by the gate, execute.ts) |
  */
 
 /** Why a call ended without an answer. */

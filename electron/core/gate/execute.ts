@@ -5,6 +5,7 @@
 import type { OperationState } from '../../../shared/domain/operations';
 import type { JournalEntry } from '../ports';
 import { isCallNotSent, outcomeOf } from './call-outcome';
+import { STOPPED_READS_ONLY, STOPPED_READS_ONLY_WORDS } from './reads-only';
 import type { Operation, TransitionExtra } from './operation';
 import type { ToolExecutor } from './ports';
 import { capErrorMessage, capToolResult } from './result-cap';
@@ -35,12 +36,18 @@ export async function sendCall(op: Operation, executor: ToolExecutor, maxResultB
       const to = outcomeOf({ ok: false, error, aborted: signal.aborted });
       outcome = isCallNotSent(error)
         ? move('failed', `Not sent: ${message}`, { error: { code: 'NOT_SENT', message } })
-        : to === 'failed'
-          ? move('failed', `The server answered with an error: ${message}`, { error: { code: 'TOOL_CALL_FAILED', message } })
-          : // CANCELLED means nothing was sent; a call stopped after it left may have happened.
-            move('outcome_unknown', `${signal.aborted ? 'Cancelled while running' : 'The call failed after it was sent'}: the server may have acted (${message})`, {
-              error: { code: 'OUTCOME_UNKNOWN', message },
-            });
+        : signal.aborted && op.readsOnly
+          ? // Stopped mid-call, but the tool only reads (readsOnly in reads-only.ts): whatever the
+            // server did changed nothing, so there is nothing to check and no outcome to settle.
+            move('failed', `${message}. ${STOPPED_READS_ONLY_WORDS}`, { error: { code: 'STOPPED_READS_ONLY' satisfies typeof STOPPED_READS_ONLY, message } })
+          : to === 'failed'
+            ? move('failed', `The server answered with an error: ${message}`, { error: { code: 'TOOL_CALL_FAILED', message } })
+            : // CANCELLED means nothing was sent; a call stopped after it left may have happened.
+              // A stopped call's reason leads with who or what stopped it (the person, a revoked
+              // permission, Warden quitting): that is what happened, in the words it was given.
+              move('outcome_unknown', signal.aborted ? `${message}: the server may have acted` : `The call failed after it was sent: the server may have acted (${message})`, {
+                error: { code: 'OUTCOME_UNKNOWN', message },
+              });
     }
   }
   op.abort = null;

@@ -13,6 +13,7 @@ import type { CallAbort } from './call-abort';
 import type { JournalEntry, RecordedOperation } from '../ports';
 import type { ToolDescriptor } from './ports';
 import { trustedPreview } from '../preview/trusted-preview';
+import { readsOnly } from './reads-only';
 
 /** Server and account names from the configuration (undefined: no longer configured). */
 export interface OperationNames {
@@ -45,6 +46,8 @@ export interface OperationSnapshot {
   history: Array<{ from: OperationState; to: OperationState; reason: string; at: number }>;
   /** Labels for display, from the registry at request time. */
   labels: { server: string; account: string; toolTitle: string | null; toolDescription: string | null; summary: string };
+  /** The tool only reads, by annotations Warden trusts (reads-only.ts): a stop mid-call leaves nothing to check. */
+  readsOnly: boolean;
 }
 
 /** An operation as the journal recorded it (what `restore` and idempotency read back). */
@@ -124,6 +127,7 @@ export function newOperation(
         args,
       ).summary,
     },
+    readsOnly: readsOnly(tool),
     abort: null,
     waiters: null,
   };
@@ -171,6 +175,7 @@ export function snapshot(op: Operation): OperationSnapshot {
     error: op.error ? { ...op.error } : null,
     history: op.history.map((h) => ({ ...h })),
     labels: { ...op.labels },
+    readsOnly: op.readsOnly,
   };
 }
 

@@ -35,6 +35,12 @@ export interface ToolDescriptor {
   /** Untrusted hints (readOnlyHint, destructiveHint, …). Never make anything more permissive. */
   annotations?: Record<string, unknown>;
   /**
+   * Set when Warden itself wrote the annotations (its built-in server's tools), from the server's
+   * definition, never from what the server says. Only then does `readOnlyHint` spare a stopped
+   * call the outcome-unknown check (reads-only.ts); it never loosens a permission.
+   */
+  annotationsTrusted?: true;
+  /**
    * The hash Always Allow is pinned to: `contractHash(...)` of {name, title, description,
    * inputSchema, outputSchema, annotations}; the connection layer also folds in the server's
    * instructions hash, so new instructions count as a changed contract.

@@ -340,6 +340,8 @@ export class ConnectionManager implements ToolRegistry, ToolExecutor {
       inputSchema: tool.inputSchema,
       ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
       ...(tool.annotations ? { annotations: Object.freeze(displayStrings(tool.annotations, 256)) } : {}),
+      // A built-in server is Warden's own code: its annotations are Warden's words, not a claim.
+      ...(connection.definition.transport === 'builtin' ? { annotationsTrusted: true as const } : {}),
       contractHash: tool.contractHash,
       endpointHash: connection.endpointHash,
       serverLabel,

@@ -5,7 +5,8 @@
  * After that: a bar with "12 of 50" when the server sends progress with a total, an indeterminate
  * bar otherwise, always the elapsed time, and the server's progress message (its own words,
  * labelled as such). A running call has Stop: the call is cancelled the way Approvals cancels it,
- * so a call that was already sent ends "outcome unknown" (it may have happened), never "failed".
+ * so a call that was already sent ends "outcome unknown" (it may have happened), never "failed";
+ * only a call to a tool Warden knows only reads (`readsOnly`) ends with nothing to check.
  */
 import { useEffect, useState } from 'react';
 import { useAppStore } from '../store';
@@ -64,7 +65,7 @@ export function ProgressBar({ label, since, now, progress, total, message, testI
  * Progress and Stop for one running tool call. `startedAt` is when it began executing; Stop is
  * there from the start, the bar once it has run for a second (or the server reported progress).
  */
-export function CallProgress({ operationId, startedAt, testId, stopTestId }: { operationId: string; startedAt: number; testId?: string; stopTestId?: string }) {
+export function CallProgress({ operationId, startedAt, testId, stopTestId, readsOnly = false }: { operationId: string; startedAt: number; testId?: string; stopTestId?: string; readsOnly?: boolean }) {
   const now = useNow(true);
   const reported = useAppStore((s) => s.callProgress[operationId]);
   const cancel = useAppStore((s) => s.cancel);
@@ -100,7 +101,7 @@ export function CallProgress({ operationId, startedAt, testId, stopTestId }: { o
         >
           {stopping ? 'Stopping…' : 'Stop'}
         </button>
-        <span className="muted small">A stopped call may already have had its effect: its outcome is recorded as unknown.</span>
+        <span className="muted small">{readsOnly ? 'This tool only reads: stopping it leaves nothing to check.' : 'A stopped call may already have had its effect: its outcome is recorded as unknown.'}</span>
       </div>
       {stopError ? <p className="error-note">Could not stop it: {stopError}</p> : null}
     </div>

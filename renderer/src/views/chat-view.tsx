@@ -26,6 +26,7 @@ const STATUS_WORDS: Record<ChatToolCall['status'], string> = {
   expired: 'Expired, nothing ran',
   cancelled: 'Cancelled, nothing ran',
   outcome_unknown: 'Outcome unknown',
+  stopped: 'Stopped',
   invalid: 'Invalid arguments, nothing ran',
   skipped: 'Not run (limit reached)',
 };
@@ -53,7 +54,7 @@ function ToolCallCard({ call }: { call: ChatToolCall }) {
         {took ? <span className="muted small">{took}</span> : null}
       </header>
       <p className="tool-card-preview">{call.preview}</p>
-      {call.status === 'running' && call.operationId && call.startedAt !== null ? <CallProgress operationId={call.operationId} startedAt={call.startedAt} testId={`call-${call.callId}-progress`} /> : null}
+      {call.status === 'running' && call.operationId && call.startedAt !== null ? <CallProgress operationId={call.operationId} startedAt={call.startedAt} readsOnly={call.readsOnly} testId={`call-${call.callId}-progress`} /> : null}
       <p className="tool-card-why">
         <span className="muted">Why: </span>
         {call.why}
