@@ -37,6 +37,17 @@ export function stateWords(row: ServerOverviewRow, now: number): string {
   }
 }
 
+/**
+ * Which accounts the row names: the connected ones (a server may run in several at once, and the
+ * first is not always among them), else the first; "(+2)" counts the others.
+ */
+export function accountWords(row: ServerOverviewRow): string {
+  const live = row.accounts.filter((a) => a.status.state === 'connected').map((a) => a.label);
+  const named = live.length > 0 ? live : [row.accountLabel];
+  const others = Math.max(0, row.accounts.length - named.length);
+  return `${named.join(', ')}${others > 0 ? ` (+${others})` : ''}`;
+}
+
 const DOT: Record<ServerOverviewRow['state'], string> = {
   connected: 'ok',
   connecting: 'busy',
@@ -142,9 +153,8 @@ function ServerRow({ row, view, onOpen, now }: { row: ServerOverviewRow; view: S
       </div>
       <div className="server-row-facts">
         <span data-testid={`server-tools-${row.serverId}`}>{row.state === 'connected' ? `${row.toolCount} ${row.toolCount === 1 ? 'tool' : 'tools'}` : '—'}</span>
-        <span className="muted">
-          {row.accountLabel}
-          {row.accounts.length > 1 ? ` (+${row.accounts.length - 1})` : ''}
+        <span className="muted" data-testid={`server-accounts-${row.serverId}`}>
+          {accountWords(row)}
         </span>
       </div>
       <div className="server-row-controls">
