@@ -19,7 +19,10 @@ export function serverCatalogOf(service: ServerService): ServerCatalog {
   };
 }
 
-/** `preferences.disabledServers` as the servers' on/off switch (absent when every server is on). */
+/**
+ * `preferences.disabledServers` as the servers' on/off switch (absent when every server is on), and
+ * `preferences.connectedAccounts` as the accounts the next start connects again.
+ */
 export function serverSwitchesOf(settings: SettingsRepository): ServerSwitches {
   return {
     disabled: () => settings.get().preferences.disabledServers ?? [],
@@ -30,6 +33,13 @@ export function serverSwitchesOf(settings: SettingsRepository): ServerSwitches {
       });
     },
     canSave: () => settings.problem === null,
+    connectedAccounts: () => settings.get().preferences.connectedAccounts ?? [],
+    setConnectedAccounts: (accountIds) => {
+      settings.update((draft) => {
+        if (accountIds.length === 0) delete draft.preferences.connectedAccounts;
+        else draft.preferences.connectedAccounts = [...accountIds];
+      });
+    },
     onChange: (listener) => settings.onChange(() => listener()),
   };
 }

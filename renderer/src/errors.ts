@@ -119,7 +119,7 @@ const exitWords = (code: number | null, signal: string | null): string =>
 
 /** Sentences for each kind of connection failure, filled in with what the core found. */
 export const CONNECT_FAILURE_SENTENCES: { [K in ConnectFailureKind]: (f: Extract<ConnectFailure, { kind: K }>) => string } = {
-  'command-not-found': (f) => `Warden couldn't start \`${f.command}\`: it isn't on your PATH. Install it or give the full path.`,
+  'command-not-found': (f) => `Warden could not start \`${f.command}\`: no such program. Check the command in the server's settings.`,
   'working-folder-missing': (f) => `Warden couldn't start \`${f.command}\`: its working folder ${f.cwd} doesn't exist. Create it or change the server's working directory.`,
   'permission-denied': (f) =>
     `Warden couldn't start \`${f.command}\`: this computer doesn't allow running it (permission denied). Make the file executable (chmod +x) or point the command at the program itself.`,

@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { defineChannels, defineEvents } from '../contract-kit';
 import { AccountView, DisplayName, EntityId, ServerDraft, ServerView, SecretStatus } from '../domain/servers';
+import { ConnectFailure } from '../domain/connect-failure';
 import { ConnectionStatusView } from './connections';
 
 /** One secret value to store with a server or account: `name` in the keying convention (`env:API_KEY`). */
@@ -116,11 +117,19 @@ export const ServerOverviewRow = z
     state: ServerRunState,
     /** Tools listed by its connected accounts. */
     toolCount: z.number().int().nonnegative(),
-    /** The account Warden connects on launch (the server's first). */
+    /** The server's first account (the list names it; Warden connects on launch every account connected when it last ran, else this one). */
     accountId: EntityId,
     accountLabel: z.string(),
     /** Why it is not connected (sanitized; the server's own words may be part of it), or null. */
     reason: z.string().nullable(),
+    /** What kind of failure `reason` is, when the core could tell (the words for it are the renderer's), or null. */
+    failure: ConnectFailure.nullable(),
+    /**
+     * True when Warden will not try again by itself until the person connects it: a program that
+     * cannot be started (missing, not allowed to run, no working folder) stays so until they change
+     * something, so retrying every few seconds would only repeat the same failure.
+     */
+    notRetrying: z.boolean(),
     /** Which automatic attempt is next (retrying) or was last (failed), or null. */
     attempt: z.number().int().positive().nullable(),
     /** When the next automatic attempt is due (epoch ms), or null. */

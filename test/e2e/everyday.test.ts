@@ -170,7 +170,7 @@ describe('errors people understand, and running a tool by hand', () => {
     const unresolved = await addServer({ name: 'Typo', transport: 'http', url: 'https://warden-test.invalid/mcp', headers: [], auth: { kind: 'none' } });
     await page.getByTestId('nav-servers').click();
     const expectations: Array<[{ serverId: string; prefix: string }, RegExp]> = [
-      [missing, /^Warden couldn't start uvx-warden-not-installed: it isn't on your PATH\. Install it or give the full path\.$/],
+      [missing, /^Warden could not start uvx-warden-not-installed: no such program\. Check the command in the server's settings\.$/],
       [exits, /^\/.*node started but stopped right away: it exited with code 1\. Its last message was “Error: GITHUB_PERSONAL_ACCESS_TOKEN is not set”\. Check the server's arguments and environment variables/],
       [unauthorized, /^127\.0\.0\.1 refused Warden's credentials \(HTTP 401, unauthorized\)\. Check the token or header/],
       [broken, /^127\.0\.0\.1 failed on its side \(HTTP 500, server error\)\. Try again later/],

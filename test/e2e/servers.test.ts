@@ -4,8 +4,8 @@
  * spawned stdio servers (test/fixtures/servers/slow.ts), one of which cannot start.
  *
  * A person opens Warden: the list shows every server connecting at once, the slow one with an
- * elapsed time, the one that cannot start failing with its reason and the time of its next
- * attempt, and the summary line. They search, turn a server off and on, restart one, open one into
+ * elapsed time, the one that cannot start failing with its reason in one sentence (the same on its
+ * page) and saying it is not retried, and the summary line. They search, turn a server off and on, restart one, open one into
  * its details (definition, accounts, tools with their mode, instructions collapsed, logs), run a
  * long tool and watch its progress bar and message, and stop it: it ends "outcome unknown".
  *
@@ -114,26 +114,47 @@ describe('the Servers view in a real browser against the real core and real stdi
     );
   });
 
-  it('at launch every server connects at once: a slow connect shows its elapsed time, a failed one its reason and next attempt, and the summary names it', async () => {
+  it('at launch every server connects at once: a slow connect shows its elapsed time, a missing program its reason and that it is not retried, and the summary names it', async () => {
     await page.getByTestId('nav-servers').click();
     // The slow server is still connecting after a second: an indeterminate bar with its elapsed time.
     const connecting = page.getByTestId('server-connecting-notes');
     await connecting.waitFor({ timeout: 30_000 });
     expect(await connecting.getAttribute('data-determinate')).toBe('false');
     expect(await connecting.innerText()).toMatch(/\d+ s/);
-    await page.locator('[data-testid="server-row-files"][data-state="retrying"]').waitFor({ timeout: 30_000 });
-    expect(await page.getByTestId('server-state-files').innerText()).toMatch(/^Failed, retrying in \d+ s$/);
-    expect(await page.getByTestId('server-reason-files').innerText()).toContain(`command not found: ${MISSING}`);
+    await page.locator('[data-testid="server-row-files"][data-state="failed"]').waitFor({ timeout: 30_000 });
+    expect(await page.getByTestId('server-state-files').innerText()).toBe('Failed, not retrying: press Connect to try again');
+    expect(await page.getByTestId('server-reason-files').innerText()).toBe(`Warden could not start ${MISSING}: no such program. Check the command in the server's settings.`);
+    expect(await page.getByTestId('server-restart-files').innerText()).toBe('Connect');
     await shots('launch');
 
     await page.locator('[data-testid="server-row-notes"][data-state="connected"]').waitFor({ timeout: 60_000 });
     await page.locator('[data-testid="server-row-builds"][data-state="connected"]').waitFor({ timeout: 60_000 });
     await page.locator('[data-testid="server-row-reports"][data-state="connected"]').waitFor({ timeout: 60_000 });
-    await expect.poll(() => page.getByTestId('servers-summary').innerText(), { timeout: 15_000 }).toBe(`3 of 4 connected — Files failed: command not found: ${MISSING} (retrying)`);
+    await expect.poll(() => page.getByTestId('servers-summary').innerText(), { timeout: 15_000 }).toBe('3 of 4 connected — Files failed, not retrying');
     expect(await page.getByTestId('server-tools-builds').innerText()).toBe('2 tools');
     expect(await page.getByTestId('server-row-builds').innerText()).toContain('Work');
     await shots('list');
     expect(await axeSerious()).toEqual([]);
+  });
+
+  it('a missing program reads the same on its page as in the list, says it is not retried, and is tried once per Connect', async () => {
+    const listed = await page.getByTestId('server-reason-files').innerText();
+    await page.getByTestId('server-open-files').click();
+    await page.getByTestId('server-files').waitFor();
+    const problem = page.getByTestId('account-files-files-default-problem');
+    expect(await problem.innerText()).toBe(listed);
+    expect(await problem.getAttribute('data-kind')).toBe('command-not-found');
+    expect(await page.getByTestId('server-files-not-retrying').innerText()).toBe('Not retrying; press Connect to try again.');
+    // Long past the schedule this core was given (20 s, doubling): still the one attempt, and no countdown.
+    const failures = () => core!.connections.logLines('files', 'files-default').lines.filter((l) => l.text.startsWith('connect failed')).length;
+    expect(failures()).toBe(1);
+    expect(await page.getByTestId('view-servers').innerText()).not.toMatch(/retrying in/i);
+    await shots('not-retrying', 'server-files');
+    expect(await axeSerious()).toEqual([]);
+    await page.getByTestId('server-restart-files').click();
+    await expect.poll(failures, { timeout: 15_000 }).toBe(2);
+    expect(await page.getByTestId('server-files-not-retrying').innerText()).toBe('Not retrying; press Connect to try again.');
+    await page.getByTestId('server-details-back').click();
   });
 
   it('search narrows the list; the switch turns a server off and on in one click, saved; Restart starts it again', async () => {

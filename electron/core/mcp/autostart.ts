@@ -7,11 +7,18 @@
  * The switch is stored as the list of servers turned OFF (preferences.disabledServers), so a
  * settings file written before the switch existed keeps every server on.
  *
+ * Which accounts start is remembered the same way (preferences.connectedAccounts): an account that
+ * connects is added, one the person disconnects (or signs out of) is removed, so the next start
+ * connects every account that was connected when Warden last ran, not only the first. A server with
+ * none remembered starts with its first account. Turning a server off or restarting it keeps the
+ * list: turning it on again brings back the same accounts.
+ *
  * Retrying here covers connects this module started (launch, turning on, Restart, its own
  * retries). A connection that drops after it was up retries on its own (connection.ts); this
  * module only turns that connection's `retryInMs` into an absolute time. A connect the person
  * started by hand that fails stays failed (Restart is one click away); a server that needs a
- * sign-in is never retried (only the person can sign in).
+ * sign-in is never retried (only the person can sign in), nor is a program that cannot be started
+ * (see `cannotStart`: only the person can install it or fix the command).
  */
 import type { ServerDefinition } from '../../../shared/domain/servers';
 import type { ServerOverviewRow, ServerRunState, ServersOverview } from '../../../shared/contract/servers';
@@ -22,6 +29,8 @@ import type { ConnectionManager } from './connection-manager';
 import type { ConnectionStatus } from './connection';
 import type { ServerCatalog, ServerSwitches } from './ports';
 import { sanitizeForDisplay } from '../text/sanitize';
+import type { ConnectFailure } from '../../../shared/domain/connect-failure';
+import { cannotStart } from './connect-failure';
 
 /** How automatic attempts after a failed connect are spaced. */
 export interface AutostartPolicy {
@@ -50,6 +59,7 @@ interface Retry {
   attempt: number;
   at: number;
   reason: string;
+  failure: ConnectFailure | null;
   timer: NodeJS.Timeout;
 }
 
@@ -57,6 +67,8 @@ interface Retry {
 interface GaveUp {
   attempts: number;
   reason: string;
+  /** Not retried at all: the program could not be started (see `cannotStart`). */
+  notRetried: boolean;
 }
 
 export class ServerAutostart {
@@ -70,6 +82,8 @@ export class ServerAutostart {
   /** `serverId\0accountId` → when the connection's own reconnect (after a drop) is due. */
   private readonly reconnectAt = new Map<string, number>();
   private readonly offs: Array<() => void> = [];
+  /** Servers this module is disconnecting itself (off, Restart): their 'disconnected' is not the person's. */
+  private readonly stopping = new Set<string>();
   private closed = false;
   /** Set once the enabled servers were launched: from then on a newly added server starts at once. */
   private launched = false;
@@ -84,6 +98,7 @@ export class ServerAutostart {
       deps.manager.on('toolsChanged', () => this.queueOverview()),
       deps.servers.onChange((change) => {
         if (change.reason === 'removed' && change.serverId !== null) this.forget(change.serverId);
+        if ((change.reason === 'removed' || change.reason === 'account-removed') && change.serverId !== null) this.forgetMissingAccounts();
         // A server saved once Warden is running starts like those Warden started with: a person who
         // just added one expects it to connect, not to wait for a click.
         if (change.reason === 'added' && change.serverId !== null && this.launched && this.isEnabled(change.serverId)) void this.start(change.serverId);
@@ -99,8 +114,9 @@ export class ServerAutostart {
   }
 
   /**
-   * Connects every enabled server at once (their first account) and resolves when each has
-   * connected or failed (a failed one has its first retry scheduled by then).
+   * Connects every enabled server at once (each account connected when Warden last ran, else the
+   * first) and resolves when each has connected or failed (a failed one has its first retry
+   * scheduled by then).
    */
   async launch(): Promise<void> {
     this.launched = true;
@@ -119,7 +135,7 @@ export class ServerAutostart {
       void this.start(serverId);
     } else {
       this.stop(serverId);
-      await this.deps.manager.disconnect(serverId);
+      await this.disconnectKeepingAccounts(serverId);
     }
     return this.row(this.requireServer(serverId));
   }
@@ -128,38 +144,62 @@ export class ServerAutostart {
   async restart(serverId: string): Promise<ServerOverviewRow> {
     this.requireServer(serverId);
     this.stop(serverId);
-    await this.deps.manager.disconnect(serverId);
+    await this.disconnectKeepingAccounts(serverId);
     void this.start(serverId);
     return this.row(this.requireServer(serverId));
   }
 
-  /** Connects a server's first account, scheduling a retry if that fails. */
+  /** Disconnects every account of a server for off or Restart, keeping which accounts start next time. */
+  private async disconnectKeepingAccounts(serverId: string): Promise<void> {
+    this.stopping.add(serverId);
+    try {
+      await this.deps.manager.disconnect(serverId);
+    } finally {
+      this.stopping.delete(serverId);
+    }
+  }
+
+  /** The accounts a start connects: those connected when Warden last ran, else the first. */
+  private accountsToStart(serverId: string): string[] {
+    const accounts = this.deps.servers.accountsOf(serverId);
+    const remembered = new Set(this.deps.switches.connectedAccounts());
+    const chosen = accounts.filter((a) => remembered.has(a.id)).map((a) => a.id);
+    if (chosen.length > 0) return chosen;
+    return accounts[0] ? [accounts[0].id] : [];
+  }
+
+  /** Connects a server's accounts (see `accountsToStart`), scheduling a retry if one fails. */
   private async start(serverId: string, attempt = 0): Promise<void> {
     if (this.closed) return;
     if (attempt === 0) this.stop(serverId);
     const generation = this.bump(serverId);
-    const accountId = this.deps.servers.accountsOf(serverId)[0]?.id;
-    if (accountId === undefined) return;
-    let status: ConnectionStatus;
-    try {
-      status = await this.deps.manager.connect(serverId, accountId);
-    } catch (error) {
-      // The server or account went away meanwhile, or Warden is shutting down.
-      if (this.generations.get(serverId) !== generation || this.closed) return;
-      status = { state: 'error', reason: error instanceof Error ? error.message : String(error) };
-    }
+    const accountIds = this.accountsToStart(serverId);
+    if (accountIds.length === 0) return;
+    const statuses = await Promise.all(
+      accountIds.map(async (accountId): Promise<ConnectionStatus> => {
+        try {
+          return await this.deps.manager.connect(serverId, accountId);
+        } catch (error) {
+          return { state: 'error', reason: error instanceof Error ? error.message : String(error) };
+        }
+      }),
+    );
+    // The server or account went away meanwhile, or Warden is shutting down.
     if (this.generations.get(serverId) !== generation || this.closed) return;
-    if (status.state === 'connected') {
+    const failed = statuses.find((s): s is Extract<ConnectionStatus, { state: 'error' }> => s.state === 'error' && s.retryInMs === undefined);
+    if (statuses.every((s) => s.state === 'connected')) {
       this.gaveUp.delete(serverId);
-    } else if (status.state === 'error' && status.retryInMs === undefined && this.isEnabled(serverId)) {
-      this.scheduleRetry(serverId, attempt + 1, status.reason);
+    } else if (failed && cannotStart(failed.failure)) {
+      this.gaveUp.set(serverId, { attempts: attempt, reason: failed.reason, notRetried: true });
+    } else if (failed && this.isEnabled(serverId)) {
+      this.scheduleRetry(serverId, attempt + 1, failed.reason, failed.failure ?? null);
     }
     this.queueOverview();
   }
 
-  private scheduleRetry(serverId: string, attempt: number, reason: string): void {
+  private scheduleRetry(serverId: string, attempt: number, reason: string, failure: ConnectFailure | null): void {
     if (attempt > this.policy.maxAttempts) {
-      this.gaveUp.set(serverId, { attempts: attempt - 1, reason });
+      this.gaveUp.set(serverId, { attempts: attempt - 1, reason, notRetried: false });
       return;
     }
     const delay = Math.min(this.policy.maxDelayMs, this.policy.baseDelayMs * 2 ** (attempt - 1));
@@ -169,7 +209,7 @@ export class ServerAutostart {
       void this.start(serverId, attempt);
     }, delay);
     timer.unref?.();
-    this.retries.set(serverId, { attempt, at: this.deps.clock.now() + delay, reason, timer });
+    this.retries.set(serverId, { attempt, at: this.deps.clock.now() + delay, reason, failure, timer });
   }
 
   /** Cancels a scheduled retry and forgets a give-up; a connect under way is left to finish (its answer is ignored). */
@@ -186,6 +226,32 @@ export class ServerAutostart {
     const next = (this.generations.get(serverId) ?? 0) + 1;
     this.generations.set(serverId, next);
     return next;
+  }
+
+  /** Drops remembered accounts that no longer exist (a removed account or server). */
+  private forgetMissingAccounts(): void {
+    const remembered = this.deps.switches.connectedAccounts();
+    if (remembered.length === 0 || !this.deps.switches.canSave()) return;
+    const live = new Set(this.deps.servers.definitions().flatMap((d) => this.deps.servers.accountsOf(d.id).map((a) => a.id)));
+    const kept = remembered.filter((id) => live.has(id));
+    if (kept.length !== remembered.length) this.saveConnected(kept);
+  }
+
+  /** Adds or removes one account in the list the next start connects (saved only when it changes). */
+  private rememberConnected(accountId: string, connected: boolean): void {
+    const remembered = this.deps.switches.connectedAccounts();
+    if (remembered.includes(accountId) === connected || !this.deps.switches.canSave()) return;
+    this.saveConnected(connected ? [...remembered, accountId] : remembered.filter((id) => id !== accountId));
+  }
+
+  private saveConnected(accountIds: string[]): void {
+    try {
+      this.deps.switches.setConnectedAccounts(accountIds);
+    } catch (error) {
+      // Which accounts start next time is a convenience: a settings file that cannot be written is
+      // reported by the next change the person makes, and must not break the connection itself.
+      console.error('remembering which accounts to connect at the next start failed', error);
+    }
   }
 
   private forget(serverId: string): void {
@@ -207,8 +273,12 @@ export class ServerAutostart {
     if (status.state === 'error' && status.retryInMs !== undefined) this.reconnectAt.set(key, this.deps.clock.now() + status.retryInMs);
     else if (status.state !== 'connecting') this.reconnectAt.delete(key);
     // The person disconnected it: no automatic attempt follows.
-    if (status.state === 'disconnected' && this.retries.has(serverId)) this.stop(serverId);
+    if (status.state === 'disconnected' && this.retries.has(serverId) && !this.stopping.has(serverId)) this.stop(serverId);
     if (status.state === 'connected') this.gaveUp.delete(serverId);
+    if (!this.closed && this.deps.servers.getServer(serverId) !== undefined) {
+      if (status.state === 'connected') this.rememberConnected(accountId, true);
+      else if (status.state === 'disconnected' && !this.stopping.has(serverId)) this.rememberConnected(accountId, false);
+    }
     this.queueOverview();
   }
 
@@ -245,6 +315,8 @@ export class ServerAutostart {
     const failing = accountStates.find((a) => a.status.state === 'error' || a.status.state === 'auth_required');
     let state: ServerRunState;
     let reason: string | null = null;
+    let failure: ConnectFailure | null = null;
+    let notRetrying = false;
     let attempt: number | null = null;
     let nextAttemptAt: number | null = null;
     if (connected.length > 0) state = 'connected';
@@ -254,11 +326,13 @@ export class ServerAutostart {
     } else if (retry) {
       state = 'retrying';
       reason = retry.reason;
+      failure = retry.failure;
       attempt = retry.attempt;
       nextAttemptAt = retry.at;
     } else if (reconnecting && reconnecting.status.state === 'error') {
       state = 'retrying';
       reason = reconnecting.status.reason;
+      failure = reconnecting.status.failure ?? null;
       attempt = reconnecting.status.attempt ?? null;
       nextAttemptAt = reconnecting.nextAttemptAt;
     } else if (failing && failing.status.state === 'auth_required') {
@@ -267,7 +341,10 @@ export class ServerAutostart {
     } else if (failing && failing.status.state === 'error') {
       state = 'failed';
       reason = failing.status.reason;
-      attempt = gaveUp ? gaveUp.attempts + 1 : null;
+      failure = failing.status.failure ?? null;
+      // A program that cannot be started is never retried by itself, whoever started the connect.
+      notRetrying = gaveUp?.notRetried === true || cannotStart(failure);
+      attempt = gaveUp && !gaveUp.notRetried ? gaveUp.attempts + 1 : null;
     } else state = enabled ? 'not_connected' : 'turned_off';
     return {
       serverId,
@@ -279,6 +356,8 @@ export class ServerAutostart {
       accountId: primary?.accountId ?? `${serverId}-default`.slice(0, 80),
       accountLabel: primary?.label ?? '',
       reason,
+      failure,
+      notRetrying,
       attempt,
       nextAttemptAt,
       connectingSince: connecting?.connectingSince ?? null,
@@ -323,8 +402,9 @@ function statusView(status: ConnectionStatus): ConnectionStatus {
 }
 
 /**
- * The summary line: "5 of 6 connected — Files failed: command not found". Counts enabled servers;
- * names every one that is not connected, with why.
+ * The summary line: "5 of 6 connected — Files failed, not retrying". Counts enabled servers; names
+ * every one that is not connected and what Warden does about it. Why it failed is said once, on
+ * the server's own row just below (in the renderer's words for the failure), not again here.
  */
 export function summarize(rows: readonly ServerOverviewRow[]): ServersOverview['summary'] {
   const enabled = rows.filter((r) => r.enabled || r.state === 'connected');
@@ -333,14 +413,13 @@ export function summarize(rows: readonly ServerOverviewRow[]): ServersOverview['
   const problems = enabled
     .filter((r) => r.state !== 'connected')
     .map((r) => {
-      const why = r.reason ? shortReason(r.reason) : '';
       switch (r.state) {
         case 'connecting':
           return `${r.name} connecting`;
         case 'retrying':
-          return `${r.name} failed${why ? `: ${why}` : ''} (retrying)`;
+          return `${r.name} failed, retrying`;
         case 'failed':
-          return `${r.name} failed${why ? `: ${why}` : ''}`;
+          return r.notRetrying ? `${r.name} failed, not retrying` : `${r.name} failed`;
         case 'needs_sign_in':
           return `${r.name} needs you to sign in`;
         default:
@@ -354,14 +433,4 @@ export function summarize(rows: readonly ServerOverviewRow[]): ServersOverview['
   if (problems.length > 0) text += ` — ${problems.join('; ')}`;
   if (off > 0 && enabled.length > 0) text += ` (${off} turned off)`;
   return { total: rows.length, enabled: enabled.length, connected, text };
-}
-
-/** A reason for the summary line: without the "; gave up after …" tail or a repeated command name, bounded for one line. */
-function shortReason(reason: string): string {
-  // "Could not start uvx: command not found: uvx" → "command not found: uvx": the name is already in the cause.
-  const first = reason
-    .split('; gave up after')[0]!
-    .trim()
-    .replace(/^Could not start .+?: (?=(command not found|working folder not found|permission denied)\b)/i, '');
-  return first.length > 120 ? `${first.slice(0, 119)}…` : first;
 }

@@ -122,3 +122,13 @@ function httpStatusOf(error: unknown): number | undefined {
   }
   return undefined;
 }
+
+/**
+ * Whether a failure is a program that could not be started at all (not on PATH, not allowed to
+ * run, its working folder missing). Such a failure repeats exactly until the person changes the
+ * server's settings or their computer, so no automatic attempt follows it: retrying every few
+ * seconds would only fill the log and keep the screen flickering between "retrying" and "failed".
+ */
+export function cannotStart(failure: ConnectFailure | undefined | null): boolean {
+  return failure?.kind === 'command-not-found' || failure?.kind === 'working-folder-missing' || failure?.kind === 'permission-denied';
+}

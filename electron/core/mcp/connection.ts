@@ -17,7 +17,7 @@ import type { Elicitor } from '../elicitation/elicitation';
 import type { ConnectFailure } from '../../../shared/domain/connect-failure';
 import { CallNotSentError } from '../gate/call-outcome';
 import { displayText } from '../text/sanitize';
-import { classifyConnectFailure, ConnectTimeoutError } from './connect-failure';
+import { cannotStart, classifyConnectFailure, ConnectTimeoutError } from './connect-failure';
 import { errorText, TEXT_LIMITS, withTimeout } from './connection-common';
 import { createClient } from './client-capabilities';
 import type { SamplingAnswer } from './sampling-handler';
@@ -282,7 +282,7 @@ export class Connection {
       log.note(`connect failed: ${reason}`);
       if (needsSignIn(error)) {
         this.setStatus({ state: 'auth_required', reason });
-      } else if (trigger === 'reconnect') {
+      } else if (trigger === 'reconnect' && !cannotStart(failure)) {
         this.scheduleReconnect(reason, failure);
       } else {
         this.setStatus({ state: 'error', reason, failure });

@@ -47,6 +47,10 @@ export interface ServerSwitches {
   setDisabled(serverIds: readonly string[]): void;
   /** False while saved settings refuse changes (the file could not be read). */
   canSave(): boolean;
+  /** Ids of the accounts to connect again at the next start (the ones connected when Warden last ran). */
+  connectedAccounts(): readonly string[];
+  /** Saves the accounts to connect at the next start; throws a WardenError naming why when it cannot be saved. */
+  setConnectedAccounts(accountIds: readonly string[]): void;
   /** Told after any saved settings change (the overview is drawn again); returns an unsubscribe function. */
   onChange(listener: () => void): () => void;
 }

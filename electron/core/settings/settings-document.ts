@@ -32,6 +32,12 @@ export const Preferences = z.looseObject({
    * (not a flag per server) so that settings written before the switch existed keep every server on.
    */
   disabledServers: z.array(EntityId).max(10_000).optional(),
+  /**
+   * Accounts that were connected when Warden last ran (account ids), so the next start connects
+   * each of them again, not only a server's first account. A server with none listed (settings
+   * written before the list existed, or never connected) starts with its first account.
+   */
+  connectedAccounts: z.array(EntityId).max(10_000).optional(),
 });
 export type Preferences = z.infer<typeof Preferences>;
 

@@ -9,7 +9,8 @@ import { useMemo, useState } from 'react';
 import type { ServerOverviewRow } from '../../../shared/contract/servers';
 import type { ServerView } from '../../../shared/domain/servers';
 import { toShownError, type ShownError } from '../api';
-import { ErrorNote } from '../components/common';
+import { ErrorNote, Words } from '../components/common';
+import { explainConnectFailure } from '../errors';
 import { PROGRESS_AFTER_MS, ProgressBar, elapsedWords, useNow } from '../components/progress';
 import { useAppStore } from '../store';
 
@@ -25,6 +26,7 @@ export function stateWords(row: ServerOverviewRow, now: number): string {
       return wait === null ? 'Failed, retrying' : wait < 1000 ? 'Failed, retrying now' : `Failed, retrying in ${elapsedWords(wait)}`;
     }
     case 'failed':
+      if (row.notRetrying) return 'Failed, not retrying: press Connect to try again';
       return row.attempt ? `Failed (gave up after ${row.attempt} attempts)` : 'Failed';
     case 'needs_sign_in':
       return 'Needs sign-in';
@@ -33,6 +35,17 @@ export function stateWords(row: ServerOverviewRow, now: number): string {
     case 'turned_off':
       return 'Off';
   }
+}
+
+/**
+ * Which accounts the row names: the connected ones (a server may run in several at once, and the
+ * first is not always among them), else the first; "(+2)" counts the others.
+ */
+export function accountWords(row: ServerOverviewRow): string {
+  const live = row.accounts.filter((a) => a.status.state === 'connected').map((a) => a.label);
+  const named = live.length > 0 ? live : [row.accountLabel];
+  const others = Math.max(0, row.accounts.length - named.length);
+  return `${named.join(', ')}${others > 0 ? ` (+${others})` : ''}`;
 }
 
 const DOT: Record<ServerOverviewRow['state'], string> = {
@@ -87,7 +100,8 @@ export function RowActions({ row, restartOnly = false }: { row: ServerOverviewRo
     work().catch((err: unknown) => setError(toShownError(err)));
   };
   const live = row.state === 'connected' || row.state === 'connecting' || row.state === 'retrying';
-  const again = live || row.state === 'failed' ? 'Restart' : 'Connect';
+  // Nothing runs and nothing will by itself: the button starts it, so it says Connect, as the state words ask.
+  const again = row.notRetrying ? 'Connect' : live || row.state === 'failed' ? 'Restart' : 'Connect';
   return (
     <span className="row-actions">
       {row.enabled && row.state !== 'needs_sign_in' ? (
@@ -131,16 +145,16 @@ function ServerRow({ row, view, onOpen, now }: { row: ServerOverviewRow; view: S
         </span>
         {row.reason && row.state !== 'connected' ? (
           <span className="server-row-reason" data-testid={`server-reason-${row.serverId}`}>
-            {row.reason}
+            {/* The same sentence the server's page shows for this failure (errors.ts), not the core's message. */}
+            <Words text={row.failure ? explainConnectFailure(row.failure) : row.reason} />
           </span>
         ) : null}
         {longConnect ? <ProgressBar label={`Connecting ${row.name}`} since={row.connectingSince!} now={now} testId={`server-connecting-${row.serverId}`} /> : null}
       </div>
       <div className="server-row-facts">
         <span data-testid={`server-tools-${row.serverId}`}>{row.state === 'connected' ? `${row.toolCount} ${row.toolCount === 1 ? 'tool' : 'tools'}` : '—'}</span>
-        <span className="muted">
-          {row.accountLabel}
-          {row.accounts.length > 1 ? ` (+${row.accounts.length - 1})` : ''}
+        <span className="muted" data-testid={`server-accounts-${row.serverId}`}>
+          {accountWords(row)}
         </span>
       </div>
       <div className="server-row-controls">

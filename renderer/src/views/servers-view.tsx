@@ -332,6 +332,11 @@ function ServerCard({ server, onEdit, onBack }: { server: ServerView; onEdit: ()
           )}
         </span>
       </header>
+      {row?.notRetrying ? (
+        <p className="msg-notice msg-notice-warning" role="status" data-testid={`server-${d.id}-not-retrying`}>
+          Not retrying; press Connect to try again.
+        </p>
+      ) : null}
       {server.commandLine !== null ? (
         <div className="commandline">
           <span className="commandline-label">Runs exactly:</span>

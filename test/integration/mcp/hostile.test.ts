@@ -253,8 +253,8 @@ describe('crashing server', () => {
     const statuses: ConnectionStatus[] = [];
     manager.on('status', (_s, _a, st) => statuses.push(st));
     await manager.connect('crashy', 'default');
-    // From now on the command cannot start, so every reconnect fails.
-    (directory.servers.get('crashy') as { command: string }).command = '/nonexistent/warden-gone';
+    // From now on the server exits as soon as it starts, so every reconnect fails.
+    Object.assign(directory.servers.get('crashy') as { command: string; args: string[] }, { command: process.execPath, args: ['-e', 'process.exit(3)'] });
     const conn = manager.connection('crashy', 'default')!;
     await settle(manager.call({ serverId: 'crashy', accountId: 'default', toolName: 'crash' }, {}, { signal: signal(), operationId: 'x' }));
     const final = await waitUntil(() => {
@@ -264,6 +264,28 @@ describe('crashing server', () => {
     expect(final.reason).toMatch(/gave up after 3 reconnect attempts/);
     const delays = statuses.filter((s): s is Extract<ConnectionStatus, { state: 'error' }> => s.state === 'error' && s.retryInMs !== undefined).map((s) => s.retryInMs);
     expect(delays).toEqual([50, 100, 200]);
+  });
+
+  it('a program that is gone when the dropped connection reconnects is tried once, then not again: retrying cannot bring it back', async () => {
+    const { manager, directory } = track(makeManager([stdioFixture('crashy', 'crash')]));
+    const statuses: ConnectionStatus[] = [];
+    manager.on('status', (_s, _a, st) => statuses.push(st));
+    await manager.connect('crashy', 'default');
+    // Uninstalled while it ran: the next start finds no such program.
+    (directory.servers.get('crashy') as { command: string }).command = '/nonexistent/warden-gone';
+    const conn = manager.connection('crashy', 'default')!;
+    await settle(manager.call({ serverId: 'crashy', accountId: 'default', toolName: 'crash' }, {}, { signal: signal(), operationId: 'x' }));
+    const final = await waitUntil(() => {
+      const s = conn.status;
+      return s.state === 'error' && s.retryInMs === undefined ? s : undefined;
+    }, 30_000, 'the reconnect to stop');
+    expect(final.failure).toEqual({ kind: 'command-not-found', command: '/nonexistent/warden-gone' });
+    // Well past the whole schedule (50, 100, 200 ms): one reconnect was tried, and nothing since.
+    await new Promise((r) => setTimeout(r, 800));
+    const retries = statuses.filter((s) => s.state === 'error' && s.retryInMs !== undefined);
+    expect(retries).toHaveLength(1);
+    expect(manager.logLines('crashy', 'default').lines.filter((l) => l.text.startsWith('connect failed'))).toHaveLength(1);
+    expect(conn.status).toBe(final);
   });
 
   it('disconnect during backoff cancels the pending reconnect', async () => {

@@ -166,7 +166,7 @@ describe('every kind of connection failure maps to a sentence with the fix', () 
       texts.add(text);
     }
     expect(texts.size).toBe(Object.keys(samples).length);
-    expect(explainConnectFailure(samples['command-not-found'])).toBe("Warden couldn't start `uvx`: it isn't on your PATH. Install it or give the full path.");
+    expect(explainConnectFailure(samples['command-not-found'])).toBe("Warden could not start `uvx`: no such program. Check the command in the server's settings.");
     expect(explainConnectFailure(samples['process-exited'])).toContain('“Error: GITHUB_TOKEN is not set”');
     expect(explainConnectFailure(samples['process-exited'])).toContain('exited with code 1');
     expect(explainConnectFailure(samples.dns)).toContain("couldn't find mcp.exampel.com");
