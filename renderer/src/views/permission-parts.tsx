@@ -81,11 +81,14 @@ function DiffText({ parts }: { parts: ToolChangeDetail['fields'][number]['parts'
 const FIELD_WORDS: Record<ToolChangeDetail['fields'][number]['field'], string> = {
   title: 'Title',
   description: 'Description',
-  inputSchema: 'Inputs (schema)',
+  inputSchema: 'Inputs',
   outputSchema: 'Output (schema)',
   annotations: 'Claims (annotations)',
   instructions: 'The server’s instructions',
 };
+
+/** The parts of a contract that are JSON (their changes are said in sentences first). */
+const JSON_FIELDS = new Set<ToolChangeDetail['fields'][number]['field']>(['inputSchema', 'outputSchema', 'annotations']);
 
 /** Before and after of a changed tool, with its three answers (keep asking is the first). */
 export function ChangePanel({ serverId, accountId, toolName, onClose }: { serverId: string; accountId: string; toolName: string; onClose: () => void }) {
@@ -132,23 +135,38 @@ export function ChangePanel({ serverId, accountId, toolName, onClose }: { server
             ))}
           </ul>
           <p className="muted small">Below, text from the server is its claim (untrusted, not checked by Warden). Added text is underlined in green, removed text struck through in red.</p>
-          {detail.fields.map((f) => (
-            <div key={f.field} className="change-field" data-testid={`change-field-${f.field}`}>
-              <h3>{FIELD_WORDS[f.field]}</h3>
-              <div className="before-after">
-                <div>
-                  <div className="claim-label">Before (server’s text)</div>
-                  <pre className="diff">{f.before ?? '(none)'}</pre>
+          {detail.fields.map((f) => {
+            const sides = (
+              <>
+                <div className="before-after">
+                  <div>
+                    <div className="claim-label">Before (server’s text)</div>
+                    <pre className="diff">{f.before ?? '(none)'}</pre>
+                  </div>
+                  <div>
+                    <div className="claim-label">Now (server’s text)</div>
+                    <pre className="diff">{f.after ?? '(none)'}</pre>
+                  </div>
                 </div>
-                <div>
-                  <div className="claim-label">Now (server’s text)</div>
-                  <pre className="diff">{f.after ?? '(none)'}</pre>
-                </div>
+                <div className="claim-label">Differences</div>
+                <DiffText parts={f.parts} />
+              </>
+            );
+            // Schemas and claims are JSON: the sentences above say what changed in them, the JSON is one click away.
+            return (
+              <div key={f.field} className="change-field" data-testid={`change-field-${f.field}`}>
+                <h3>{FIELD_WORDS[f.field]}</h3>
+                {JSON_FIELDS.has(f.field) ? (
+                  <details className="show-json">
+                    <summary>Show JSON</summary>
+                    {sides}
+                  </details>
+                ) : (
+                  sides
+                )}
               </div>
-              <div className="claim-label">Differences</div>
-              <DiffText parts={f.parts} />
-            </div>
-          ))}
+            );
+          })}
           <div className="form-actions">
             <button type="button" className="button button-primary" disabled={busy} onClick={() => void answer('keep-asking')} data-testid="change-keep-asking">
               Keep asking
