@@ -62,6 +62,10 @@ export function callReason(call: CallFacts): string {
     case 'cancelled':
     case 'invalidated':
       return sentence(call.reason);
+    case 'denied':
+      // Refused by the chat (a name it never offered) where a rule refuses it too: both reasons.
+      if (call.decision && call.reason && call.reason !== call.decision.reason) return `${decisionSentence(call.decision.reason)} ${sentence(call.reason)}`;
+      return call.decision ? decisionSentence(call.decision.reason) : sentence(call.reason);
     default:
       return call.decision ? decisionSentence(call.decision.reason) : call.reason ? sentence(call.reason) : '';
   }
