@@ -84,7 +84,8 @@ export function callOutcome(call: Pick<CallFacts, 'state' | 'reason'>): string {
     case 'succeeded':
       return 'Done: the server answered.';
     case 'failed':
-      return sentence(`Failed: ${call.reason}`);
+      // The gate's reason is a sentence of its own ("The tool reported an error"): it continues this one.
+      return sentence(`Failed: ${call.reason.replace(/^[A-Z](?=[a-z])/, (c) => c.toLowerCase())}`);
     case 'outcome_unknown':
       return 'Outcome unknown: it was sent and no answer came back (see Recovery).';
     case 'denied':
