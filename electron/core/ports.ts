@@ -126,6 +126,11 @@ export interface ApprovalPreview {
   change?: PermissionChangeText;
   /** Canonical JSON of the exact arguments that will be sent. */
   argumentsJson: string;
+  /**
+   * The same arguments as labelled lines ("to: alice@example.com"), nothing cut, in the order the
+   * tool's schema gives (shared/argument-words.ts): what a person reads first; '' when there are none to show.
+   */
+  argumentsText: string;
   serverLabel: string;
   accountLabel: string;
   toolName: string;

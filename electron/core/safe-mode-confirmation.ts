@@ -4,6 +4,7 @@
  * loosening it happens only when a person confirms it in main's native dialog (the
  * ApprovalPrompter); the renderer can ask for the dialog, never leave safe mode on its own.
  */
+import { argumentLines, argumentText } from '../../shared/argument-words';
 import { WardenError } from '../../shared/result';
 import type { Handlers } from './dispatch';
 import type { ApprovalPreview, ApprovalPrompter } from './ports';
@@ -19,6 +20,7 @@ export function leaveSafeModePreview(reason: string, breaks: number): ApprovalPr
       'In safe mode every tool asks before it runs, even those set to Always Allow. ' +
       'Leaving safe mode means Always Allow rules run tools without asking again. Your reason is recorded in the log.',
     argumentsJson: JSON.stringify({ action: 'leave safe mode', reason }, null, 2),
+    argumentsText: argumentText(argumentLines({ action: 'leave safe mode', reason }, undefined, { maxValue: Infinity })),
     serverLabel: 'every server',
     accountLabel: 'every account',
     toolName: 'every tool set to Always Allow',

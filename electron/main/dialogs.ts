@@ -38,12 +38,11 @@ export const MAX_CLAIM_CHARS = 300;
  */
 export function approvalDialogOptions(preview: ApprovalPreview): MessageBoxOptions {
   if (preview.change) return permissionChangeDialogOptions(preview);
-  // Hidden and direction-changing characters are shown as escapes: what a person reads is what is sent.
-  const argumentsJson = makeHiddenVisible(preview.argumentsJson);
-  const truncated = argumentsJson.length > MAX_ARGUMENTS_CHARS;
+  const argumentsBlock = argumentsShown(preview);
+  const truncated = argumentsBlock.length > MAX_ARGUMENTS_CHARS;
   const args = truncated
-    ? `${argumentsJson.slice(0, MAX_ARGUMENTS_CHARS)}\n… (${argumentsJson.length - MAX_ARGUMENTS_CHARS} more characters not shown)\n\nThese arguments are too long to show in full, so they cannot be approved here: nobody approves what they could not read.`
-    : argumentsJson;
+    ? `${argumentsBlock.slice(0, MAX_ARGUMENTS_CHARS)}\n… (${argumentsBlock.length - MAX_ARGUMENTS_CHARS} more characters not shown)\n\nThese arguments are too long to show in full, so they cannot be approved here: nobody approves what they could not read.`
+    : argumentsBlock;
   const claim = preview.toolDescription ? claimLine(preview.toolDescription) : '';
   const claims = preview.claims ?? [];
   return {
@@ -56,10 +55,10 @@ export function approvalDialogOptions(preview: ApprovalPreview): MessageBoxOptio
       `Tool: ${oneLine(preview.toolName)}`,
       ...(preview.requestedBy ? [`Requested by: ${oneLine(preview.requestedBy)}`] : []),
       '',
-      'Arguments (exactly what will be sent):',
+      'What will be sent:',
       args,
       '',
-      // Why Warden asks is one line: a reason that names a tool must not break where the name does.
+      // Why Warden asks is one sentence on one line: a reason that names a tool must not break where the name does.
       dialogLine(preview.detail),
       ...(claims.length || claim ? ['', 'What the server says about this tool (its claims, not checked by Warden):'] : []),
       ...claims.map((c) => `Server says: ${oneLine(c)}`),
@@ -76,6 +75,28 @@ export function approvalDialogOptions(preview: ApprovalPreview): MessageBoxOptio
 
 /** A field on one line: names and labels written by a server, a person or a model never break a line. */
 const oneLine = dialogLine;
+
+/**
+ * The arguments as a person reads them in a native dialog, which has no disclosure to put the
+ * JSON behind: the labelled lines the core wrote (every value whole, escaped), then the exact JSON
+ * on one line below them. Hidden and direction-changing characters are shown as escapes in both:
+ * what a person reads is what is sent.
+ */
+function argumentsShown(preview: ApprovalPreview, margin = ''): string {
+  const json = makeHiddenVisible(compactJson(preview.argumentsJson));
+  // Each line escaped again on its own: whatever wrote the lines, none can hide text or break in two.
+  const words = (preview.argumentsText || '(no arguments)').split('\n').map((l) => `${margin}  ${makeHiddenVisible(l)}`).join('\n');
+  return `${words}\n\n${margin}As JSON (exactly what is sent): ${json}`;
+}
+
+/** The canonical JSON on one line (JSON escapes every line break inside a string). */
+function compactJson(json: string): string {
+  try {
+    return JSON.stringify(JSON.parse(json));
+  } catch {
+    return dialogLine(json);
+  }
+}
 
 /** A server's text on one line, cut with its length said. */
 function claimLine(text: string): string {
@@ -209,13 +230,13 @@ export function batchApprovalDialogOptions(previews: readonly ApprovalPreview[])
   let shown = 0;
   let complete = true;
   const blocks = previews.map((p, i) => {
-    const args = makeHiddenVisible(p.argumentsJson);
+    const args = argumentsShown(p, '   ');
     const room = Math.max(0, MAX_ARGUMENTS_CHARS - shown);
     const cut = args.length > room;
     if (cut) complete = false;
     shown += Math.min(args.length, room);
     const body = cut ? `${args.slice(0, room)}\n… (${args.length - room} more characters not shown: review this call on its own)` : args;
-    return [`${i + 1}. ${oneLine(p.title)}`, `   Server: ${oneLine(p.serverLabel)} · Account: ${oneLine(p.accountLabel)} · Tool: ${oneLine(p.toolName)}`, `   Arguments: ${body}`].join('\n');
+    return [`${i + 1}. ${oneLine(p.title)}`, `   Server: ${oneLine(p.serverLabel)} · Account: ${oneLine(p.accountLabel)} · Tool: ${oneLine(p.toolName)}`, '   What will be sent:', body].join('\n');
   });
   return {
     type: 'warning',

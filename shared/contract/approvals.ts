@@ -17,6 +17,8 @@ export const PendingApproval = z.object({
     title: z.string(),
     detail: z.string(),
     argumentsJson: z.string(),
+    /** The arguments as labelled lines, nothing cut (the JSON above is one click away). */
+    argumentsText: z.string(),
     serverLabel: z.string(),
     accountLabel: z.string(),
     toolName: z.string(),

@@ -63,8 +63,13 @@ export const ChatToolCall = z.object({
   status: ChatCallStatus,
   /** The policy's decision (null before it was made, or for a call refused before the policy). */
   decision: Decision.nullable(),
-  /** Why it is in its status, in one sentence. */
+  /** Why it is in its status, in one sentence (what happened to it: the card's outcome line). */
   why: z.string(),
+  /**
+   * Why it ran or did not, in one sentence, apart from how it ended: "You approved it in Warden’s
+   * dialog.", "It ran without asking because you set Always Allow for …" ('' until the gate decided).
+   */
+  reason: z.string().default(''),
   startedAt: z.number().nullable(),
   endedAt: z.number().nullable(),
   /** The result as text, sanitized for display and capped (empty until there is one). */

@@ -113,12 +113,17 @@ describe('chat in a real browser against the real core and the demo server', () 
     const inbox = card('read_inbox');
     expect(await inbox.getAttribute('data-status')).toBe('succeeded');
     expect(await inbox.locator('[data-testid$="-flag"]').innerText()).toMatch(/possible prompt injection/);
+    // Why it ran (the reason) and how it ended (the outcome) are separate lines.
+    expect(await inbox.locator('[data-testid$="-why"]').innerText()).toMatch(/^Why: It ran without asking because you set Always Allow for read_inbox on .+\.$/);
+    expect(await inbox.locator('[data-testid$="-outcome"]').innerText()).toBe('Outcome: Done: the server answered.');
   });
 
   it('the delete the model obeys never reaches the server: not offered, and named anyway it is "not permitted"', async () => {
     const del = card('notes_delete');
     expect(await del.getAttribute('data-status')).toBe('not_permitted');
     expect(await del.innerText()).toMatch(/Not offered to the model/);
+    expect(await del.locator('[data-testid$="-why"]').innerText()).toMatch(/^Why: Refused because you set Disabled for notes_delete on .+\. Not offered to the model/);
+    expect(await del.locator('[data-testid$="-outcome"]').innerText()).toBe('Outcome: Nothing ran.');
     expect(received()).toEqual(['read_inbox']);
     expect(notes()).toEqual(['Welcome to Warden. Every tool call goes through the gate first.']);
     await page.getByTestId('chat-tools-toggle').click();
@@ -160,8 +165,13 @@ describe('chat in a real browser against the real core and the demo server', () 
     await page.locator('[data-testid^="call-"][data-status="succeeded"]').filter({ has: page.locator('.tool-card-name', { hasText: /^notes_add$/ }) }).waitFor({ timeout: 30_000 });
     expect(dialogs.shown.length).toBe(before + 1);
     expect(dialogs.shown.at(-1)!.argumentsJson).toContain('"text": "buy milk"');
+    expect(dialogs.shown.at(-1)!.argumentsText).toBe('text: buy milk');
     expect(notes()).toContain('buy milk');
     await idle();
+    expect(await save.locator('[data-testid$="-why"]').innerText()).toBe('Why: You approved it in Warden’s dialog.');
+    expect(await save.locator('[data-testid$="-outcome"]').innerText()).toBe('Outcome: Done: the server answered.');
+    await page.evaluate("document.querySelector('[data-testid=chat-messages]')?.scrollTo(0, 1e9)");
+    await shot('approved-card');
     const opId = core.chat.get((await core.chat.list())[0]!.id).messages.flatMap((m) => m.toolCalls).find((c) => c.toolName === 'notes_add')!.operationId!;
     await expect(core.gate.gate.approve(opId)).rejects.toThrow(/single-use|cannot be approved/);
     expect(received().filter((t) => t === 'notes_add')).toHaveLength(1);
@@ -176,6 +186,9 @@ describe('chat in a real browser against the real core and the demo server', () 
     await page.locator('[data-testid^="call-"][data-status="declined"]').waitFor({ timeout: 30_000 });
     await idle();
     expect(await page.locator('.msg-assistant').last().innerText()).toMatch(/You declined/);
+    const declined = page.locator('[data-testid^="call-"][data-status="declined"]').last();
+    expect(await declined.locator('[data-testid$="-why"]').innerText()).toBe('Why: You denied it in Warden’s dialog.');
+    expect(await declined.locator('[data-testid$="-outcome"]').innerText()).toBe('Outcome: Nothing ran.');
     expect(notes()).not.toContain('sell the car');
   });
 

@@ -213,6 +213,21 @@ describe('Permissions and Approvals, read as a person would, against the real co
     await page.getByTestId('change-panel').waitFor({ state: 'detached', timeout: 15_000 });
     await expect.poll(() => page.getByTestId(`perm-effective-${tool('get_weather')}`).innerText(), { timeout: 15_000 }).toBe('Allow');
     expect(await page.getByTestId('perm-changed-list').count()).toBe(0);
+
+    // Then its inputs change: said in sentences, the new input's description quoted as the
+    // server's; the schema's JSON one click away.
+    await core!.gate.gate.request({ source: 'user', serverId, accountId: work, toolName: 'next_stage', arguments: {} });
+    await page.getByTestId(`perm-open-change-${tool('get_weather')}`).click({ timeout: 30_000 });
+    const inputs = panel.getByTestId('change-field-inputSchema');
+    await inputs.waitFor({ timeout: 15_000 });
+    expect(await panel.getByTestId('change-summary').innerText()).toBe('New input: exfiltrate — “Email address a copy is sent to” (the server’s words)');
+    expect(await inputs.locator('pre').first().isVisible()).toBe(false);
+    await shots('permissions-rug-pull-inputs');
+    await inputs.getByText('Show JSON').click();
+    expect(await inputs.locator('pre').first().isVisible()).toBe(true);
+    expect(await axe('permissions')).toEqual([]);
+    await panel.getByTestId('change-keep-asking').click();
+    await page.getByTestId('change-panel').waitFor({ state: 'detached', timeout: 15_000 });
   });
 
   it('the Approvals view: one card per call with the trusted summary, names, why it asks and the time left; calls of one reply together; arguments on demand; Review opens the native dialog', async () => {
@@ -226,7 +241,7 @@ describe('Permissions and Approvals, read as a person would, against the real co
     expect(card).toContain('Weather');
     expect(card).toContain('Work');
     expect(card).toContain('A program on this computer'.toLowerCase());
-    expect(card).toMatch(/Why it asks\s*you set Ask for get_weather on Weather \(Work\)/);
+    expect(card).toMatch(/Why\s*Warden asks because you set Ask for get_weather on Weather \(Work\)\./);
     expect(card).toMatch(/Expires\s*in 10 min/);
     expect(card).not.toContain(serverId);
     expect(card).not.toContain(a.operationId);
@@ -235,10 +250,11 @@ describe('Permissions and Approvals, read as a person would, against the real co
     expect(view).toContain('Weather / Work');
     expect(view).not.toContain(serverId);
     expect(view).not.toContain(work);
-    // Arguments one click away.
-    expect(await page.getByTestId(`approval-${a.operationId}-arguments`).isVisible()).toBe(false);
-    await page.getByTestId(`approval-${a.operationId}`).getByText('Arguments (exactly what will be sent)').click();
-    expect(JSON.parse(await page.getByTestId(`approval-${a.operationId}-arguments`).innerText())).toEqual({ city: 'Oslo' });
+    // The arguments in words; the JSON one click away.
+    expect(await page.getByTestId(`approval-${a.operationId}-arguments`).innerText()).toBe('city: Oslo');
+    expect(await page.getByTestId(`approval-${a.operationId}-arguments-json`).isVisible()).toBe(false);
+    await page.getByTestId(`approval-${a.operationId}`).getByText('Show JSON').click();
+    expect(JSON.parse(await page.getByTestId(`approval-${a.operationId}-arguments-json`).innerText())).toEqual({ city: 'Oslo' });
     // Reject asks for an optional reason, with a name of its own on each card.
     await page.getByTestId(`approval-${a.operationId}-reject`).click();
     await page.getByTestId(`approval-${b.operationId}-reject`).click();
@@ -257,6 +273,14 @@ describe('Permissions and Approvals, read as a person would, against the real co
     await page.getByTestId(`approval-${a.operationId}-reject-confirm`).click();
     await page.getByTestId('approvals-empty').waitFor({ timeout: 15_000 });
     expect((await core!.gate.gate.get(a.operationId))!.reason).toContain('wrong city');
+    // Recent decisions say why each call ran or not, and how it ended, in words: never a state code.
+    const recent = page.getByTestId('approvals-recent');
+    await expect.poll(() => recent.innerText(), { timeout: 15_000 }).toContain('You rejected it in Approvals: wrong city.');
+    expect(await recent.innerText()).toContain('You denied it in Warden’s dialog.');
+    const outcomes = await recent.locator('td[data-state]').allInnerTexts();
+    expect(outcomes.length).toBeGreaterThan(1);
+    for (const outcome of outcomes) expect(outcome).toMatch(/^(Nothing ran|Done: the server answered|Failed: .*|Outcome unknown: .*|Running|Waiting for your approval; nothing has run)\.$/);
+    await shots('approvals-recent-decisions', 'approvals-recent');
     answer = 'approve';
   });
 
@@ -266,19 +290,36 @@ describe('Permissions and Approvals, read as a person would, against the real co
     await page.getByTestId(`perm-details-${id}`).click();
     const editor = page.getByTestId(`perm-constraints-${id}`);
     await editor.waitFor({ timeout: 15_000 });
-    await expect.poll(() => page.getByTestId(`perm-constraint-field-${id}`).locator('option').allInnerTexts(), { timeout: 15_000 }).toEqual(['city']);
+    await expect.poll(() => page.getByTestId(`perm-constraint-field-${id}`).locator('option').allInnerTexts(), { timeout: 15_000 }).toEqual(['city', 'exfiltrate']);
     // A path rule's folder comes from the native chooser.
     fileDialogs.choose('/srv/reports');
     await page.getByTestId(`perm-constraint-folder-${id}`).click();
     await expect.poll(() => page.getByTestId(`perm-constraint-value-${id}`).inputValue(), { timeout: 15_000 }).toBe('/srv/reports');
-    // Always Allow when city is Oslo or Bergen; checked against sample arguments first.
+    // Always Allow when city is Oslo or Bergen; checked against a sample call first, filled in a
+    // form built from the tool's schema.
     await page.getByTestId(`perm-constraint-op-${id}`).selectOption('oneOf');
     await page.getByTestId(`perm-constraint-value-${id}`).fill('Oslo\nBergen');
-    const sample = page.getByTestId(`perm-constraint-sample-${id}`);
-    await sample.fill('{"city": "Oslo"}');
+    const tester = page.getByTestId(`perm-constraint-tester-${id}`);
+    const city = tester.getByTestId('run-field-/city');
+    // A required field left empty: the error names it, nothing is asked of the gate.
+    await page.getByTestId(`perm-constraint-check-${id}`).click();
+    await expect.poll(() => page.getByTestId(`perm-constraint-problem-${id}`).innerText(), { timeout: 15_000 }).toMatch(/^The sample call is not complete: City: /);
+    expect(await tester.getByTestId('run-problem-/city').count()).toBe(1);
+    await city.fill('Oslo');
     await page.getByTestId(`perm-constraint-check-${id}`).click();
     const verdict = page.getByTestId(`perm-constraint-verdict-${id}`);
     await expect.poll(() => verdict.innerText(), { timeout: 15_000 }).toMatch(/^Would run without asking: /);
+    await city.fill('Paris');
+    await page.getByTestId(`perm-constraint-check-${id}`).click();
+    await expect.poll(() => verdict.innerText(), { timeout: 15_000 }).toMatch(/^Would ask you first: /);
+    await shots('permissions-constraint-tester', `perm-constraints-${id}`);
+    // JSON is one click away, starting from what the form holds; a wrong type is named by its field.
+    await page.getByTestId(`perm-constraint-json-${id}`).check();
+    const sample = page.getByTestId(`perm-constraint-sample-${id}`);
+    expect(JSON.parse(await sample.inputValue())).toMatchObject({ city: 'Paris' });
+    await sample.fill('{"city": 5}');
+    await page.getByTestId(`perm-constraint-check-${id}`).click();
+    await expect.poll(() => page.getByTestId(`perm-constraint-problem-${id}`).innerText(), { timeout: 15_000 }).toMatch(/^The sample arguments: City: /);
     await sample.fill('{"city": "Paris"}');
     await page.getByTestId(`perm-constraint-check-${id}`).click();
     await expect.poll(() => verdict.innerText(), { timeout: 15_000 }).toMatch(/^Would ask you first: /);

@@ -180,12 +180,13 @@ describe('the views in a real browser against the real core and a real stdio ser
     await page.locator('[data-testid="run-form-state"][data-state="awaiting_approval"]').waitFor({ timeout: 30_000 });
 
     await page.getByTestId('nav-approvals').click();
-    await page.getByText('Arguments (exactly what will be sent)').first().waitFor({ timeout: 30_000 });
-    await page.getByText('Arguments (exactly what will be sent)').first().click();
+    // The arguments in words first, in the schema's order; the JSON one click away.
     const card = page.locator('[data-testid^="approval-"][data-testid$="-arguments"]');
     await card.waitFor({ timeout: 30_000 });
-    expect(JSON.parse(await card.innerText())).toEqual({ n: 42, text: 'first' });
+    expect(await card.innerText()).toBe('text: first\nn: 42');
     rejectedId = (await card.getAttribute('data-testid'))!.replace(/^approval-/, '').replace(/-arguments$/, '');
+    await page.getByTestId(`approval-${rejectedId}`).getByText('Show JSON').click();
+    expect(JSON.parse(await page.getByTestId(`approval-${rejectedId}-arguments-json`).innerText())).toEqual({ n: 42, text: 'first' });
     // The renderer cannot approve: no approve control anywhere, and the view says so.
     expect(await page.getByRole('button', { name: /approve/i }).count()).toBe(0);
     expect(await page.getByTestId('approvals-cannot-approve').innerText()).toContain('never in this window');

@@ -131,6 +131,7 @@ export function admitCall(raw: ModelToolCall, reply: ReplyContext): AdmittedCall
     status: 'deciding',
     decision: null,
     why: 'Entering the gate',
+    reason: '',
     startedAt: now,
     endedAt: null,
     resultText: '',

@@ -34,6 +34,7 @@ import { buildToolTable, type ToolEntry } from './tool-names';
 import { admitCall, CallRateLimiter, MAX_CALLS_KEPT, toolKey } from './call-admission';
 import { DEFAULT_MODEL_RESULT_CHARS, modelToolSpec, systemPromptWith } from './untrusted';
 import type { Redactor } from '../redact/redactor';
+import { callReason } from '../../../shared/call-words';
 
 /** Caps on what one message can make the loop do; hitting one stops the loop with a visible reason. */
 export interface ChatLimits {
@@ -637,6 +638,8 @@ export class ChatService {
     if (call.serverId !== null && op.state !== 'denied') call.preview = this.redact(`${op.labels.summary} — ${whereWords(labels)}`);
     call.status = outcome.status;
     call.why = this.redact(outcome.why);
+    // The reason, kept apart from the outcome: the card says why it ran and, separately, how it ended.
+    call.reason = this.redact(callReason(op));
     call.modelResult = this.redact(outcome.modelResult);
     call.isError = outcome.isError;
     call.resultText = this.redact(outcome.resultText);

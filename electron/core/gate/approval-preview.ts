@@ -2,6 +2,8 @@
  * The approval preview: the text of the dialog a person approves from, written by this code from
  * the tool identity and the validated, stored arguments, never by the model or the server.
  */
+import { argumentLines, argumentText } from '../../../shared/argument-words';
+import { whyWardenAsks } from '../../../shared/call-words';
 import type { CallSource } from '../../../shared/domain/operations';
 import type { ApprovalPreview } from '../ports';
 import { claimsOf } from '../preview/trusted-preview';
@@ -21,12 +23,15 @@ export function approvalPreview(op: Operation, tool: ToolDescriptor | undefined)
   return {
     operationId: op.id,
     title: op.labels.summary,
-    detail: `Why Warden asks: ${op.decision?.reason ?? 'approval required'}.`,
+    // One sentence: the policy's reason starts with the outcome ("Asks: …"), said once here, in front.
+    detail: whyWardenAsks(op.decision?.reason),
     ...(tool?.serverLocation ? { serverLocation: tool.serverLocation } : {}),
     requestedBy: REQUESTED_BY[op.origin.source],
     // The server's claims, as words; shown last, labelled as the server's.
     claims: claimsOf(tool?.annotations),
     argumentsJson: args,
+    // Nothing cut: the dialog shows every value or refuses to approve (dialogs.ts).
+    argumentsText: argumentText(argumentLines(op.args, tool?.inputSchema, { maxValue: Infinity })),
     serverLabel: op.labels.server,
     accountLabel: op.labels.account,
     toolName: op.identity.toolName,

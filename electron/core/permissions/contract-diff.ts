@@ -8,7 +8,8 @@
  * Every text here came from the server: it is sanitized for display (no escapes, controls or bidi
  * marks) before it is compared, and the views label it as the server's, untrusted.
  */
-import { sanitizeForDisplay } from '../text/sanitize';
+import { schemaChanges } from '../../../shared/argument-words';
+import { sanitizeForDisplay, sanitizeJsonText } from '../text/sanitize';
 import type { ContractVersion } from './listing-store';
 import { claimsOf } from '../preview/trusted-preview';
 
@@ -125,12 +126,6 @@ export function contractDiff(before: ContractVersion, after: ContractVersion): C
 
 // ---- the summary in words --------------------------------------------------------------------
 
-function properties(schema: Readonly<Record<string, unknown>> | undefined): Record<string, unknown> {
-  const p = schema?.properties;
-  return p && typeof p === 'object' && !Array.isArray(p) ? (p as Record<string, unknown>) : {};
-}
-
-const names = (xs: string[]) => xs.map((x) => sanitizeForDisplay(x)).join(', ');
 
 function countWords(parts: DiffPart[], kind: DiffPart['kind']): number {
   return parts.filter((p) => p.kind === kind).reduce((n, p) => n + p.text.split(/\s+/).filter(Boolean).length, 0);
@@ -150,17 +145,12 @@ function summaryOf(before: ContractVersion, after: ContractVersion, fields: Fiel
         break;
       }
       case 'inputSchema': {
-        const a = properties(before.tool.inputSchema);
-        const b = properties(after.tool.inputSchema);
-        const gained = Object.keys(b).filter((k) => !(k in a));
-        const lost = Object.keys(a).filter((k) => !(k in b));
-        const changed = Object.keys(b).filter((k) => k in a && prettyJson(a[k]) !== prettyJson(b[k]));
-        const bits = [
-          gained.length ? `new field${gained.length === 1 ? '' : 's'} ${names(gained)}` : '',
-          lost.length ? `removed field${lost.length === 1 ? '' : 's'} ${names(lost)}` : '',
-          changed.length ? `changed field${changed.length === 1 ? '' : 's'} ${names(changed)}` : '',
-        ].filter(Boolean);
-        out.push(`The inputs changed: ${bits.length ? bits.join('; ') : 'the schema’s rules are different'}.`);
+        // One sentence per input a person should weigh ("New input: forward_to — …"), written from
+        // the schemas after the sanitizer took out what hides text; names and the server's
+        // descriptions are then shown through the display choke point by schemaChanges.
+        const clean = (s: ContractVersion['tool']['inputSchema']) => sanitizeJsonText(s) as Record<string, unknown>;
+        const changes = schemaChanges(clean(before.tool.inputSchema), clean(after.tool.inputSchema));
+        out.push(...(changes.length ? changes : ['The inputs’ rules changed (see the schema).']));
         break;
       }
       case 'outputSchema':

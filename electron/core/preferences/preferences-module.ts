@@ -145,6 +145,7 @@ export function createPreferencesModule(o: PreferencesModuleOptions) {
         'Tools that no rule of yours covers are Disabled now: models never see them and calls are refused. ' +
         'After this change models see them again, and every call of one asks you first.',
       argumentsJson: JSON.stringify({ defaultToolMode: { from: 'disabled', to: 'ask' } }, null, 2),
+      argumentsText: 'Tools with no rule: from Disabled to Ask',
       serverLabel: 'Every server',
       accountLabel: 'Every account',
       toolName: 'Every tool with no rule',

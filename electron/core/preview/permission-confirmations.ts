@@ -109,6 +109,7 @@ function preview(title: string, change: ApprovalPreview['change'] & object, t: T
     title,
     detail: change.effect,
     argumentsJson: '',
+    argumentsText: '',
     serverLabel: t.serverId === null ? 'every server' : (names.server(t.serverId) ?? ''),
     accountLabel: t.serverId === null || t.accountId === null ? 'every account' : (names.account(t.serverId, t.accountId) ?? ''),
     toolName: t.toolName ?? '',

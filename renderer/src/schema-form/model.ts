@@ -519,3 +519,19 @@ export function labelAt(spec: FieldSpec, path: string): string {
   }
   return words.join(' › ');
 }
+
+/**
+ * Arguments typed as JSON, checked as the form checks its fields: the value, or null when the
+ * text is not JSON or not an object; and every problem in words naming the field ("City: …").
+ */
+export function jsonProblems(spec: FieldSpec | null, text: string): { value: Record<string, unknown> | null; problems: string[] } {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return { value: null, problems: [`This isn't valid JSON yet (${error instanceof Error ? error.message : String(error)}).`] };
+  }
+  if (!isObject(value)) return { value: null, problems: ['The arguments must be a JSON object, such as {"path": "notes.txt"}.'] };
+  const found = spec ? checkValue(spec, value) : {};
+  return { value, problems: Object.entries(found).map(([path, problem]) => `${spec ? labelAt(spec, path) : path}: ${problem}`) };
+}

@@ -7,7 +7,9 @@
  */
 import { useEffect, useState } from 'react';
 import type { PendingApproval } from '../../../shared/contract/approvals';
-import { EmptyState, ErrorNote, StatePill, TechnicalDetails, Time, ViewFrame } from '../components/common';
+import { ArgumentWords } from '../components/argument-words';
+import { callOutcome, callReason } from '../../../shared/call-words';
+import { EmptyState, ErrorNote, TechnicalDetails, Time, ViewFrame } from '../components/common';
 import { useAppStore } from '../store';
 
 /** "in 9 min", "in 40 s", "expired": time left until a pending approval expires. */
@@ -36,8 +38,6 @@ function ApprovalCard({ approval, name, now }: { approval: PendingApproval; name
   const [rejecting, setRejecting] = useState(false);
   const { operation: op, preview } = approval;
   const id = op.operationId;
-  // "Why it asks: you set Ask for …" reads better without the engine's leading "Asks:".
-  const why = preview.detail.replace(/^Why Warden asks: /, '').replace(/^Asks: /, '');
   return (
     <article className="card approval" data-testid={`approval-${id}`} aria-labelledby={`approval-${id}-title`}>
       <header className="card-head">
@@ -57,8 +57,8 @@ function ApprovalCard({ approval, name, now }: { approval: PendingApproval; name
         <dd>
           <code>{preview.toolName}</code>
         </dd>
-        <dt>Why it asks</dt>
-        <dd data-testid={`approval-${id}-why`}>{why}</dd>
+        <dt>Why</dt>
+        <dd data-testid={`approval-${id}-why`}>{preview.detail}</dd>
         {preview.requestedBy ? (
           <>
             <dt>Asked by</dt>
@@ -74,6 +74,7 @@ function ApprovalCard({ approval, name, now }: { approval: PendingApproval; name
           </>
         ) : null}
       </dl>
+      <ArgumentWords label="What will be sent" text={preview.argumentsText} json={preview.argumentsJson} testId={`approval-${id}-arguments`} />
       {(preview.claims ?? []).length > 0 || op.labels.toolDescription ? (
         <div className="approval-claims" data-testid={`approval-${id}-claim`}>
           <span className="claim-label">The server’s claims (not checked by Warden)</span>
@@ -85,12 +86,6 @@ function ApprovalCard({ approval, name, now }: { approval: PendingApproval; name
           </ul>
         </div>
       ) : null}
-      <details className="approval-more">
-        <summary>Arguments (exactly what will be sent)</summary>
-        <pre className="code-block" data-testid={`approval-${id}-arguments`}>
-          {preview.argumentsJson}
-        </pre>
-      </details>
       <TechnicalDetails
         testId={`approval-${id}-details`}
         facts={[
@@ -208,8 +203,8 @@ export function ApprovalsView() {
                   <th>Time</th>
                   <th>Call</th>
                   <th>Server / account</th>
-                  <th>State</th>
                   <th>Why</th>
+                  <th>Outcome</th>
                 </tr>
               </thead>
               <tbody>
@@ -222,10 +217,8 @@ export function ApprovalsView() {
                     <td>
                       {o.labels.server} / {o.labels.account}
                     </td>
-                    <td>
-                      <StatePill state={o.state} />
-                    </td>
-                    <td className="muted">{o.reason}</td>
+                    <td>{callReason(o)}</td>
+                    <td data-state={o.state}>{callOutcome(o)}</td>
                   </tr>
                 ))}
               </tbody>

@@ -39,6 +39,40 @@ function duration(call: ChatToolCall): string | null {
   return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
 
+/**
+ * Statuses whose card text (`why`) says how the call ended (or that nothing is decided yet): only
+ * the outcome line carries it. For the others, a card saved before reasons were kept shows it as the reason.
+ */
+const OUTCOME_FROM_WHY = new Set<ChatToolCall['status']>(['deciding', 'failed', 'outcome_unknown', 'stopped', 'invalid', 'expired']);
+
+/** How the call ended, or where it is, in words: "Done: the server answered.", "Failed: …", "Nothing ran." */
+function outcomeLine(call: ChatToolCall): string {
+  const end = (text: string) => `${text}${/[.!?]$/.test(text) ? '' : '.'}`;
+  switch (call.status) {
+    case 'deciding':
+      return 'Being decided.';
+    case 'awaiting_approval':
+      return 'Waiting for your approval; nothing has run.';
+    case 'running':
+      return 'Running.';
+    case 'succeeded':
+      return 'Done: the server answered.';
+    case 'failed':
+      return end(`Failed: ${call.why}`);
+    case 'outcome_unknown':
+      return end(`Outcome unknown: ${call.why}`);
+    case 'stopped':
+      // Who stopped it and why nothing needs checking: the gate's reason says both.
+      return end(call.why);
+    case 'invalid':
+      return end(`Nothing ran: ${call.why}`);
+    case 'expired':
+      return call.askAgain ? end(call.why) : 'Nothing ran.';
+    default:
+      return 'Nothing ran.';
+  }
+}
+
 function ToolCallCard({ call }: { call: ChatToolCall }) {
   const tool = call.toolName ?? call.modelName;
   const took = duration(call);
@@ -55,9 +89,16 @@ function ToolCallCard({ call }: { call: ChatToolCall }) {
       </header>
       <p className="tool-card-preview">{call.preview}</p>
       {call.status === 'running' && call.operationId && call.startedAt !== null ? <CallProgress operationId={call.operationId} startedAt={call.startedAt} readsOnly={call.readsOnly} testId={`call-${call.callId}-progress`} /> : null}
-      <p className="tool-card-why">
-        <span className="muted">Why: </span>
-        {call.why}
+      {/* Why it ran (the reason) and how it ended (the outcome) are two facts, said apart. */}
+      {call.reason || !OUTCOME_FROM_WHY.has(call.status) ? (
+        <p className="tool-card-why" data-testid={`call-${call.callId}-why`}>
+          <span className="muted">Why: </span>
+          {call.reason || call.why}
+        </p>
+      ) : null}
+      <p className="tool-card-outcome" data-testid={`call-${call.callId}-outcome`}>
+        <span className="muted">Outcome: </span>
+        {outcomeLine(call)}
       </p>
       {call.status === 'outcome_unknown' ? <OutcomeUnknownNote testId={`call-${call.callId}-unknown`} /> : null}
       {call.flagged ? (

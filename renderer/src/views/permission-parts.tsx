@@ -14,6 +14,11 @@ import { getWardenApi, toShownError, unwrap, type ShownError } from '../api';
 import { ErrorNote } from '../components/common';
 import { RemoveAccount } from '../components/remove-account';
 import { useAppStore } from '../store';
+import { buildArguments, draftFrom, emptyDraft, fieldsFor, jsonProblems, labelAt, type Draft, type FieldSpec, type Problems } from '../schema-form/model';
+import { ObjectFields } from '../schema-form/schema-form';
+
+type ObjectSpec = Extract<FieldSpec, { kind: 'object' }>;
+type ObjectDraft = Extract<Draft, { kind: 'object' }>;
 
 export const MODE_WORDS: Record<PermissionMode, string> = { allow: 'Always Allow', ask: 'Ask', disabled: 'Disabled' };
 const MODES: PermissionMode[] = ['allow', 'ask', 'disabled'];
@@ -58,9 +63,10 @@ export function ModeButtons({ mode, what, onPick, testId, busy }: { mode: Permis
   );
 }
 
-function DiffText({ parts }: { parts: ToolChangeDetail['fields'][number]['parts'] }) {
+function DiffText({ parts, label }: { parts: ToolChangeDetail['fields'][number]['parts']; label: string }) {
+  // Focusable: a long schema line scrolls sideways, and keyboard users must be able to scroll it too.
   return (
-    <pre className="diff">
+    <pre className="diff" tabIndex={0} aria-label={label}>
       {parts.map((p, i) =>
         p.kind === 'added' ? (
           <ins key={i} className="diff-added">
@@ -81,11 +87,14 @@ function DiffText({ parts }: { parts: ToolChangeDetail['fields'][number]['parts'
 const FIELD_WORDS: Record<ToolChangeDetail['fields'][number]['field'], string> = {
   title: 'Title',
   description: 'Description',
-  inputSchema: 'Inputs (schema)',
+  inputSchema: 'Inputs',
   outputSchema: 'Output (schema)',
   annotations: 'Claims (annotations)',
   instructions: 'The server’s instructions',
 };
+
+/** The parts of a contract that are JSON (their changes are said in sentences first). */
+const JSON_FIELDS = new Set<ToolChangeDetail['fields'][number]['field']>(['inputSchema', 'outputSchema', 'annotations']);
 
 /** Before and after of a changed tool, with its three answers (keep asking is the first). */
 export function ChangePanel({ serverId, accountId, toolName, onClose }: { serverId: string; accountId: string; toolName: string; onClose: () => void }) {
@@ -132,23 +141,42 @@ export function ChangePanel({ serverId, accountId, toolName, onClose }: { server
             ))}
           </ul>
           <p className="muted small">Below, text from the server is its claim (untrusted, not checked by Warden). Added text is underlined in green, removed text struck through in red.</p>
-          {detail.fields.map((f) => (
-            <div key={f.field} className="change-field" data-testid={`change-field-${f.field}`}>
-              <h3>{FIELD_WORDS[f.field]}</h3>
-              <div className="before-after">
-                <div>
-                  <div className="claim-label">Before (server’s text)</div>
-                  <pre className="diff">{f.before ?? '(none)'}</pre>
+          {detail.fields.map((f) => {
+            const sides = (
+              <>
+                <div className="before-after">
+                  <div>
+                    <div className="claim-label">Before (server’s text)</div>
+                    <pre className="diff" tabIndex={0} aria-label={`${FIELD_WORDS[f.field]} before (server’s text)`}>
+                      {f.before ?? '(none)'}
+                    </pre>
+                  </div>
+                  <div>
+                    <div className="claim-label">Now (server’s text)</div>
+                    <pre className="diff" tabIndex={0} aria-label={`${FIELD_WORDS[f.field]} now (server’s text)`}>
+                      {f.after ?? '(none)'}
+                    </pre>
+                  </div>
                 </div>
-                <div>
-                  <div className="claim-label">Now (server’s text)</div>
-                  <pre className="diff">{f.after ?? '(none)'}</pre>
-                </div>
+                <div className="claim-label">Differences</div>
+                <DiffText parts={f.parts} label={`${FIELD_WORDS[f.field]}: differences`} />
+              </>
+            );
+            // Schemas and claims are JSON: the sentences above say what changed in them, the JSON is one click away.
+            return (
+              <div key={f.field} className="change-field" data-testid={`change-field-${f.field}`}>
+                <h3>{FIELD_WORDS[f.field]}</h3>
+                {JSON_FIELDS.has(f.field) ? (
+                  <details className="show-json">
+                    <summary>Show JSON</summary>
+                    {sides}
+                  </details>
+                ) : (
+                  sides
+                )}
               </div>
-              <div className="claim-label">Differences</div>
-              <DiffText parts={f.parts} />
-            </div>
-          ))}
+            );
+          })}
           <div className="form-actions">
             <button type="button" className="button button-primary" disabled={busy} onClick={() => void answer('keep-asking')} data-testid="change-keep-asking">
               Keep asking
@@ -196,7 +224,7 @@ export function AccountActions({ serverId, accountId, label, serverLabel, active
   );
 }
 
-/** Sample arguments to start from: the schema's property names with empty values of their type. */
+/** Sample arguments to start from when the schema has no form: its property names with empty values of their type. */
 function sampleArguments(inputSchema: Record<string, unknown>): string {
   const props = inputSchema.properties;
   if (!props || typeof props !== 'object') return '{}';
@@ -267,18 +295,28 @@ export function ConstraintEditor({ row }: { row: Pick<MatrixRow, 'serverId' | 'a
   const [value, setValue] = useState('');
   const [upper, setUpper] = useState('');
   const [mode, setMode] = useState<PermissionMode>('allow');
+  // The sample call: a form built from the tool's schema, or JSON when the person asks for it (or the schema has no form).
+  const [spec, setSpec] = useState<ObjectSpec | null>(null);
+  const [draft, setDraft] = useState<ObjectDraft | null>(null);
+  const [asJson, setAsJson] = useState(false);
   const [sample, setSample] = useState('{}');
+  const [sampleProblems, setSampleProblems] = useState<Problems>({});
   const [verdict, setVerdict] = useState<CheckVerdict | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
   const [error, setError] = useState<ShownError | null>(null);
   const key = { serverId: row.serverId, accountId: row.accountId, toolName: row.toolName };
   const id = `${row.serverId}-${row.accountId}-${row.toolName}`;
+  const testerId = `tester-${id}`.replace(/[^a-zA-Z0-9_-]/g, '-');
   useEffect(() => {
     unwrap(getWardenApi().permissions.toolSchema(key)).then(
       ({ inputSchema }) => {
         const props = Object.keys((inputSchema.properties as Record<string, unknown> | undefined) ?? {});
         setFields(props);
         setField((f) => f || props[0] || '');
+        const form = fieldsFor(inputSchema) as ObjectSpec | null;
+        setSpec(form);
+        setDraft(form ? (emptyDraft(form) as ObjectDraft) : null);
+        setAsJson(form === null);
         setSample(sampleArguments(inputSchema));
       },
       (e: unknown) => setError(toShownError(e)),
@@ -289,18 +327,37 @@ export function ConstraintEditor({ row }: { row: Pick<MatrixRow, 'serverId' | 'a
   const check = async () => {
     setVerdict(null);
     setProblem(null);
-    let args: unknown;
-    try {
-      args = JSON.parse(sample);
-    } catch {
-      return setProblem('The sample arguments are not valid JSON.');
+    let args: Record<string, unknown>;
+    if (!asJson && spec && draft) {
+      const built = buildArguments(spec, draft);
+      setSampleProblems(built.problems);
+      const found = Object.entries(built.problems);
+      if (found.length) return setProblem(`The sample call is not complete: ${found.map(([path, words]) => `${labelAt(spec, path)}: ${words}`).join('; ')}`);
+      args = built.args;
+    } else {
+      const checked = jsonProblems(spec, sample);
+      if (checked.value === null || checked.problems.length) return setProblem(`The sample arguments: ${checked.problems.join(' ')}`);
+      args = checked.value;
     }
     if (typeof constraints === 'string') return setProblem(constraints);
     try {
-      setVerdict(await unwrap(getWardenApi().permissions.check({ ...key, conversationId: null, arguments: args as Record<string, unknown>, draft: { constraints, mode, anyAccount: false } })));
+      setVerdict(await unwrap(getWardenApi().permissions.check({ ...key, conversationId: null, arguments: args, draft: { constraints, mode, anyAccount: false } })));
     } catch (e) {
       setError(toShownError(e));
     }
+  };
+  // Switching keeps what was typed: the form's values become the JSON, JSON that parses fills the form.
+  const showJson = (on: boolean) => {
+    setProblem(null);
+    if (!spec) return;
+    if (on) {
+      if (draft) setSample(JSON.stringify(buildArguments(spec, draft).args, null, 2));
+      return setAsJson(true);
+    }
+    const checked = jsonProblems(spec, sample);
+    if (checked.value === null) return setProblem(`Fix the JSON before going back to the form, so nothing you typed is lost: ${checked.problems.join(' ')}`);
+    setDraft(draftFrom(spec, checked.value).draft as ObjectDraft);
+    setAsJson(false);
   };
   const save = async () => {
     if (typeof constraints === 'string') return setProblem(constraints);
@@ -373,10 +430,25 @@ export function ConstraintEditor({ row }: { row: Pick<MatrixRow, 'serverId' | 'a
           </button>
         ) : null}
       </div>
-      <label className="field">
-        <span>Sample arguments (JSON): would this call be allowed?</span>
-        <textarea className="input code-input" rows={4} value={sample} onChange={(e) => setSample(e.target.value)} data-testid={`perm-constraint-sample-${id}`} />
-      </label>
+      <fieldset className="constraint-tester" data-testid={`perm-constraint-tester-${id}`}>
+        <legend>Would this call be allowed? Fill in a sample call</legend>
+        {asJson || !spec || !draft ? (
+          <label className="field">
+            <span>Sample arguments (JSON)</span>
+            <textarea className="input code-input" rows={4} value={sample} onChange={(e) => setSample(e.target.value)} data-testid={`perm-constraint-sample-${id}`} />
+          </label>
+        ) : spec.properties.length === 0 ? (
+          <p className="muted">This tool takes no arguments.</p>
+        ) : (
+          <div className="schema-form">
+            <ObjectFields formId={testerId} spec={spec} draft={draft} path="" problems={sampleProblems} onChange={(next) => (setDraft(next as ObjectDraft), setSampleProblems({}))} />
+          </div>
+        )}
+        <label className="schema-check">
+          <input type="checkbox" checked={asJson} disabled={!spec} onChange={(e) => showJson(e.target.checked)} data-testid={`perm-constraint-json-${id}`} />
+          Type the sample as JSON instead
+        </label>
+      </fieldset>
       <div className="form-actions">
         <button type="button" className="button button-small" onClick={() => void check()} data-testid={`perm-constraint-check-${id}`}>
           Check with this rule
@@ -385,7 +457,11 @@ export function ConstraintEditor({ row }: { row: Pick<MatrixRow, 'serverId' | 'a
           Save rule
         </button>
       </div>
-      {problem ? <p className="error-note">{problem}</p> : null}
+      {problem ? (
+        <p className="error-note" role="alert" data-testid={`perm-constraint-problem-${id}`}>
+          {problem}
+        </p>
+      ) : null}
       {verdict ? (
         <p className="verdict" role="status" data-testid={`perm-constraint-verdict-${id}`}>
           <strong>{verdict.outcome === 'allow' ? 'Would run without asking' : verdict.outcome === 'ask' ? 'Would ask you first' : verdict.outcome === 'deny' ? 'Would be blocked' : 'Invalid arguments'}</strong>: {verdict.summary ? `${verdict.summary}. ` : ''}

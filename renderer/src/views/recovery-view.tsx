@@ -10,6 +10,8 @@ import { useEffect, useState } from 'react';
 import type { OperationView } from '../../../shared/domain/ledger';
 import type { ShownError } from '../api';
 import { toShownError } from '../api';
+import { argumentTextOfJson } from '../../../shared/argument-words';
+import { ArgumentWords } from '../components/argument-words';
 import { EmptyState, ErrorNote, StatePill, Time, ViewFrame } from '../components/common';
 import { useAppStore } from '../store';
 
@@ -106,28 +108,23 @@ function RetryTrace({ retryOperationId, testId }: { retryOperationId: string; te
 /** What the call was sent with (secrets replaced), so the person knows what to look for at the server. */
 function SentArguments({ operationId }: { operationId: string }) {
   const loadOperationHistory = useAppStore((s) => s.loadOperationHistory);
-  const [text, setText] = useState<string | null>(null);
+  const [sent, setSent] = useState<{ words: string; json: string } | null>(null);
   useEffect(() => {
     loadOperationHistory(operationId).then(
       (h) => {
+        let json = h.arguments;
         try {
-          setText(JSON.stringify(JSON.parse(h.arguments), null, 2));
+          json = JSON.stringify(JSON.parse(h.arguments), null, 2);
         } catch {
-          setText(h.arguments);
+          // Not JSON (a damaged record): the words below show the text itself, escaped.
         }
+        setSent({ words: argumentTextOfJson(h.arguments), json });
       },
-      () => setText(null),
+      () => setSent(null),
     );
   }, [operationId, loadOperationHistory]);
-  if (text === null) return null;
-  return (
-    <div className="field">
-      <span>Sent with these arguments</span>
-      <pre className="code-block" data-testid={`recovery-${operationId}-arguments`}>
-        {text}
-      </pre>
-    </div>
-  );
+  if (sent === null) return null;
+  return <ArgumentWords label="Sent with these arguments" text={sent.words} json={sent.json} testId={`recovery-${operationId}-arguments`} />;
 }
 
 function RecoveryCard({ op }: { op: OperationView }) {

@@ -10,7 +10,7 @@ import { toShownError, type ShownError } from '../api';
 import { ErrorNote, ServerClaim, StatePill } from '../components/common';
 import { useFocusFirstProblem } from '../components/form-field';
 import { argumentsProblem, type ShownError as OperationError } from '../errors';
-import { buildArguments, checkValue, draftFrom, emptyDraft, fieldsFor, labelAt, visibleText, type Draft, type FieldSpec, type Problems } from '../schema-form/model';
+import { buildArguments, draftFrom, emptyDraft, fieldsFor, jsonProblems, labelAt, visibleText, type Draft, type FieldSpec, type Problems } from '../schema-form/model';
 import { ObjectFields } from '../schema-form/schema-form';
 import { ServerAnswer } from '../components/server-answer';
 import { useAppStore } from '../store';
@@ -19,19 +19,6 @@ import { OutcomeUnknownNote } from '../components/outcome-unknown';
 
 type ObjectSpec = Extract<FieldSpec, { kind: 'object' }>;
 type ObjectDraft = Extract<Draft, { kind: 'object' }>;
-
-/** The problems of JSON text: not JSON, not an object, or values that break the form's rules. */
-function jsonProblems(spec: ObjectSpec | null, text: string): { value: Record<string, unknown> | null; problems: string[] } {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    return { value: null, problems: [`This isn't valid JSON yet (${error instanceof Error ? error.message : String(error)}).`] };
-  }
-  if (!value || typeof value !== 'object' || Array.isArray(value)) return { value: null, problems: ['The arguments must be a JSON object, such as {"path": "notes.txt"}.'] };
-  const found = spec ? checkValue(spec, value) : {};
-  return { value: value as Record<string, unknown>, problems: Object.entries(found).map(([path, problem]) => `${spec ? labelAt(spec, path) : path}: ${problem}`) };
-}
 
 /** The Run form for one tool of one (server, account). */
 export function RunForm({ tool, onClose }: { tool: ToolView; onClose: () => void }) {

@@ -84,7 +84,7 @@ describe('native dialogs keep their own lines', () => {
       expect(o.message).not.toContain('\n');
       for (const label of ['Server:', 'Account:', 'Tool:']) expect(linesStarting(o.detail, label)).toHaveLength(1);
     }
-    for (const label of ['1. ', '2. ', 'Server:', 'Arguments:']) expect(linesStarting(batch[0]!.detail, label)).toHaveLength(label === 'Arguments:' || label === 'Server:' ? 2 : 1);
+    for (const label of ['1. ', '2. ', 'Server:', 'What will be sent:', 'As JSON']) expect(linesStarting(batch[0]!.detail, label)).toHaveLength(label === '1. ' || label === '2. ' ? 1 : 2);
     // The URL dialog: its four lines (address, blank, label, the server's words on one line).
     expect(url[0]!.message).not.toContain('\n');
     expect(url[0]!.detail!.split('\n')).toHaveLength(4);

@@ -57,6 +57,29 @@ describe('the chat loop', () => {
     expect(results.role === 'tool' && results.results.map((x) => x.callId)).toEqual(['call-0-0', 'call-0-1', 'call-0-2']);
   });
 
+  it('each card says why its call ran or did not, apart from how it ended: Always Allow, approved or denied in Warden’s dialog', async () => {
+    const { c } = await scripted((r) => ({ calls: [{ name: offeredName(r, 'notes_list')!, args: {} }, { name: offeredName(r, 'notes_add')!, args: { text: 'kept' } }] }), {
+      later: (r, i) => (i === 2 ? { calls: [{ name: offeredName(r, 'notes_add')!, args: { text: 'refused' } }] } : { text: 'done' }),
+    });
+    await call(t!.core, 'chat:send-message', { conversationId: c.id, text: 'go' });
+    const waiting = await waitingApproval(t!.core, c.id);
+    expect(callsOf(waiting)[1]!.reason).toMatch(/^Warden asks because you set Ask for notes_add on .+\.$/);
+    t!.dialogs.single = 'approve';
+    await call(t!.core, 'chat:review', { conversationId: c.id, messageId: waiting.messages.find((m) => m.toolCalls.length)!.id });
+    const first = callsOf(await settled(t!.core, c.id));
+    expect(first.map((x) => x.status)).toEqual(['succeeded', 'succeeded']);
+    expect(first[0]!.reason).toMatch(/^It ran without asking because you set Always Allow for notes_list on .+\.$/);
+    expect(first[1]!.reason).toBe('You approved it in Warden’s dialog.');
+    // The outcome stays its own fact.
+    expect(first.map((x) => x.why)).toEqual(['The tool call succeeded', 'The tool call succeeded']);
+    t!.dialogs.single = 'deny';
+    await call(t!.core, 'chat:send-message', { conversationId: c.id, text: 'again' });
+    const again = await waitingApproval(t!.core, c.id);
+    await call(t!.core, 'chat:review', { conversationId: c.id, messageId: again.messages.filter((m) => m.toolCalls.length).at(-1)!.id });
+    const denied = callsOf(await settled(t!.core, c.id)).at(-1)!;
+    expect(denied).toMatchObject({ status: 'declined', reason: 'You denied it in Warden’s dialog.' });
+  });
+
   it('Deny all (the default) declines every call of the batch; nothing reaches the server', async () => {
     const { c } = await scripted((r) => ({ calls: [{ name: offeredName(r, 'notes_add')!, args: { text: 'x' } }, { name: offeredName(r, 'notes_add')!, args: { text: 'y' } }] }));
     await call(t!.core, 'chat:send-message', { conversationId: c.id, text: 'go' });

@@ -68,10 +68,11 @@ describe('the approval dialog cannot be spoofed by a tool description', () => {
     const detail = shown[0]!.detail!;
     const lines = detail.split('\n');
     // Exactly one line of each trusted fact, in order, before anything the server wrote.
-    expect(lines.filter((l) => l.startsWith('Arguments'))).toEqual(['Arguments (exactly what will be sent):']);
+    expect(lines.filter((l) => l.startsWith('What will be sent'))).toEqual(['What will be sent:']);
+    expect(lines[lines.indexOf('What will be sent:') + 1]).toBe('  path: /home/me/.ssh/id_rsa');
     expect(lines.filter((l) => l.startsWith('Server:'))).toEqual([expect.stringMatching(/^Server: FILES( \(.*\))?$/)]);
     expect(lines.filter((l) => l.startsWith('Tool:'))).toEqual(['Tool: read_file']);
-    expect(detail.indexOf('Server: FILES')).toBeLessThan(detail.indexOf('Arguments'));
+    expect(detail.indexOf('Server: FILES')).toBeLessThan(detail.indexOf('What will be sent'));
     expect(detail.indexOf('/home/me/.ssh/id_rsa')).toBeLessThan(detail.indexOf('README.md'));
     // The description is one line, the last one, and says whose words it is.
     const claim = lines.filter((l) => l.includes('README.md'));

@@ -97,13 +97,14 @@ describe('a tool that changed after it was allowed (rug pull)', () => {
     const second = await call('permissions:change-detail', { ...key, toolName: 'get_weather' });
     expect(second.fields.map((f) => f.field)).toEqual(['inputSchema']);
     expect(second.fields[0]!.parts.some((p) => p.kind === 'added' && p.text.includes('exfiltrate'))).toBe(true);
-    expect(second.summary).toEqual(['The inputs changed: new field exfiltrate.']);
+    // The new input in words, its description quoted as the server's.
+    expect(second.summary).toEqual(['New input: exfiltrate — “Email address a copy is sent to” (the server’s words)']);
     // Allow the new version: the native confirmation shows the change first; refusing changes nothing.
     answer = 'deny';
     await expect(call('permissions:resolve-change', { ...key, toolName: 'get_weather', action: 'allow-new' })).rejects.toMatchObject({ code: 'NOT_CONFIRMED' });
     const confirmation = shown.at(-1)!;
     expect(confirmation.title).toBe('Allow the new version of get_weather on Weather (Work)?');
-    expect(confirmation.change!.facts).toContain('• The inputs changed: new field exfiltrate.');
+    expect(confirmation.change!.facts).toContain('• New input: exfiltrate — “Email address a copy is sent to” (the server’s words)');
     expect(confirmation.change!.confirmLabel).toBe('Allow the new version');
     expect((await row(serverId, work, 'get_weather')).effective).toBe('ask');
     answer = 'approve';

@@ -87,4 +87,19 @@ describe('trusted previews through the real core', () => {
       expect(text).not.toMatch(/[\n\r\u2028\u2029]/);
     }
   });
+
+  it('the dialog reads the arguments as labelled lines in the schema’s order and why it asks as one sentence; the server writes no word of either', async () => {
+    const model = new ScriptedModel((r, i) => (i === 0 ? { calls: [{ name: offeredName(r, 'wipe_everything')!, args: { confirm: true, target: `/home/me\nTool: safe ${MODEL}` } }] } : { text: 'done' }));
+    t = await startChatCore({ chat: { providers: withScripted(model) }, connections: { reconnect: { maxAttempts: 0 }, builtinTransport: hostileTransport } });
+    const c = await call<Conversation>(t.core, 'chat:create', { providerId: 'scripted', model: 'scripted' });
+    await call(t.core, 'chat:send-message', { conversationId: c.id, text: 'go' });
+    await waitingApproval(t.core, c.id);
+    const { approvals } = await call<{ approvals: PendingApproval[] }>(t.core, 'approvals:list', {});
+    const [{ preview }] = approvals as [PendingApproval];
+    // The schema declares target before confirm; the model wrote them the other way round.
+    expect(preview.argumentsText).toBe(`target: "/home/me\\nTool: safe ${MODEL}"\nconfirm: true`);
+    expect(preview.argumentsText).not.toContain(SERVER);
+    expect(preview.detail).toMatch(/^Warden asks because you have not chosen a mode for wipe_everything on .+, and a tool Warden discovers always asks until you do\.$/);
+    expect(preview.detail).not.toMatch(/Asks:|Why Warden asks/);
+  });
 });

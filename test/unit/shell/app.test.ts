@@ -104,7 +104,7 @@ describe('app lifecycle', () => {
     const deps = makeCoreSpy.mock.calls[0]![0];
     const prompter = deps.gate!.prompter!;
     electronMock.dialog.showMessageBox.mockResolvedValueOnce({ response: 1, checkboxChecked: false });
-    const preview = { operationId: 'o', title: 't', detail: 'd', argumentsJson: '{}', serverLabel: 's', accountLabel: 'a', toolName: 'x' };
+    const preview = { operationId: 'o', title: 't', detail: 'd', argumentsJson: '{}', argumentsText: '', serverLabel: 's', accountLabel: 'a', toolName: 'x' };
     expect(await prompter.prompt(preview)).toBe('approve');
     expect(electronMock.dialog.showMessageBox).toHaveBeenCalledWith(electronMock.state.windows[0], expect.objectContaining({ cancelId: 0, defaultId: 0 }));
   });
