@@ -76,7 +76,7 @@ export function CallDetails({ call, history }: { call: ActivityCall; history: Op
   return (
     <div className="call-details" data-testid="activity-call-details">
       <section aria-label={ran ? 'Why did this run?' : 'Why did this not run?'} data-testid="activity-why">
-        <h3>{ran ? 'Why did this run?' : 'Why did this not run?'}</h3>
+        <h2 className="call-section-title">{ran ? 'Why did this run?' : 'Why did this not run?'}</h2>
         <dl className="facts">
           <dt>Asked by</dt>
           <dd>{askedByWords(call.askedBy)}</dd>
@@ -95,7 +95,7 @@ export function CallDetails({ call, history }: { call: ActivityCall; history: Op
         </dl>
       </section>
       <section aria-label="What happened" data-testid="activity-timeline">
-        <h3>What happened</h3>
+        <h2 className="call-section-title">What happened</h2>
         <ol className="event-list">
           {history.events.map((e) => (
             <li key={e.seq} data-type={e.type} data-to={e.to ?? ''}>

@@ -49,8 +49,9 @@ export function ModeRadios({
 }) {
   const [pending, setPending] = useState<PermissionMode | null>(null);
   const checked = pending ?? value;
+  // Choosing the mode a target only follows makes it the target's own (it stays when the one it follows changes).
   const pick = (m: PermissionMode) => {
-    if (locked || m === checked) return;
+    if (locked || (m === checked && own) || pending) return;
     setPending(m);
     void onPick(m).finally(() => setPending(null));
   };
