@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { defineChannels, defineEvents } from '../contract-kit';
 import { Decision, PermissionMode } from '../domain/operations';
-import { ArgumentConstraint, PinStatus } from '../domain/policy';
+import { ArgumentConstraint, PinStatus, RuleOrigin } from '../domain/policy';
 
 const Id = z.string().min(1).max(200);
 
@@ -39,6 +39,13 @@ export const MatrixRow = z.object({
   /** The person's tool-level mode for this identity, or null when none is set. */
   mode: PermissionMode.nullable(),
   ruleId: z.string().nullable(),
+  /** Who set the tool's own mode (null when it has none): only `person` is "you set". */
+  setBy: RuleOrigin.nullable().optional(),
+  /**
+   * The mode the tool follows when it has none of its own: its account's, its server's, your
+   * default for every server, or the default in Settings (Ask unless Disabled was chosen).
+   */
+  inheritedMode: PermissionMode.optional(),
   effective: Decision,
   explanation: z.string(),
   layer: z.string(),
@@ -85,6 +92,8 @@ export const MatrixAccount = z.object({
   /** The person's mode for every tool of this account (a server rule for this account), or null. */
   mode: PermissionMode.nullable(),
   ruleId: z.string().nullable(),
+  /** What its tools follow when this account has no mode of its own (its server's, or the defaults). */
+  inheritedMode: PermissionMode.optional(),
   /** What tools without their own mode get, in words ("Ask: you set Ask for all tools of Files"). */
   explanation: z.string(),
   /** The folders this account gave the server (its roots). */
@@ -101,6 +110,8 @@ export const MatrixServer = z.object({
   /** The person's mode for every tool of every account of this server, or null. */
   mode: PermissionMode.nullable(),
   ruleId: z.string().nullable(),
+  /** What its tools follow when this server has no mode of its own (your default for every server, or Settings'). */
+  inheritedMode: PermissionMode.optional(),
   explanation: z.string(),
   /** What the organization's policy does to the whole server, if anything. */
   orgLock: z.enum(['forbid', 'ask']).nullable(),

@@ -69,12 +69,24 @@ export const UserRuleScope = z.discriminatedUnion('kind', [
 ]);
 export type UserRuleScope = z.infer<typeof UserRuleScope>;
 
+/**
+ * Who put a user rule in place: the person in Warden's own screens, the demo server's starting
+ * rules, or an import.
+ *
+ * Why it is kept with the rule: explanations say "you set" only for what the person chose; a rule
+ * the demo seeded is the demo's until the person changes it. Absent on rules written before this
+ * was recorded (and on hand-written settings files): read as the person's.
+ */
+export const RuleOrigin = z.enum(['person', 'demo', 'import']);
+export type RuleOrigin = z.infer<typeof RuleOrigin>;
+
 /** A person's rule. `mode` is raw: anything but allow/ask/disabled is read as disabled. */
 export const UserRule = z.object({
   id: z.string().min(1),
   scope: UserRuleScope,
   mode: z.unknown(),
   pin: GrantPin.nullable().default(null),
+  setBy: RuleOrigin.optional(),
 });
 export type UserRule = z.infer<typeof UserRule>;
 

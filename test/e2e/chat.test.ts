@@ -128,7 +128,7 @@ describe('chat in a real browser against the real core and the demo server', () 
     expect(notes()).toEqual(['Welcome to Warden. Every tool call goes through the gate first.']);
     await page.getByTestId('chat-tools-toggle').click();
     const row = page.getByTestId('chat-tool-notes_delete');
-    expect(await row.innerText()).toMatch(/Deny[\s\S]*not offered/);
+    expect(await row.innerText()).toMatch(/Disabled[\s\S]*not offered/);
     await page.getByTestId('chat-tools-toggle').click();
     const last = page.locator('.msg-assistant').last();
     expect(await last.innerText()).toMatch(/not permitted, so nothing was deleted/);
@@ -139,7 +139,7 @@ describe('chat in a real browser against the real core and the demo server', () 
     await page.getByTestId('nav-activity').click();
     const row = page.locator('[data-testid="activity-row"]').filter({ hasText: 'notes_delete' });
     await row.first().waitFor({ timeout: 15_000 });
-    expect(await row.first().locator('.pill').first().innerText()).toBe('Deny');
+    expect(await row.first().locator('.pill').first().innerText()).toBe('Disabled');
     await row.first().getByTestId('activity-row-toggle').click();
     const why = await page.getByTestId('activity-call-details').getByTestId('activity-why').innerText();
     expect(why).toContain('Why did this not run?');

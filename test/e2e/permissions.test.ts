@@ -68,7 +68,7 @@ async function shots(name: string, focus?: string): Promise<void> {
   await page.setViewportSize({ width: 1280, height: 800 });
 }
 
-/** Serious or critical axe-core violations inside one view (colour contrast included), at both sizes, light and dark. */
+/** Moderate, serious or critical axe-core violations inside one view (colour contrast included), at both sizes, light and dark. */
 async function axe(view: string): Promise<Array<{ id: string; impact: string; nodes: string[] }>> {
   await page.evaluate(await readFile(`${root}node_modules/axe-core/axe.min.js`, 'utf8'));
   const found: Array<{ id: string; impact: string; nodes: string[] }> = [];
@@ -83,12 +83,19 @@ async function axe(view: string): Promise<Array<{ id: string; impact: string; no
       const v = (await page.evaluate(
         `axe.run(document.querySelector('[data-testid="view-${view}"]'), { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')) })))`,
       )) as Array<{ id: string; impact: string; nodes: string[] }>;
-      found.push(...v.filter((x) => x.impact === 'serious' || x.impact === 'critical').map((x) => ({ ...x, id: `${x.id} (${w}x${h} ${scheme})` })));
+      found.push(...v.filter((x) => x.impact === 'moderate' || x.impact === 'serious' || x.impact === 'critical').map((x) => ({ ...x, id: `${x.id} (${w}x${h} ${scheme})` })));
     }
   }
   await page.emulateMedia({ colorScheme: 'light' });
   await page.setViewportSize({ width: 1280, height: 800 });
   return found;
+}
+
+/** How many Tab stops the element with this test id holds (focusable, not taken out of the Tab order, not disabled). */
+async function tabStops(testId: string): Promise<number> {
+  return (await page.evaluate(
+    `[...document.querySelector('[data-testid="${testId}"]').querySelectorAll('button, input, select, textarea, a[href], [tabindex]')].filter((x) => x.tabIndex >= 0 && !x.disabled).length`,
+  )) as number;
 }
 
 describe('Permissions and Approvals, read as a person would, against the real core', () => {
@@ -134,7 +141,7 @@ describe('Permissions and Approvals, read as a person would, against the real co
     expect(await server.innerText()).toContain('Weather');
     expect(await server.innerText()).toContain('A program on this computer');
     const personalHead = page.getByTestId(`perm-account-${serverId}-${personal}`);
-    expect(await personalHead.innerText()).toMatch(/Personal[\s\S]*Not connected · never connected/);
+    expect(await personalHead.innerText()).toMatch(/Personal[\s\S]*Not connected/);
     expect(await page.getByText('Never connected: connect it in Servers to see its tools').count()).toBe(1);
     expect(await page.getByTestId(`perm-account-${serverId}-${work}-active`).innerText()).toBe('Active account');
     expect(await page.getByTestId(`perm-account-${serverId}-${personal}-active`).count()).toBe(0);
@@ -142,7 +149,10 @@ describe('Permissions and Approvals, read as a person would, against the real co
     const text = await page.getByTestId('view-permissions').innerText();
     expect(text).not.toContain(serverId);
     expect(text).not.toContain(work);
-    expect(await page.getByTestId(`perm-explain-${tool('get_weather')}`).innerText()).toBe('Asks: you have not chosen a mode for get_weather on Weather (Work), and a tool Warden discovers always asks until you do');
+    // Why it asks is one click away, in the row's details.
+    await page.getByTestId(`perm-details-${tool('get_weather')}`).click();
+    expect(await page.getByTestId(`perm-explain-${tool('get_weather')}`).innerText()).toBe('Asks: you have not chosen a mode for get_weather on Weather (Work), and a tool Warden discovers always asks until you do.');
+    await page.getByTestId(`perm-details-${tool('get_weather')}`).click();
     await shots('permissions-grouped');
     await page.setViewportSize({ width: 800, height: 600 });
     const box = await page.getByTestId(`perm-mode-${tool('get_weather')}-disabled`).boundingBox();
@@ -152,35 +162,50 @@ describe('Permissions and Approvals, read as a person would, against the real co
     expect(await axe('permissions')).toEqual([]);
   });
 
-  it('arrow keys only move between the modes; Enter commits, says what it did, and Undo puts it back', async () => {
+  it('one Tab stop per row: Tab goes from row to row; Left and Right choose the mode through the real core (lifting Disabled is confirmed natively); Undo puts it back', async () => {
     const mode = page.getByTestId(`perm-mode-${tool('get_weather')}`);
+    // Two tools, one server and two accounts: one stop per tool, a collapse button and the modes per group.
+    expect(await tabStops('perm-body')).toBe(2 + 3 * 2);
+    for (const name of ['get_weather', 'next_stage']) expect(await tabStops(`perm-row-${tool(name)}`)).toBe(1);
+    await page.getByTestId(`perm-mode-${tool('get_weather')}-ask`).focus();
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate('document.activeElement.closest("[data-testid^=perm-row-]")?.getAttribute("data-testid")')).toBe(`perm-row-${tool('next_stage')}`);
+    await page.keyboard.press('Shift+Tab');
     const before = prompts.length;
-    await page.getByTestId(`perm-mode-${tool('get_weather')}-allow`).focus();
-    await page.keyboard.press('ArrowRight');
-    await page.keyboard.press('ArrowRight');
+    // Left from Ask wraps to Disabled: stricter, so no dialog.
     await page.keyboard.press('ArrowLeft');
-    await page.keyboard.press('ArrowDown');
+    await expect.poll(() => mode.getAttribute('data-mode'), { timeout: 15_000 }).toBe('disabled');
     expect(await page.evaluate('document.activeElement.textContent')).toBe('Disabled');
-    await page.waitForTimeout(300);
-    expect(await mode.getAttribute('data-mode')).toBe('default');
+    expect(core!.gate.policy.current().user).toMatchObject([{ scope: { kind: 'tool', toolName: 'get_weather' }, mode: 'disabled', setBy: 'person' }]);
     expect(prompts.length).toBe(before);
-    expect(core!.gate.policy.current().user).toEqual([]);
-    await page.keyboard.press('ArrowLeft');
-    await page.keyboard.press('Enter');
+    // Right from Disabled wraps to Ask: lifting a Disabled asks less, so Warden's own dialog confirms it.
+    await page.keyboard.press('ArrowRight');
     await expect.poll(() => mode.getAttribute('data-mode'), { timeout: 15_000 }).toBe('ask');
+    expect(prompts.length).toBe(before + 1);
+    expect(core!.gate.policy.current().user).toMatchObject([{ mode: 'ask' }]);
     expect(await page.getByTestId('perm-last-change').innerText()).toMatch(/^Done: get_weather on Weather \(Work\) set to Ask\.\s*Undo$/);
-    await page.getByTestId('perm-undo').click();
+    // Refused in the dialog: the control goes back to what the core holds.
+    answer = 'deny';
+    await page.keyboard.press('ArrowRight');
+    await expect.poll(() => prompts.length, { timeout: 15_000 }).toBe(before + 2);
+    await expect.poll(() => page.getByTestId(`perm-mode-${tool('get_weather')}-ask`).getAttribute('aria-checked'), { timeout: 15_000 }).toBe('true');
+    expect(core!.gate.policy.current().user).toMatchObject([{ mode: 'ask' }]);
+    answer = 'approve';
+    // Enter opens the row's details, where the person's own mode can be removed.
+    await page.getByTestId(`perm-mode-${tool('get_weather')}-ask`).focus();
+    await page.keyboard.press('Enter');
+    expect(await page.getByTestId(`perm-details-body-${tool('get_weather')}`).innerText()).toContain('You set this mode.');
+    await page.getByTestId(`perm-mode-${tool('get_weather')}-default`).click();
     await expect.poll(() => mode.getAttribute('data-mode'), { timeout: 15_000 }).toBe('default');
     expect(core!.gate.policy.current().user).toEqual([]);
+    await page.getByTestId(`perm-details-${tool('get_weather')}`).click();
   });
 
-  it('bulk: two selected tools set to Always Allow with ONE native confirmation that names both', async () => {
-    await page.getByTestId(`perm-select-${tool('get_weather')}`).check();
-    await page.getByTestId(`perm-select-${tool('next_stage')}`).check();
+  it('bulk: the two tools shown set to Always Allow with ONE native confirmation that names both', async () => {
     const before = prompts.length;
-    await page.getByTestId('perm-bulk-allow').click();
-    await expect.poll(() => page.getByTestId(`perm-effective-${tool('get_weather')}`).innerText(), { timeout: 15_000 }).toBe('Allow');
-    expect(await page.getByTestId(`perm-effective-${tool('next_stage')}`).innerText()).toBe('Allow');
+    await page.getByTestId('perm-bulk').selectOption('allow');
+    await expect.poll(() => page.getByTestId(`perm-row-${tool('get_weather')}`).getAttribute('data-effective'), { timeout: 15_000 }).toBe('allow');
+    expect(await page.getByTestId(`perm-row-${tool('next_stage')}`).getAttribute('data-effective')).toBe('allow');
     expect(prompts.length).toBe(before + 1);
     expect(prompts.at(-1)!.title).toBe('Change 2 permissions so that Warden asks you less?');
     expect(prompts.at(-1)!.change!.facts.slice(0, 2)).toEqual(['• every call of get_weather on Weather (Work): Always Allow', '• every call of next_stage on Weather (Work): Always Allow']);
@@ -189,8 +214,8 @@ describe('Permissions and Approvals, read as a person would, against the real co
   it('a tool that changed after it was allowed is flagged and listed; its before/after shows the server’s text as its claim; allowing the new version is confirmed natively', async () => {
     await core!.gate.gate.request({ source: 'user', serverId, accountId: work, toolName: 'next_stage', arguments: {} });
     await page.getByTestId('perm-changed-list').waitFor({ timeout: 30_000 });
-    expect(await page.getByTestId(`perm-changed-${tool('get_weather')}`).innerText()).toBe('Changed since you allowed it: see what changed');
-    expect(await page.getByTestId(`perm-effective-${tool('get_weather')}`).innerText()).toBe('Ask');
+    expect(await page.getByTestId(`perm-changed-${tool('get_weather')}`).innerText()).toBe('Changed since you allowed it');
+    expect(await page.getByTestId(`perm-row-${tool('get_weather')}`).getAttribute('data-effective')).toBe('ask');
     await page.getByTestId(`perm-open-change-${tool('get_weather')}`).click();
     const panel = page.getByTestId('change-panel');
     await panel.getByTestId('change-field-description').waitFor({ timeout: 15_000 });
@@ -207,11 +232,11 @@ describe('Permissions and Approvals, read as a person would, against the real co
     await expect.poll(() => prompts.at(-1)?.title, { timeout: 15_000 }).toBe('Allow the new version of get_weather on Weather (Work)?');
     expect(prompts.at(-1)!.change!.facts[0]).toBe('It changed since you allowed it. What changed:');
     await panel.getByTestId('change-panel-error').waitFor();
-    expect(await page.getByTestId(`perm-effective-${tool('get_weather')}`).innerText()).toBe('Ask');
+    expect(await page.getByTestId(`perm-row-${tool('get_weather')}`).getAttribute('data-effective')).toBe('ask');
     answer = 'approve';
     await panel.getByTestId('change-allow-new').click();
     await page.getByTestId('change-panel').waitFor({ state: 'detached', timeout: 15_000 });
-    await expect.poll(() => page.getByTestId(`perm-effective-${tool('get_weather')}`).innerText(), { timeout: 15_000 }).toBe('Allow');
+    await expect.poll(() => page.getByTestId(`perm-row-${tool('get_weather')}`).getAttribute('data-effective'), { timeout: 15_000 }).toBe('allow');
     expect(await page.getByTestId('perm-changed-list').count()).toBe(0);
 
     // Then its inputs change: said in sentences, the new input's description quoted as the
@@ -390,6 +415,8 @@ describe('Permissions and Approvals, read as a person would, against the real co
   it('making an account active says so; removing one needs a confirmation that says what is deleted', async () => {
     await page.getByTestId('nav-permissions').click();
     const prefix = `perm-account-${serverId}-${personal}`;
+    // Its actions are in its details, one click on its name away.
+    await page.getByTestId(`perm-account-details-${serverId}-${personal}`).click();
     await page.getByTestId(`${prefix}-activate`).click();
     await expect.poll(() => page.getByTestId('perm-last-change').innerText(), { timeout: 15_000 }).toBe('Personal is now the active account of Weather: its tools are the ones offered. Nothing was waiting for approval on the other accounts.');
     await page.getByTestId(`${prefix}-active`).waitFor({ timeout: 15_000 });

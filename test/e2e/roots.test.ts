@@ -162,11 +162,13 @@ describe('the folders a server may work in, as a person sees them', () => {
     const server = page.getByTestId(`perm-server-${key.serverId}`);
     await server.waitFor();
     expect(await page.getByTestId(`perm-server-roots-${key.serverId}`).innerText()).toBe('Kept inside its folders');
+    // What that means is in the server's details and the tool's, one click on a name away.
+    await page.getByTestId(`perm-server-details-${key.serverId}`).click();
     expect(await page.getByTestId(`perm-server-roots-explain-${key.serverId}`).innerText()).toContain('a call with a path outside them asks first');
-    const rowRoots = page.getByTestId(`perm-roots-${key.serverId}-${key.accountId}-read_text_file`);
-    expect(await rowRoots.innerText()).toContain('Calls with a path (path) outside Home’s folder ask first');
     // The server's long description is shown whole once the row is opened (as a person would).
     await page.getByTestId(`perm-details-${key.serverId}-${key.accountId}-read_text_file`).click();
+    const rowRoots = page.getByTestId(`perm-roots-${key.serverId}-${key.accountId}-read_text_file`);
+    expect(await rowRoots.innerText()).toContain('Calls with a path (path) outside Home’s folder ask first');
     await look(page, 'permissions-roots-enforced', { focus: server });
 
     // A compromised page calls the bridge directly: the person says no in the native dialog.

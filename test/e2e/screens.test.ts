@@ -4,7 +4,7 @@
  * settings file and the real keychain.
  *
  * Each screen goes through `look` (test/helpers/look.ts): screenshots at 1280×800 and 800×600 in
- * the light and the dark theme, axe-core with no serious or critical violation, and nothing cut
+ * the light and the dark theme, axe-core with no moderate, serious or critical violation, and nothing cut
  * off. On top of that: every empty state says what to do next, the sidebar collapses and
  * remembers it, the themes really differ, Settings changes what the core does (approval expiry,
  * the default mode, with the native confirmation standing in for main's dialog), "Check now"
@@ -101,13 +101,13 @@ describe('every view as a new user sees it, in both themes and at both sizes', (
     );
   });
 
-  it('the look helper really catches clipped text, content past the window edge and unlabelled controls', async () => {
+  it('the look helper really catches clipped text, content past the window edge, unlabelled controls and moderate findings such as skipped heading levels', async () => {
     await open('chat');
     await page.evaluate(`(() => {
       const view = document.querySelector('[data-testid="view-chat"]');
       const probe = document.createElement('div');
       probe.id = 'look-probe';
-      probe.innerHTML = '<span class="cell-ellipsis-probe">' + 'a very long explanation '.repeat(20) + '</span><input type="text"><div class="wide-probe">wide</div>';
+      probe.innerHTML = '<span class="cell-ellipsis-probe">' + 'a very long explanation '.repeat(20) + '</span><input type="text"><div class="wide-probe">wide</div><h6>A heading that skips levels</h6>';
       view.appendChild(probe);
       const clip = probe.querySelector('.cell-ellipsis-probe');
       clip.style.cssText = 'display:block;width:80px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap';
@@ -119,6 +119,8 @@ describe('every view as a new user sees it, in both themes and at both sizes', (
       expect(layout).toContain('text cut off with an ellipsis');
       expect(layout).toMatch(/sticks out past the right edge|scrolls sideways/);
       expect(report.axe.flatMap((a) => a.violations.map((v) => v.id))).toContain('label');
+      // Moderate findings count too: a heading that skips levels is one.
+      expect(report.axe.flatMap((a) => a.violations.map((v) => v.id))).toContain('heading-order');
       expect(report.axe.map((a) => a.scheme).sort()).toEqual(['dark', 'dark', 'light', 'light']);
     } finally {
       await page.evaluate(`document.getElementById('look-probe')?.remove()`);

@@ -1,6 +1,6 @@
 /**
  * Screenshots of one screen at 1280×800 and 800×600 in the light and dark colour schemes, with
- * axe-core's serious and critical findings for each (test code only).
+ * axe-core's moderate, serious and critical findings for each (test code only).
  */
 import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -17,7 +17,7 @@ let axeSource: string | null = null;
 
 /**
  * Saves `<name>-<w>x<h>-<scheme>.png` for both sizes and schemes, scrolled to `focus` (a test id)
- * when given, and returns axe's serious/critical violations found on the way (empty: none) in the
+ * when given, and returns axe's moderate, serious and critical violations found on the way (empty: none) in the
  * parts these screens are about: the view with its banners (`main`) and the navigation.
  */
 export async function screens(page: Page, name: string, focus?: string): Promise<string[]> {
@@ -35,7 +35,7 @@ export async function screens(page: Page, name: string, focus?: string): Promise
         await page.screenshot({ path: path.join(RESULTS_DIR, `${name}-${size.width}x${size.height}-${scheme}.png`) });
         if (!(await page.evaluate(`typeof window.axe !== 'undefined'`))) await page.evaluate(axeSource);
         const violations = (await page.evaluate(
-          `axe.run({ include: [['main'], ['nav']] }, { resultTypes: ['violations'] }).then((r) => r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id + ': ' + v.help + ' at ' + v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')))`,
+          `axe.run({ include: [['main'], ['nav']] }, { resultTypes: ['violations'] }).then((r) => r.violations.filter((v) => v.impact === 'moderate' || v.impact === 'serious' || v.impact === 'critical').map((v) => v.id + ': ' + v.help + ' at ' + v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')))`,
         )) as string[];
         found.push(...violations.map((v) => `${name} ${size.width}x${size.height} ${scheme}: ${v}`));
       }

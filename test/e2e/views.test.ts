@@ -168,7 +168,7 @@ describe('the views in a real browser against the real core and a real stdio ser
     await mode.waitFor();
     await page.getByTestId(`perm-mode-${serverId}-${accountId}-close_issue-ask`).click();
     await expect.poll(() => mode.getAttribute('data-mode'), { timeout: 15_000 }).toBe('ask');
-    expect(await page.getByTestId(`perm-effective-${serverId}-${accountId}-close_issue`).innerText()).toBe('Ask');
+    expect(await page.getByTestId(`perm-row-${serverId}-${accountId}-close_issue`).getAttribute('data-effective')).toBe('ask');
     await shot('permissions');
 
     await page.getByTestId('nav-servers').click();
@@ -202,7 +202,7 @@ describe('the views in a real browser against the real core and a real stdio ser
   it('Always Allow (confirmed in the native-dialog stand-in) lets the next run through: the server gets exactly one call', async () => {
     await page.getByTestId('nav-permissions').click();
     await page.getByTestId(`perm-mode-${serverId}-${accountId}-close_issue-allow`).click();
-    await expect.poll(() => page.getByTestId(`perm-effective-${serverId}-${accountId}-close_issue`).innerText(), { timeout: 15_000 }).toBe('Allow');
+    await expect.poll(() => page.getByTestId(`perm-row-${serverId}-${accountId}-close_issue`).getAttribute('data-effective'), { timeout: 15_000 }).toBe('allow');
     expect(prompts.some((p) => p.toolName === 'close_issue' && p.title.startsWith('Always allow'))).toBe(true);
 
     await page.getByTestId('nav-servers').click();

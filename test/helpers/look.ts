@@ -3,7 +3,7 @@
  * dark theme (Playwright's `prefers-color-scheme` emulation, which is what Electron's
  * `nativeTheme` drives in the app), saved to test-results/, plus checks a person would make:
  *
- * - axe-core finds no serious or critical violation (colour contrast included) in either theme;
+ * - axe-core finds no moderate, serious or critical violation (colour contrast included) in either theme;
  * - nothing is cut off: no text ends in an ellipsis or a clamp the person cannot expand, no
  *   element sticks out past the right edge of the window unless it sits in a scrolling box, no
  *   control runs over the edge of its box, and no box's content spills over the boxes after it
@@ -41,7 +41,7 @@ export interface AxeViolation {
 /** What `look` found; it throws when any list is non-empty unless `expectProblems` is set. */
 export interface LookReport {
   screenshots: string[];
-  /** Serious or critical axe violations, per size and theme. */
+  /** Moderate, serious or critical axe violations, per size and theme. */
   axe: Array<{ size: string; scheme: Scheme; violations: AxeViolation[] }>;
   /** Clipping and overflow found by `layoutProblems`, per size and theme. */
   layout: Array<{ size: string; scheme: Scheme; problems: string[] }>;
@@ -60,7 +60,7 @@ export interface LookOptions {
 
 let axeSource: string | null = null;
 
-/** Runs axe-core in the page (injected once per document) and returns serious/critical violations. */
+/** Runs axe-core in the page (injected once per document) and returns moderate, serious and critical violations. */
 export async function axeViolations(page: Page, scope?: string): Promise<AxeViolation[]> {
   axeSource ??= await readFile(path.join(root, 'node_modules/axe-core/axe.min.js'), 'utf8');
   if (!(await page.evaluate(`typeof window.axe !== 'undefined'`))) await page.evaluate(axeSource);
@@ -68,7 +68,7 @@ export async function axeViolations(page: Page, scope?: string): Promise<AxeViol
   const all = (await page.evaluate(
     `axe.run(${context}, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 6).map((n) => n.target.join(' ') + (n.failureSummary ? ' — ' + n.failureSummary.split('\\n').slice(1, 2).join(' ').trim() : '')) })))`,
   )) as AxeViolation[];
-  return all.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  return all.filter((v) => v.impact === 'moderate' || v.impact === 'serious' || v.impact === 'critical');
 }
 
 /**

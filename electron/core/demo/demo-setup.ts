@@ -69,7 +69,7 @@ export function findDemoServer(service: Pick<ServerService, 'definitions' | 'acc
 
 /**
  * Sets the lab's rules on a newly added demo server, journaled like any rule change (source
- * `system`). Always Allow is pinned to the tools as the demo lists them, so it connects first; if
+ * `system`) and recorded as the demo's, so no screen says the person set them. Always Allow is pinned to the tools as the demo lists them, so it connects first; if
  * it cannot, the would-be Always Allow rules are set to Ask instead (never an unpinned grant).
  *
  * Why on first run only: a person's later changes to these rules are theirs to keep.
@@ -87,7 +87,7 @@ export async function applyDemoLabRules(deps: {
     const tool = deps.registry.getTool(demo.serverId, demo.accountId, rule.toolName);
     const mode = rule.mode === 'allow' && !tool ? 'ask' : rule.mode;
     const pin = mode === 'allow' && tool ? { contractHash: tool.contractHash, endpointHash: tool.endpointHash } : null;
-    await deps.policy.set({ scope: 'tool', serverId: demo.serverId, accountId: demo.accountId, toolName: rule.toolName, mode }, pin, 'system');
+    await deps.policy.set({ scope: 'tool', serverId: demo.serverId, accountId: demo.accountId, toolName: rule.toolName, mode }, pin, 'system', 'demo');
   }
   return true;
 }

@@ -91,8 +91,9 @@ function groupExplanation(
   const scope = account === null ? `all tools of ${server}` : `all tools of ${server} (${account})`;
   if (own) {
     const m = mode(own);
-    const extra = m === 'allow' ? ' (only the tools listed when you chose it; tools added later ask)' : '';
-    return `${lead(m)}: you set ${m === null ? 'an invalid mode' : MODE_WORDS[m]} for ${scope}${extra}; a tool's own mode comes first${capped}`;
+    const who = own.setBy === 'demo' ? 'the demo’s starting rules set' : own.setBy === 'import' ? 'an imported rule sets' : 'you set';
+    const extra = m === 'allow' ? ` (only the tools listed when ${who === 'you set' ? 'you chose' : 'it was chosen'}; tools added later ask)` : '';
+    return `${lead(m)}: ${who} ${m === null ? 'an invalid mode' : MODE_WORDS[m]} for ${scope}${extra}; a tool's own mode comes first${capped}`;
   }
   if (account !== null && serverRule) {
     const m = mode(serverRule);
@@ -201,7 +202,9 @@ export function buildMatrix(src: MatrixSources, conversationId: string | null, s
         : live;
       const unreviewed = new Set(src.listings.unreviewed(def.id, account.id).map((c) => c.toolName));
       const accountOrg = orgRuleFor(state.organization, def.id, account.id, null);
+      const fallback: PermissionMode = globalRule ? effectiveMode(globalRule.mode) : (state.defaultMode ?? 'ask');
       accountViews.push({
+        inheritedMode: serverRule ? effectiveMode(serverRule.mode) : fallback,
         accountId: account.id,
         label: account.label,
         active: active === undefined ? index === 0 : active === account.id,
@@ -215,6 +218,11 @@ export function buildMatrix(src: MatrixSources, conversationId: string | null, s
         rootFolders: [...rootFoldersOf(state, def.id, account.id)],
       });
       const folders = rootFoldersOf(state, def.id, account.id);
+      // What a tool without a mode of its own follows, as the engine reads it: the stricter of its
+      // account's and its server's modes, else the default for every server, else Settings'.
+      const groupRule = accountRule && serverRule ? (rank(accountRule.mode) <= rank(serverRule.mode) ? accountRule : serverRule) : (accountRule ?? serverRule);
+      const inheritedRule = groupRule ?? globalRule;
+      const inherited: PermissionMode = inheritedRule ? effectiveMode(inheritedRule.mode) : (state.defaultMode ?? 'ask');
       for (const t of tools) {
         if (needle && ![t.name, serverLabel, account.label].some((s) => s.toLowerCase().includes(needle))) continue;
         const d = decide({ serverId: def.id, accountId: account.id, toolName: t.name, conversationId, arguments: {} }, state, {
@@ -243,6 +251,8 @@ export function buildMatrix(src: MatrixSources, conversationId: string | null, s
           serverAnnotations: t.annotations ? { ...t.annotations } : null,
           mode: toolRule ? effectiveMode(toolRule.mode) : null,
           ruleId: toolRule?.id ?? null,
+          setBy: toolRule ? (toolRule.setBy ?? 'person') : null,
+          inheritedMode: inherited,
           // A tool Warden never calls is refused whatever its rules say (the mode stays editable).
           effective: t.unusable !== undefined ? 'deny' : d.decision,
           explanation: t.unusable !== undefined ? `Warden never calls this tool: ${t.unusable}` : d.reason,
@@ -262,6 +272,7 @@ export function buildMatrix(src: MatrixSources, conversationId: string | null, s
       }
     }
     servers.push({
+      inheritedMode: globalRule ? effectiveMode(globalRule.mode) : (state.defaultMode ?? 'ask'),
       serverId: def.id,
       label: serverLabel,
       location: locationOf(def),

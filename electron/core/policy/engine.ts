@@ -28,6 +28,7 @@ import {
   type PolicyDecision,
   type PolicyRequest,
   type PolicyState,
+  type RuleOrigin,
   type UserRule,
 } from '../../../shared/domain/policy';
 import { canonicalJson } from '../canonical/canonical-json';
@@ -46,6 +47,8 @@ interface CompiledRule {
   target: RuleTarget;
   /** The raw mode as written, when it is not one Warden knows (explanations quote it). */
   invalidMode: string | null;
+  /** Who put the rule in place, so an explanation says "you set" only for the person's own. */
+  setBy: RuleOrigin;
   /** Canonical JSON of the raw rule, computed on first tie: breaks ties between rules sharing an id. */
   sortKey: () => string;
   /** Conversation overrides only: whether the override covers this identity. */
@@ -246,10 +249,10 @@ export function decide(request: PolicyRequest, policyState: PolicyState, context
         ? `Disabled: your rule for ${what} has the mode ${chosen.invalidMode}, which Warden does not know (an invalid mode is read as Disabled)`
         : here
           ? `Disabled in this conversation: you turned off ${what} for this conversation${uncertainty}`
-          : `Disabled: you set Disabled for ${what}${uncertainty}`;
+          : `Disabled: ${whoSet(chosen)} Disabled for ${what}${uncertainty}`;
     } else if (chosen.mode === 'ask') {
       decision = 'ask';
-      reason = here ? `Asks in this conversation: you set Ask for ${what} in this conversation${uncertainty}` : `Asks: you set Ask for ${what}${uncertainty}`;
+      reason = here ? `Asks in this conversation: you set Ask for ${what} in this conversation${uncertainty}` : `Asks: ${whoSet(chosen)} Ask for ${what}${uncertainty}`;
     } else {
       pin = checkPin(chosen, context, request.toolName);
       if (pin === 'endpoint-changed') {
@@ -260,7 +263,7 @@ export function decide(request: PolicyRequest, policyState: PolicyState, context
         reason = `Asks: the tool changed since you allowed it (${request.toolName} on ${serverWords(request, context)} now has a different description, inputs or hints)`;
       } else {
         decision = 'allow';
-        reason = here ? `Allowed in this conversation: you allowed ${what} for this conversation` : `Allowed: you set Always Allow for ${what}`;
+        reason = here ? `Allowed in this conversation: you allowed ${what} for this conversation` : `Allowed: ${whoSet(chosen)} Always Allow for ${what}`;
       }
     }
   }
@@ -366,6 +369,11 @@ function targetWords(rule: CompiledRule, request: PolicyRequest, context: Policy
     case 'conversation':
       return `${t.anyTool ? `all tools of ${server}` : `${request.toolName} on ${server}`}${t.anyAccount ? '' : ` (${account})`}`;
   }
+}
+
+/** "you set", "the demo's starting rules set", "an imported rule sets": who chose a rule's mode. */
+function whoSet(rule: CompiledRule): string {
+  return rule.setBy === 'demo' ? 'the demo’s starting rules set' : rule.setBy === 'import' ? 'an imported rule sets' : 'you set';
 }
 
 function constraintWords(rule: CompiledRule): string {
@@ -574,7 +582,7 @@ function compileUser(rule: UserRule): CompiledRule {
   const s = rule.scope;
   const constraints = s.kind === 'tool-constraint' ? s.constraints.map(compileConstraint) : [];
   const target: RuleTarget = s.kind === 'global' ? { kind: 'global' } : { kind: s.kind === 'server' ? 'server' : 'tool', anyAccount: s.accountId === null };
-  return { id: rule.id, ...compileMode(rule.id, rule.mode), pin: rule.pin ?? null, constraints, target, sortKey: lazyKey(rule) };
+  return { id: rule.id, ...compileMode(rule.id, rule.mode), pin: rule.pin ?? null, constraints, target, setBy: rule.setBy ?? 'person', sortKey: lazyKey(rule) };
 }
 
 function compileConversation(rule: ConversationOverride): CompiledRule {
@@ -583,6 +591,7 @@ function compileConversation(rule: ConversationOverride): CompiledRule {
     ...compileMode(rule.id, rule.mode),
     pin: rule.pin ?? null,
     constraints: [],
+    setBy: 'person',
     target: { kind: 'conversation', anyAccount: rule.accountId === null, anyTool: rule.toolName === null },
     sortKey: lazyKey(rule),
     match: (r) => r.serverId === rule.serverId && (rule.accountId === null || rule.accountId === r.accountId) && (rule.toolName === null || rule.toolName === r.toolName),

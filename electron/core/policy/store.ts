@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { journalEntry, type PolicyScopeRecord } from '../../../shared/domain/journal-events';
-import type { ConversationOverride, GrantPin, OrgRule, PolicyState, UserRule } from '../../../shared/domain/policy';
+import type { ConversationOverride, GrantPin, OrgRule, PolicyState, RuleOrigin, UserRule } from '../../../shared/domain/policy';
 import type { PermissionChange } from '../../../shared/contract/permissions';
 import { WardenError } from '../../../shared/result';
 import { canonicalJson } from '../canonical/canonical-json';
@@ -76,12 +76,14 @@ export class PolicyStore {
    * Sets a mode at a scope, pinning an allow to the hashes given, and journals old/new.
    *
    * Why: one rule per scope keeps "set" idempotent and "revoke" unambiguous; pins make Always
-   * Allow fall back to ask when the tool or server changes.
+   * Allow fall back to ask when the tool or server changes. `origin` records who put the rule in
+   * place (the demo's seed says so); by default a person's change is the person's and an import's
+   * is the import's.
    */
-  async set(change: PermissionChange, pin: GrantPin | null, source: ChangeSource): Promise<RuleChange> {
+  async set(change: PermissionChange, pin: GrantPin | null, source: ChangeSource, origin: RuleOrigin | undefined = originOf(source)): Promise<RuleChange> {
     const ruleId = PolicyStore.ruleIdFor(change);
     const old = this.find(ruleId) ?? null;
-    const { next, rule } = PolicyStore.apply(this.state, change, pin);
+    const { next, rule } = PolicyStore.apply(this.state, change, pin, origin);
     return this.commit(next, { ruleId, scope: scopeRecordOf(rule), old: old ? plain(old) : null, new: plain(rule) }, source);
   }
 
@@ -91,7 +93,7 @@ export class PolicyStore {
    * Why: the permission handlers compare effective decisions before and after to tell whether a
    * change loosens anything (and so needs the person's confirmation in a native dialog).
    */
-  static apply(state: PolicyState, change: PermissionChange, pin: GrantPin | null): { next: PolicyState; rule: UserRule | ConversationOverride } {
+  static apply(state: PolicyState, change: PermissionChange, pin: GrantPin | null, origin: RuleOrigin | undefined = 'person'): { next: PolicyState; rule: UserRule | ConversationOverride } {
     const ruleId = PolicyStore.ruleIdFor(change);
     const rulePin = change.mode === 'allow' ? pin : null;
     if (change.scope === 'conversation') {
@@ -106,7 +108,7 @@ export class PolicyStore {
           : change.scope === 'tool'
             ? { kind: 'tool', serverId: change.serverId, accountId: change.accountId, toolName: change.toolName }
             : { kind: 'tool-constraint', serverId: change.serverId, accountId: change.accountId, toolName: change.toolName, constraints: change.constraints };
-    const rule: UserRule = { id: ruleId, scope, mode: change.mode, pin: rulePin };
+    const rule: UserRule = { id: ruleId, scope, mode: change.mode, pin: rulePin, ...(origin ? { setBy: origin } : {}) };
     return { next: { ...state, user: [...state.user.filter((r) => r.id !== ruleId), rule] }, rule };
   }
 
@@ -214,6 +216,11 @@ export class PolicyStore {
     for (const l of this.listeners) await l(change);
     return change;
   }
+}
+
+/** Who a change from `source` makes the rule's author, unless the caller says otherwise. */
+function originOf(source: ChangeSource): RuleOrigin | undefined {
+  return source === 'user' ? 'person' : source === 'import' ? 'import' : undefined;
 }
 
 function scopeRecordOf(rule: UserRule | ConversationOverride): PolicyScopeRecord {

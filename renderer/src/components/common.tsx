@@ -75,10 +75,10 @@ export function ConnectionProblem({ status, testId }: { status: ConnectionStatus
   );
 }
 
-/** A decision (allow/ask/deny) as a pill. */
+/** A decision (allow/ask/deny) as a pill, in the words of the mode that gives it (deny reads Disabled). */
 export function DecisionPill({ decision, testId }: { decision: string | null | undefined; testId?: string }) {
   if (!decision) return <span className="pill pill-disconnected">—</span>;
-  const label = decision === 'allow' ? 'Allow' : decision === 'ask' ? 'Ask' : decision === 'deny' ? 'Deny' : decision;
+  const label = decision === 'allow' ? 'Allow' : decision === 'ask' ? 'Ask' : decision === 'deny' ? 'Disabled' : decision;
   return (
     <span className={`pill pill-decision-${decision}`} data-testid={testId}>
       {label}

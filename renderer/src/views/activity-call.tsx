@@ -75,8 +75,9 @@ export function CallDetails({ call, history }: { call: ActivityCall; history: Op
   const ran = op.reachedExecuting;
   return (
     <div className="call-details" data-testid="activity-call-details">
-      <section aria-label={ran ? 'Why did this run?' : 'Why did this not run?'} data-testid="activity-why">
-        <h3>{ran ? 'Why did this run?' : 'Why did this not run?'}</h3>
+      {/* Plain sections named by their headings, not landmarks: several calls can be open at once, and landmarks must have unique names. */}
+      <section data-testid="activity-why">
+        <h2 className="call-section-title">{ran ? 'Why did this run?' : 'Why did this not run?'}</h2>
         <dl className="facts">
           <dt>Asked by</dt>
           <dd>{askedByWords(call.askedBy)}</dd>
@@ -94,8 +95,8 @@ export function CallDetails({ call, history }: { call: ActivityCall; history: Op
           <dd>{history.outcome ? `${stateWords(history.outcome.state)}: ${history.outcome.reason}` : 'Not finished yet.'}</dd>
         </dl>
       </section>
-      <section aria-label="What happened" data-testid="activity-timeline">
-        <h3>What happened</h3>
+      <section data-testid="activity-timeline">
+        <h2 className="call-section-title">What happened</h2>
         <ol className="event-list">
           {history.events.map((e) => (
             <li key={e.seq} data-type={e.type} data-to={e.to ?? ''}>

@@ -1,12 +1,11 @@
 /**
- * Parts of the Permissions view: the mode control (buttons; arrow keys only move focus, Enter,
- * Space or a click commits), the changed-tool panel (before/after with its three answers) and the
+ * Parts of the Permissions view: the mode control (a radio group, one Tab stop), the changed-tool panel (before/after with its three answers) and the
  * account actions (make active; remove, through the one confirmation that says what is deleted).
  *
  * Nothing here can grant: every change that makes Warden ask less is confirmed by the person in
  * main's native dialog, which the core opens itself.
  */
-import { useEffect, useState, type KeyboardEvent } from 'react';
+import { useEffect, useState, type KeyboardEvent, type ReactNode } from 'react';
 import type { CheckVerdict, MatrixRow, ToolChangeDetail } from '../../../shared/contract/permissions';
 import type { ArgumentConstraint } from '../../../shared/domain/policy';
 import type { PermissionMode } from '../../../shared/domain/operations';
@@ -21,52 +20,104 @@ type ObjectSpec = Extract<FieldSpec, { kind: 'object' }>;
 type ObjectDraft = Extract<Draft, { kind: 'object' }>;
 
 export const MODE_WORDS: Record<PermissionMode, string> = { allow: 'Always Allow', ask: 'Ask', disabled: 'Disabled' };
-const MODES: PermissionMode[] = ['allow', 'ask', 'disabled'];
 
-/** Arrow keys move focus between the buttons of a group; they never press one. */
-function moveFocus(e: KeyboardEvent<HTMLDivElement>) {
-  if (!['ArrowLeft', 'ArrowRight', 'ArrowUp', 'ArrowDown', 'Home', 'End'].includes(e.key)) return;
-  const buttons = [...e.currentTarget.querySelectorAll('button')];
-  const i = buttons.indexOf(document.activeElement as HTMLButtonElement);
-  if (i < 0) return;
-  e.preventDefault();
-  const next = e.key === 'Home' ? 0 : e.key === 'End' ? buttons.length - 1 : (i + (e.key === 'ArrowLeft' || e.key === 'ArrowUp' ? -1 : 1) + buttons.length) % buttons.length;
-  buttons[next]?.focus();
-}
+/** The modes in the order a person reads them: the default first, then the looser, then off. */
+const MODES: PermissionMode[] = ['ask', 'allow', 'disabled'];
 
 /**
- * The person's mode for one tool or group: three buttons and, when a mode is set, "Default".
- * `what` names the target in words for the accessible name and the "what happened" line.
+ * The mode of one tool or group as one radio group (the WAI-ARIA radio group pattern): one Tab
+ * stop, the checked mode; Left and Right move to the next mode and choose it, Space chooses the
+ * focused one, a click chooses. Enter opens the row's details (`onEnter`) instead of choosing.
+ *
+ * `value` is the mode in force for the target: its own when `own`, else the one it follows
+ * (drawn lighter). `data-mode` is the own mode or `default`. A change is shown at once and put
+ * back when the core refuses it (a loosening the person declines in Warden's own dialog).
+ * `locked` names who decides instead of the person (the organization): the radios can be
+ * focused, to reach the details, but not changed.
  */
-export function ModeButtons({ mode, what, onPick, testId, busy }: { mode: PermissionMode | null; what: string; onPick: (mode: PermissionMode | null) => void; testId: string; busy?: boolean }) {
+export function ModeRadios({
+  value,
+  own,
+  what,
+  onPick,
+  onEnter,
+  testId,
+  locked,
+}: {
+  value: PermissionMode;
+  own: boolean;
+  what: string;
+  onPick: (mode: PermissionMode) => Promise<unknown>;
+  onEnter?: () => void;
+  testId: string;
+  locked?: string;
+}) {
+  const [pending, setPending] = useState<PermissionMode | null>(null);
+  const checked = pending ?? value;
+  // Choosing the mode a target only follows makes it the target's own (it stays when the one it follows changes).
+  const pick = (m: PermissionMode) => {
+    if (locked || (m === checked && own) || pending) return;
+    setPending(m);
+    void onPick(m).finally(() => setPending(null));
+  };
+  const onKeyDown = (e: KeyboardEvent<HTMLDivElement>) => {
+    if (e.key === 'Enter') {
+      e.preventDefault();
+      onEnter?.();
+      return;
+    }
+    if (e.key !== 'ArrowLeft' && e.key !== 'ArrowRight') return;
+    e.preventDefault();
+    if (locked) return;
+    const next = MODES[(MODES.indexOf(checked) + (e.key === 'ArrowLeft' ? -1 : 1) + MODES.length) % MODES.length]!;
+    e.currentTarget.querySelector<HTMLButtonElement>(`[data-value="${next}"]`)?.focus();
+    pick(next);
+  };
   return (
-    <div className="mode-buttons" role="group" aria-label={`Your mode for ${what}`} data-testid={testId} data-mode={mode ?? 'default'} onKeyDown={moveFocus}>
+    <div
+      className={`mode-radios${own || pending ? '' : ' mode-follows'}${locked ? ' mode-locked' : ''}`}
+      role="radiogroup"
+      aria-label={locked ? `Mode of ${what}, set by ${locked}` : `Mode of ${what}`}
+      aria-keyshortcuts="Enter"
+      data-testid={testId}
+      data-mode={own ? value : 'default'}
+      onKeyDown={onKeyDown}
+    >
       {MODES.map((m) => (
         <button
           key={m}
           type="button"
-          className={`mode-button mode-${m}${mode === m ? ' mode-on' : ''}`}
-          aria-pressed={mode === m}
-          disabled={busy}
+          role="radio"
+          aria-checked={checked === m}
+          aria-disabled={locked ? true : undefined}
+          tabIndex={checked === m ? 0 : -1}
+          className={`mode-radio${checked === m ? ' mode-on' : ''}`}
+          data-value={m}
           data-testid={`${testId}-${m}`}
-          onClick={() => mode !== m && onPick(m)}
+          onClick={() => pick(m)}
         >
           {MODE_WORDS[m]}
         </button>
       ))}
-      {mode !== null ? (
-        <button type="button" className="mode-button mode-default" disabled={busy} data-testid={`${testId}-default`} aria-label={`Default: remove your mode for ${what}`} onClick={() => onPick(null)}>
-          Default
-        </button>
-      ) : null}
     </div>
   );
 }
 
-function DiffText({ parts, label }: { parts: ToolChangeDetail['fields'][number]['parts']; label: string }) {
-  // Focusable: a long schema line scrolls sideways, and keyboard users must be able to scroll it too.
+/**
+ * A box of the server's text that scrolls when long: focusable and named, so a keyboard alone can
+ * scroll it and a screen reader says which text it is.
+ */
+function TextBox({ label, children }: { label: string; children: ReactNode }) {
   return (
-    <pre className="diff" tabIndex={0} aria-label={label}>
+    <pre className="diff" tabIndex={0} role="region" aria-label={label}>
+      {children}
+    </pre>
+  );
+}
+
+function DiffText({ parts, label }: { parts: ToolChangeDetail['fields'][number]['parts']; label: string }) {
+  return (
+    <TextBox label={label}>
       {parts.map((p, i) =>
         p.kind === 'added' ? (
           <ins key={i} className="diff-added">
@@ -80,7 +131,7 @@ function DiffText({ parts, label }: { parts: ToolChangeDetail['fields'][number][
           <span key={i}>{p.text}</span>
         ),
       )}
-    </pre>
+    </TextBox>
   );
 }
 
@@ -147,15 +198,11 @@ export function ChangePanel({ serverId, accountId, toolName, onClose }: { server
                 <div className="before-after">
                   <div>
                     <div className="claim-label">Before (server’s text)</div>
-                    <pre className="diff" tabIndex={0} aria-label={`${FIELD_WORDS[f.field]} before (server’s text)`}>
-                      {f.before ?? '(none)'}
-                    </pre>
+                    <TextBox label={`${FIELD_WORDS[f.field]} before (server’s text)`}>{f.before ?? '(none)'}</TextBox>
                   </div>
                   <div>
                     <div className="claim-label">Now (server’s text)</div>
-                    <pre className="diff" tabIndex={0} aria-label={`${FIELD_WORDS[f.field]} now (server’s text)`}>
-                      {f.after ?? '(none)'}
-                    </pre>
+                    <TextBox label={`${FIELD_WORDS[f.field]} now (server’s text)`}>{f.after ?? '(none)'}</TextBox>
                   </div>
                 </div>
                 <div className="claim-label">Differences</div>
@@ -374,7 +421,7 @@ export function ConstraintEditor({ row }: { row: Pick<MatrixRow, 'serverId' | 'a
   };
   return (
     <div className="constraint-editor" data-testid={`perm-constraints-${id}`}>
-      <h4>Rules for specific arguments</h4>
+      <p className="details-title">Rules for specific arguments</p>
       {(row.constraintRules ?? []).length === 0 ? <p className="muted">None yet.</p> : null}
       <ul>
         {(row.constraintRules ?? []).map((c) => (
@@ -505,7 +552,7 @@ export function ConversationOverrides({ row }: { row: Pick<MatrixRow, 'serverId'
   const overrides = row.conversationOverrides ?? [];
   return (
     <div className="conversation-overrides" data-testid={`perm-conv-${id}`}>
-      <h4>In one conversation</h4>
+      <p className="details-title">In one conversation</p>
       <p className="muted">A setting for one conversation wins over your other rules there (not over your organization’s) and ends with that conversation.</p>
       {overrides.length === 0 ? <p className="muted">No conversation has its own setting for this tool.</p> : null}
       <ul>

@@ -64,7 +64,8 @@ export function RootsPanel({ serverId, accountId, serverName, accountLabel, test
     });
   const headingId = `${testPrefix}-roots-heading`;
   return (
-    <section className="server-data-section roots" aria-labelledby={headingId} data-testid={`${testPrefix}-roots`}>
+    // Named with its account: every account of a server has this section, and each region's name must tell them apart.
+    <section className="server-data-section roots" aria-label={`Folders ${serverName} may work in, for ${accountLabel}`} data-testid={`${testPrefix}-roots`}>
       <h3 id={headingId}>Folders this server may work in</h3>
       {folders === null ? null : folders.length === 0 ? (
         <div className="roots-empty" data-testid={`${testPrefix}-roots-empty`}>

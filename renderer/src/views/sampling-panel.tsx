@@ -24,7 +24,7 @@ const MODES: Array<{ mode: SamplingMode; label: string; help: string }> = [
   { mode: 'always', label: 'Always', help: 'Answered without asking, within the limits below. Every request is recorded in Activity.' },
 ];
 
-export function SamplingPanel({ serverId, accountId, serverName, testPrefix }: { serverId: string; accountId: string; serverName: string; testPrefix: string }) {
+export function SamplingPanel({ serverId, accountId, serverName, accountLabel, testPrefix }: { serverId: string; accountId: string; serverName: string; accountLabel: string; testPrefix: string }) {
   const [state, setState] = useState<State | null>(null);
   const [error, setError] = useState<ShownError | null>(null);
   const [busy, setBusy] = useState(false);
@@ -64,7 +64,8 @@ export function SamplingPanel({ serverId, accountId, serverName, testPrefix }: {
   const headingId = `${testPrefix}-sampling-heading`;
   const name = `${testPrefix}-sampling-mode`;
   return (
-    <section className="server-data-section sampling" aria-labelledby={headingId} data-testid={`${testPrefix}-sampling`}>
+    // Named with its account: every account of a server has this section, and each region's name must tell them apart.
+    <section className="server-data-section sampling" aria-label={`May ${serverName} use your model, for ${accountLabel}`} data-testid={`${testPrefix}-sampling`}>
       <h3 id={headingId}>May this server use your model?</h3>
       <p className="muted">
         Some servers ask the app’s model to write text for them (MCP “sampling”). The server writes what your model is sent and gets the reply; it uses

@@ -282,7 +282,7 @@ function AccountPanel({ server, account }: { server: ServerView; account: Accoun
         </pre>
       ) : null}
       <RootsPanel serverId={serverId} accountId={account.id} serverName={server.definition.name} accountLabel={account.label} testPrefix={prefix} />
-      <SamplingPanel serverId={serverId} accountId={account.id} serverName={server.definition.name} testPrefix={prefix} />
+      <SamplingPanel serverId={serverId} accountId={account.id} serverName={server.definition.name} accountLabel={account.label} testPrefix={prefix} />
       {tools ? <ToolList tools={tools} testPrefix={prefix} /> : state === 'connected' ? <p className="muted">Loading tools…</p> : null}
       {state === 'connected' ? <ServerDataPanel serverId={serverId} accountId={account.id} serverName={server.definition.name} testPrefix={prefix} /> : null}
     </div>

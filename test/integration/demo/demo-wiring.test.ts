@@ -1,7 +1,8 @@
 /**
  * The built-in demo server wired into the real core: offered once on a first run with no servers
  * (a preference in the real settings file makes removal stick across restarts), connected over
- * its in-process transport (nothing spawned), and every call to it goes through the gate.
+ * its in-process transport (nothing spawned), and every call to it goes through the gate. Its
+ * starting rules are recorded as the demo's, in the policy file too.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -12,6 +13,7 @@ import { createCore, type WardenCore } from '../../../electron/core/app-core';
 import { dispatch } from '../../../electron/core/dispatch';
 import { KeytarSecretStore } from '../../../electron/core/secrets/keytar-secret-store';
 import { openConfSettingsStore } from '../../../electron/core/settings/conf-settings-store';
+import { loadPolicyFile, savePolicyFile } from '../../../electron/core/settings/policy-file';
 import type { ChannelName } from '../../../shared/ipc';
 import { confirmEveryServerChange } from '../../host/standin-server-confirmer';
 
@@ -27,14 +29,22 @@ afterEach(async () => {
 /** The real OS keychain under a service of this test's own (run inside scripts/with-keyring.sh). */
 const secrets = new KeytarSecretStore({ service: `warden-demo-wiring-${randomUUID()}` });
 
-/** A core on a real settings file in `dataDir`; the native dialog stand-in answers `answer`. */
+/**
+ * A core on a real settings file in `dataDir`, its rules kept in the real policy file there as the
+ * app keeps them; the native dialog stand-in answers `answer`.
+ */
 function start(dataDir: string, answer: 'approve' | 'deny' = 'approve'): WardenCore {
+  const rules = loadPolicyFile(openConfSettingsStore(dataDir, 'policy'));
   return createCore({
     confirmServerChange: confirmEveryServerChange,
     version: 'test',
     offerDemoServer: true,
     servers: { settingsStore: openConfSettingsStore(dataDir), secrets },
-    gate: { prompter: { prompt: async () => answer } },
+    gate: {
+      prompter: { prompt: async () => answer },
+      initialPolicy: { user: rules.user, conversation: rules.conversation },
+      persistPolicy: (state) => savePolicyFile(openConfSettingsStore(dataDir, 'policy'), state),
+    },
     connections: { reconnect: { maxAttempts: 0 } },
   });
 }
@@ -100,6 +110,32 @@ describe('built-in demo server in the core', () => {
     await until(async () => (await call<{ state: string }>(core!, 'operations:get', { operationId: pub.operationId })).state === 'succeeded', 'the public read to succeed');
     const priv = await call<{ state: string }>(core, 'tools:run', { serverId, accountId, toolName: 'files_read', arguments: { path: '/demo/public/../private/diary.md' } });
     expect(priv.state).toBe('awaiting_approval');
+  });
+
+  it('the demo’s starting rules say they are the demo’s, never "you set", across a restart; a rule the person then sets is theirs', async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'warden-demo-wiring-'));
+    core = start(dir);
+    expect(await core.demoOffered).toBe('added');
+    type Row = { toolName: string; setBy?: string | null; explanation: string; mode: string | null };
+    const rows = async () => Object.fromEntries((await call<{ rows: Row[] }>(core!, 'permissions:matrix', {})).rows.map((r) => [r.toolName, r]));
+    await until(async () => (await rows()).notes_delete?.mode === 'disabled', 'the demo’s rules');
+    let r = await rows();
+    expect(r.notes_delete).toMatchObject({ setBy: 'demo', explanation: 'Disabled: the demo’s starting rules set Disabled for notes_delete on Warden demo (built-in) (Default)' });
+    expect(r.notes_list!.explanation).toMatch(/^Allowed: the demo’s starting rules set Always Allow for notes_list/);
+    expect(r.files_read).toMatchObject({ setBy: null, mode: null });
+    for (const row of Object.values(r)) expect(row.explanation).not.toContain('you set');
+    const { serverId, accountId } = (await call<{ rows: Array<{ serverId: string; accountId: string }> }>(core, 'permissions:matrix', {})).rows[0]!;
+    await call(core, 'permissions:set', { scope: 'tool', serverId, accountId, toolName: 'notes_delete', mode: 'ask' });
+    r = await rows();
+    expect(r.notes_delete).toMatchObject({ setBy: 'person', explanation: 'Asks: you set Ask for notes_delete on Warden demo (built-in) (Default)' });
+    // Kept in the settings file: a restart still tells the demo's rules from the person's.
+    await core.close();
+    core = start(dir);
+    expect(await core.demoOffered).toBe('already-offered');
+    await call(core, 'connections:connect', { serverId, accountId });
+    r = await rows();
+    expect(r.notes_list).toMatchObject({ setBy: 'demo' });
+    expect(r.notes_delete).toMatchObject({ setBy: 'person', mode: 'ask' });
   });
 
   it('removing the demo sticks across restarts; a first run that already has servers never adds it', async () => {
