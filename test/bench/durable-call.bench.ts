@@ -6,11 +6,15 @@
  * only Warden's own work is measured (the `mcp` and `lag` benches call a spawned stdio server).
  *
  * - index commits, records per commit and ledger syncs per call, and µs per call, for calls from
- *   8 and 32 concurrent callers with an operation id each (as chat makes them) and without, in
- *   alternating runs: an idempotency lookup must not force an index commit, so with ids the index
- *   batches as it does without (target: < 0.05 commits per call) and as many calls share a sync;
+ *   8 and 32 concurrent callers with an operation id the gate made (`gate.newOperationId()`, as
+ *   chat's calls carry), without one, and with a caller-chosen id (information only: the
+ *   idempotency lookup a caller bringing its own id pays), in alternating runs: with ids the
+ *   index batches as it does without (target: < 0.05 commits per call) and as many calls share
+ *   a sync;
  * - syncs and writes per call, counted by the ledger (`Ledger.stats`) over sequential calls;
- * - the gate on the in-memory journal, on the ledger, and on the sealed ledger (median µs);
+ * - the gate on the in-memory journal, on the ledger, and on the sealed ledger (median µs), each
+ *   call with an id the gate made, as chat's; and the sealed ledger with a caller-chosen id beside
+ *   it, labelled;
  * - raw I/O per call as the counters say: one write + fdatasync of the decision records and one
  *   write of the outcome record (which shares the next call's sync), on a preallocated file as
  *   the ledger's; and a plain write + fsync (the `mcp` bench's baseline);
@@ -65,6 +69,14 @@ function cb<T>(run: (done: (err: NodeJS.ErrnoException | null, v?: T) => void) =
   return new Promise((res, rej) => run((e, v) => (e ? rej(e) : res(v as T))));
 }
 
+/** How a call names its operation: not at all, with an id the gate made (as chat), or with one the caller chose. */
+type IdKind = 'without' | 'minted' | 'caller-chosen';
+const ID_LABEL: Record<IdKind, string> = {
+  without: 'without operation ids',
+  minted: "with operation ids the gate made (as chat's)",
+  'caller-chosen': 'with caller-chosen operation ids (information: the idempotency lookup)',
+};
+
 interface ConcurrentRun {
   usPerCall: number;
   commitsPerCall: number;
@@ -72,8 +84,8 @@ interface ConcurrentRun {
   syncsPerCall: number;
 }
 
-/** `calls` calls from `callers` concurrent callers; with `ids`, each names its own operation id as chat does. */
-async function concurrentCalls(service: LedgerService, gate: Gate, request: Parameters<Gate['request']>[0], ids: boolean, calls: number, callers: number): Promise<ConcurrentRun> {
+/** `calls` calls from `callers` concurrent callers, each naming its operation as `ids` says. */
+async function concurrentCalls(service: LedgerService, gate: Gate, request: Parameters<Gate['request']>[0], ids: IdKind, calls: number, callers: number): Promise<ConcurrentRun> {
   await service.index.flush();
   const ledger0 = service.ledger.stats;
   const index0 = service.index.stats;
@@ -81,7 +93,8 @@ async function concurrentCalls(service: LedgerService, gate: Gate, request: Para
   const t0 = performance.now();
   const caller = async (): Promise<void> => {
     while (next++ < calls) {
-      const op = await gate.request(ids ? { ...request, source: 'model', operationId: randomUUID() } : request);
+      const operationId = ids === 'minted' ? gate.newOperationId() : ids === 'caller-chosen' ? randomUUID() : undefined;
+      const op = await gate.request(operationId ? { ...request, source: 'model', operationId } : request);
       if (op.state !== 'succeeded') throw new Error(`call ended ${op.state}: ${op.reason}`);
     }
   };
@@ -97,29 +110,36 @@ async function concurrentCalls(service: LedgerService, gate: Gate, request: Para
   };
 }
 
-/** With and without operation ids, alternating, at 8 and 32 callers: medians of each figure. */
+/** Each way of naming operations, in rotating order, at 8 and 32 callers: medians of each figure. */
 async function idsKeepBatching(service: LedgerService, gate: Gate, request: Parameters<Gate['request']>[0], report: Report, label: string): Promise<void> {
   for (const callers of [8, 32]) {
-    const runs: Record<'with' | 'without', ConcurrentRun[]> = { with: [], without: [] };
+    const kinds: IdKind[] = ['minted', 'without', 'caller-chosen'];
+    const runs: Record<IdKind, ConcurrentRun[]> = { minted: [], without: [], 'caller-chosen': [] };
     for (let k = 0; k < CONCURRENT_RUNS; k++) {
-      for (const v of k % 2 === 0 ? (['with', 'without'] as const) : (['without', 'with'] as const)) runs[v].push(await concurrentCalls(service, gate, request, v === 'with', CONCURRENT_CALLS, callers));
+      for (let i = 0; i < kinds.length; i++) {
+        const v = kinds[(i + k) % kinds.length]!;
+        runs[v].push(await concurrentCalls(service, gate, request, v, CONCURRENT_CALLS, callers));
+      }
     }
-    const med = (v: 'with' | 'without', f: keyof ConcurrentRun) => median(runs[v].map((r) => r[f]));
-    for (const v of ['without', 'with'] as const) {
-      const what = `${CONCURRENT_CALLS} calls from ${callers} callers, ${v} operation ids, ${label}`;
+    const med = (v: IdKind, f: keyof ConcurrentRun) => median(runs[v].map((r) => r[f]));
+    for (const v of ['without', 'minted', 'caller-chosen'] as const) {
+      const what = `${CONCURRENT_CALLS} calls from ${callers} callers, ${ID_LABEL[v]}, ${label}`;
       const commits = med(v, 'commitsPerCall');
-      report({ name: `durable-call.index commits per call, ${what} (median of ${CONCURRENT_RUNS})`, value: commits, unit: 'commits', ...(v === 'with' ? { target: '< 0.05 (an idempotency lookup forces no commit)', met: commits < 0.05 } : {}) });
+      const target = v === 'minted' ? { target: '< 0.05 (an operation id forces no index commit)', met: commits < 0.05 } : {};
+      report({ name: `durable-call.index commits per call, ${what} (median of ${CONCURRENT_RUNS})`, value: commits, unit: 'commits', ...target });
       report({ name: `durable-call.records per index commit, ${what}`, value: med(v, 'recordsPerCommit'), unit: 'records' });
       report({ name: `durable-call.ledger syncs per call, ${what}`, value: med(v, 'syncsPerCall'), unit: 'syncs' });
       report({ name: `durable-call.µs per call, ${what}`, value: med(v, 'usPerCall'), unit: 'µs/call' });
     }
-    const ratio = med('with', 'usPerCall') / med('without', 'usPerCall');
-    report({ name: `durable-call.µs per call with ids over without, ${callers} callers, ${label}`, value: ratio, unit: '×', target: '< 1.2', met: ratio < 1.2 });
+    const ratio = med('minted', 'usPerCall') / med('without', 'usPerCall');
+    report({ name: `durable-call.µs per call with ids the gate made over without, ${callers} callers, ${label}`, value: ratio, unit: '×', target: '< 1.2', met: ratio < 1.2 });
+    const chosen = med('caller-chosen', 'usPerCall') / med('without', 'usPerCall');
+    report({ name: `durable-call.µs per call with caller-chosen ids over without, ${callers} callers, ${label} (information)`, value: chosen, unit: '×' });
   }
 }
 
 const bench: BenchModule = {
-  title: "Where the time of a durable call goes: the real gate on the in-memory journal, the ledger and the app's sealed ledger, index commits with and without operation ids, raw I/O (an in-process tool stands in for the server, so only Warden's work is timed)",
+  title: "Where the time of a durable call goes: the real gate on the in-memory journal, the ledger and the app's sealed ledger, with operation ids the gate made as chat's calls carry, index commits with and without them and with caller-chosen ids, raw I/O (an in-process tool stands in for the server, so only Warden's work is timed)",
   async run(report) {
     const dir = mkdtempSync(join(tmpdir(), 'warden-durable-call-'));
     const service = await LedgerService.open({ dir: join(dir, 'ledger'), verifyInBackground: false });
@@ -132,17 +152,19 @@ const bench: BenchModule = {
       sealed: gateOn(sealed.ledger, sealed.history),
     };
     const request = { source: 'user' as const, serverId: 'local', accountId: 'default', toolName: 'echo', arguments: { message: 'x'.repeat(300) } };
+    // A chat call: a model's request carrying an id its gate made (so no idempotency lookup).
+    const chatCall = (gate: Gate, operationId = gate.newOperationId()) => ({ ...request, source: 'model' as const, conversationId: 'bench', operationId });
     const fd = fs.openSync(join(dir, 'raw.bin'), 'w+');
     const pre = fs.openSync(join(dir, 'raw-preallocated.bin'), 'w+');
     fs.writeSync(pre, Buffer.alloc(64 * 1024 * 1024));
     fs.fsyncSync(pre);
     try {
       // Counters over sequential calls (after a warm-up).
-      for (let i = 0; i < 200; i++) await gates.ledger.request(request);
+      for (let i = 0; i < 200; i++) await gates.ledger.request(chatCall(gates.ledger));
       await service.ledger.flush();
       const before = service.ledger.stats;
       const N = 500;
-      for (let i = 0; i < N; i++) await gates.ledger.request(request);
+      for (let i = 0; i < N; i++) await gates.ledger.request(chatCall(gates.ledger));
       const after = service.ledger.stats;
       const syncs = (after.fsyncs - before.fsyncs) / N;
       const writes = (after.writes - before.writes) / N;
@@ -159,9 +181,10 @@ const bench: BenchModule = {
       let pos = 0;
       let prePos = 0;
       const variants: Record<string, () => Promise<unknown>> = {
-        'gate, in-memory journal': () => gates.memory.request(request),
-        'gate, durable ledger': () => gates.ledger.request(request),
-        [`gate, app's ledger (sealed, ${keychain.label})`]: () => gates.sealed.request(request),
+        'gate, in-memory journal': () => gates.memory.request(chatCall(gates.memory)),
+        'gate, durable ledger': () => gates.ledger.request(chatCall(gates.ledger)),
+        [`gate, app's ledger (sealed, ${keychain.label})`]: () => gates.sealed.request(chatCall(gates.sealed)),
+        [`gate, app's ledger (sealed, ${keychain.label}), caller-chosen id (information: the idempotency lookup)`]: () => gates.sealed.request(chatCall(gates.sealed, randomUUID())),
         'raw: the call\'s writes + one fdatasync, preallocated': async () => {
           await cb<number>((d) => fs.write(pre, decision, 0, decision.length, prePos, d));
           await cb<void>((d) => fs.fdatasync(pre, d));

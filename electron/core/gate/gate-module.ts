@@ -192,11 +192,16 @@ export function createGateModule(options: GateModuleOptions): GateModule {
   // Operations leave for the renderer only as summaries: server text sanitized, results capped and flagged.
   const present = createOperationPresenter();
 
+  // The queue as last announced: most transitions (every step of an allowed call) leave it as it
+  // was, and each announcement makes the window fetch the approvals and operations lists again.
+  let announcedQueue: readonly string[] = [];
   const unsubscribeGate = gate.onChange((op) => {
     if (!options.events) return;
     options.events.emit('operations:updated', present(op));
-    const pending = gate.pending();
-    options.events.emit('approvals:changed', { pending: pending.length, operationIds: pending.map((p) => p.operationId) });
+    const operationIds = gate.pending().map((p) => p.operationId);
+    if (operationIds.length === announcedQueue.length && operationIds.every((id, i) => id === announcedQueue[i])) return;
+    announcedQueue = operationIds;
+    options.events.emit('approvals:changed', { pending: operationIds.length, operationIds });
   });
 
   const paths = options.paths ?? hostPaths();

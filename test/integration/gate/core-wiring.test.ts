@@ -38,3 +38,31 @@ describe('gate wired into the core', () => {
     expect(mcp.count()).toBe(0);
   });
 });
+
+describe('approval queue announcements', () => {
+  it('approvals:changed is pushed when the queue changes, not on every step of a call', async () => {
+    mcp = new InMemoryMcp('gh');
+    mcp.addTool('close_issue');
+    await mcp.connect();
+    const registry = new ClientRegistry().add('gh', mcp, ['work']);
+    await registry.refresh();
+    core = createCore({ version: 'test', gate: { registry, executor: registry, prompter: { prompt: async () => 'approve' } } });
+    const queues: Array<{ pending: number; operationIds: string[] }> = [];
+    const updates: string[] = [];
+    core.events.subscribe((event, payload) => {
+      if (event === 'approvals:changed') queues.push(payload as { pending: number; operationIds: string[] });
+      if (event === 'operations:updated') updates.push((payload as { state: string }).state);
+    });
+    const op = await core.gate.gate.submit({ source: 'model', conversationId: 'c1', serverId: 'gh', accountId: 'work', toolName: 'close_issue', arguments: { text: 'x' } });
+    expect(await dispatch(core.handlers, 'approvals:review', { operationId: op.operationId })).toMatchObject({ ok: true, value: { outcome: 'approved' } });
+    expect((await core.gate.gate.settled(op.operationId)).state).toBe('succeeded');
+    await new Promise((r) => setTimeout(r, 10));
+    // Every transition is still pushed as an operation update…
+    expect(updates).toEqual(['awaiting_approval', 'approved', 'executing', 'succeeded']);
+    // …but the queue only when the call enters it and when it leaves (the window refetches both lists on each).
+    expect(queues).toEqual([
+      { pending: 1, operationIds: [op.operationId] },
+      { pending: 0, operationIds: [] },
+    ]);
+  });
+});
