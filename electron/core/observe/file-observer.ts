@@ -40,6 +40,11 @@ export interface FileObserverOptions {
 }
 
 const DEFAULTS = { maxHashBytes: 64 * 1024 * 1024, maxFolderEntries: 256, maxTargets: 16 } as const;
+/**
+ * Bytes hashed per read: each read is one trip to the thread pool, and hashing one chunk holds the
+ * loop for about a millisecond per MiB, so larger files are hashed a slice at a time between reads.
+ */
+const HASH_CHUNK_BYTES = 1024 * 1024;
 /** Largest file read whole to apply an edit's replacements to (the approved new content). */
 const MAX_EDIT_BYTES = 4 * 1024 * 1024;
 
@@ -98,16 +103,16 @@ class FileWatch implements CallWatch {
 
   async before(): Promise<void> {
     const began = performance.now();
-    await Promise.all(this.targets.map(async (t) => (t.before = await factsOf(t.read, this.limits.maxHashBytes))));
+    // The targets and their folders are read together: each read waits on the thread pool, not on the others.
+    const [, folders] = await Promise.all([Promise.all(this.targets.map(async (t) => (t.before = await factsOf(t.read, this.limits.maxHashBytes)))), this.listFolders()]);
+    this.folders = folders;
     for (const t of this.targets) t.expectation = await this.settleExpectation(t);
-    this.folders = await this.listFolders();
     this.spentMs += performance.now() - began;
   }
 
   async after(ending: ObservedEnding): Promise<OpObservation> {
     const began = performance.now();
-    const after = await Promise.all(this.targets.map((t) => factsOf(t.read, this.limits.maxHashBytes)));
-    const foldersAfter = await this.listFolders();
+    const [after, foldersAfter] = await Promise.all([Promise.all(this.targets.map((t) => factsOf(t.read, this.limits.maxHashBytes))), this.listFolders()]);
     const observed = this.targets.map((t, i) => judge(t, after[i]!));
     const otherChanges = this.otherChanges(foldersAfter, after);
     const foldersChecked = [...this.folders.values()].every((f) => f !== null) && [...foldersAfter.values()].every((f) => f !== null);
@@ -317,7 +322,7 @@ async function factsOf(p: string, maxHashBytes: number): Promise<PathFacts> {
 function hashFile(p: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const hash = createHash('sha256');
-    const stream = createReadStream(p, { highWaterMark: 256 * 1024 });
+    const stream = createReadStream(p, { highWaterMark: HASH_CHUNK_BYTES });
     stream.on('data', (chunk) => hash.update(chunk));
     stream.on('error', reject);
     stream.on('end', () => resolve(hash.digest('hex')));
