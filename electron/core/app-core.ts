@@ -32,7 +32,10 @@ import { confirmLeavingSafeMode } from './safe-mode-confirmation';
 import { createConnectionLayer, type ConnectionLayerOptions } from './mcp/connection-layer';
 import { DEFAULT_RELIST_AFTER_MS, type ConnectionManager } from './mcp/connection-manager';
 import { runHandlers } from './run/run-handlers';
-import { applyDemoLabRules, offerDemoServerOnFirstRun, openBuiltinTransport } from './demo/demo-setup';
+import { createFileObserver } from './observe/file-observer';
+import { firstObserver } from './observe/observers';
+import { DemoNotesObserver } from './demo/demo-observer';
+import { applyDemoLabRules, offerDemoServerOnFirstRun } from './demo/demo-setup';
 import { createModelsModule, type ModelsModuleOptions } from './models/models-module';
 import type { ModelProviderService, ProviderEndpointConfirmer } from './models/provider-service';
 import { createThemeModule, type Appearance } from './appearance/theme';
@@ -315,6 +318,7 @@ export function createCore(deps: CoreDeps): WardenCore {
     }
   });
   const serverCatalog = serverCatalogOf(serversModule.service);
+  const demoNotes = new DemoNotesObserver();
   const connections = createConnectionLayer({
     service: serverCatalog,
     secrets: serversModule.secrets,
@@ -327,7 +331,8 @@ export function createCore(deps: CoreDeps): WardenCore {
       elicitation: { elicitor, browser },
       roots: (serverId, accountId) => roots.forServer(serverId, accountId),
       sampling: (serverId, accountId, params, signal) => sampling.answer(serverId, accountId, params, signal),
-      builtinTransport: openBuiltinTransport,
+      // The demo's stores are opened through its observer, which reads them after each call.
+      builtinTransport: (builtin, where) => demoNotes.open(builtin, where),
       relistAfterMs: () => serversModule.settings.get().preferences.relistAfterMs ?? DEFAULT_RELIST_AFTER_MS,
       ...deps.connections,
     },
@@ -347,6 +352,8 @@ export function createCore(deps: CoreDeps): WardenCore {
   const gateModule = createGateModule({
     registry: connections.manager,
     executor: connections.manager,
+    // What a sent call really did, read with Warden's own authority (never through its server).
+    observer: firstObserver([demoNotes, createFileObserver()]),
     ...deps.gate,
     approvalTtlMs: deps.gate?.approvalTtlMs ?? preferences.approvalExpiryMs,
     defaultToolMode: deps.gate?.defaultToolMode ?? preferences.defaultToolMode,

@@ -5,6 +5,7 @@
  */
 
 import type { DecisionRecord, ErrorRecord, OpProposed, ToolResultRecord } from '../../shared/domain/journal-events';
+import type { OpObservation } from '../../shared/domain/observation';
 import type { OperationState } from '../../shared/domain/operations';
 import { WardenError } from '../../shared/result';
 
@@ -59,6 +60,8 @@ export interface RecordedOperation {
   result: ToolResultRecord | null;
   error: ErrorRecord | null;
   history: Array<{ from: OperationState; to: OperationState; reason: string; at: number }>;
+  /** What Warden itself saw the call do (`op.observation`), when it observed it. */
+  observation?: OpObservation | null;
 }
 
 /**

@@ -3,6 +3,7 @@
  * and verification results. Shared so the renderer can show exactly what the core found.
  */
 import { z } from 'zod';
+import { OBSERVED_OUTCOMES, OpObservation } from './observation';
 
 /** Why a stored line was rejected. */
 export const LedgerLineProblem = z.enum([
@@ -188,6 +189,10 @@ export const OperationView = z.object({
   reconciled: OpReconciled.nullable(),
   /** For a retry: the outcome_unknown operation it retries. */
   retryOf: z.string().nullable(),
+  /** A sent call's outcome in four words (`observedOutcome`); null for a call never sent. */
+  observedOutcome: z.enum(OBSERVED_OUTCOMES).nullable().optional(),
+  /** What Warden itself saw the call do, apart from what the server said. */
+  observation: OpObservation.nullable().optional(),
 });
 export type OperationView = z.infer<typeof OperationView>;
 

@@ -90,8 +90,9 @@ export const CORE_FLOORS: ReadonlyArray<readonly string[]> = [
   // What a person works with: conversations, permission management, Run, servers using the person's
   // model; and the settings seen through the connection layer's ports (wired by the assembly).
   ['chat', 'permissions', 'run', 'sampling', 'server-ports'],
-  // The connection layer, model providers, import from other apps, the demo and the preferences.
-  ['mcp', 'models', 'import', 'demo', 'appearance', 'preferences'],
+  // The connection layer, model providers, import from other apps, the demo, the preferences, and
+  // the observers that read what a call really did.
+  ['mcp', 'models', 'import', 'demo', 'appearance', 'preferences', 'observe'],
   // The gate, the stored servers and accounts, the ledger, elicitation: none knows the others.
   ['gate', 'settings', 'ledger', 'elicitation', 'memory-journal', 'safe-mode-confirmation'],
   // The policy engine, the words Warden writes itself, network failures, the keychain.

@@ -4,8 +4,10 @@
  * facts, and the model's final answer can be grounded in the recorded status.
  */
 import type { ChatCallStatus } from '../../../shared/contract/chat';
+import { OBSERVED_OUTCOME_WORDS, observedOutcome } from '../../../shared/domain/observation';
 import type { OperationSnapshot } from '../gate/gate';
 import { STOPPED_READS_ONLY } from '../gate/reads-only';
+import { sanitizeForDisplay } from '../text/sanitize';
 import { resultText, wrapUntrusted } from './untrusted';
 
 /** Texts the model receives: one wording for each ending, so every provider hears the same facts. */
@@ -51,6 +53,39 @@ const plain = (status: ChatCallStatus, why: string, modelResult: string): CallOu
  * recorded it as denied with the loop's reason.
  */
 export function outcomeOf(op: OperationSnapshot, options: { cap?: number; skipped?: boolean } = {}): CallOutcome {
+  const outcome = claimedOutcomeOf(op, options);
+  const observed = observationText(op);
+  return observed === null ? outcome : { ...outcome, modelResult: `${observed}\n\n${outcome.modelResult}` };
+}
+
+/** Most characters of Warden's observation a model is given (the ledger keeps all of it). */
+const OBSERVATION_CHARS = 4_000;
+
+/**
+ * What Warden itself saw the call do, as the model is told it before the server's own words:
+ * the outcome in four words, who looked, what was seen, and how far that reaches. Null when the
+ * call was not observed. Why first and apart: the server's sentence is a claim by the component
+ * being checked; the model must not ground its answer in it when Warden saw otherwise.
+ */
+function observationText(op: OperationSnapshot): string | null {
+  const o = op.observation;
+  if (!o) return null;
+  const four = observedOutcome(op.state, o);
+  const verdict = four ? `Outcome as Warden recorded it: ${OBSERVED_OUTCOME_WORDS[four]}.` : 'Warden recorded what it saw.';
+  const warn =
+    four === 'observed_different'
+      ? ' What Warden saw differs from what was approved or claimed: do not tell the user it was done as asked; tell them what Warden saw.'
+      : four === 'outcome_unknown'
+        ? ' Do not claim it succeeded or failed.'
+        : '';
+  // Names in it come from the disk (a server may choose them): cleaned like server text and capped.
+  const seen = sanitizeForDisplay(o.summary);
+  const capped = seen.length > OBSERVATION_CHARS ? `${seen.slice(0, OBSERVATION_CHARS)}… [cut]` : seen;
+  return `[Warden's own observation] ${verdict}${warn}\n${o.source}: ${capped}\nScope: ${o.scope}.`;
+}
+
+/** The outcome from what the server said (or why nothing was sent), before any observation. */
+function claimedOutcomeOf(op: OperationSnapshot, options: { cap?: number; skipped?: boolean }): CallOutcome {
   const labels = { server: op.labels.server, tool: op.identity.toolName };
   switch (op.state) {
     case 'succeeded':

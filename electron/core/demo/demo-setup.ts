@@ -9,7 +9,6 @@ import type { ToolRegistry } from '../gate/ports';
 import type { PolicyStore } from '../policy/store';
 import type { ServerService } from '../settings/server-service';
 import type { SettingsRepository } from '../settings/settings-repository';
-import { openDemoTransport } from './demo-server';
 
 /** The preference key recording that the demo server was offered (true once decided). */
 export const DEMO_OFFERED_PREFERENCE = 'demoServerOffered';
@@ -33,19 +32,6 @@ export async function offerDemoServerOnFirstRun(deps: { settings: SettingsReposi
     d.preferences[DEMO_OFFERED_PREFERENCE] = true;
   });
   return hasServers ? 'has-servers' : 'added';
-}
-
-/**
- * Opens the in-memory transport of a built-in server, for the connection layer.
- *
- * Why here: the connection layer knows only that a definition is `builtin`; which code serves
- * each built-in lives with that code.
- */
-export async function openBuiltinTransport(builtin: 'demo') {
-  switch (builtin) {
-    case 'demo':
-      return (await openDemoTransport()).transport;
-  }
 }
 
 /**

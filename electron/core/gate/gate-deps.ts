@@ -7,7 +7,7 @@ import type { PathFs, PathSemantics } from '../paths/resolve';
 import type { Clock, Journal, OperationHistory } from '../ports';
 import type { PolicySource } from './decisions';
 import type { OperationNames } from './operation';
-import type { ToolExecutor, ToolRegistry } from './ports';
+import type { CallObserver, ToolExecutor, ToolRegistry } from './ports';
 
 /** Default time a pending approval waits before it expires. */
 export const DEFAULT_APPROVAL_TTL_MS = 10 * 60 * 1000;
@@ -48,6 +48,8 @@ export interface GateDeps {
    * finished one read back from history, a disconnected server): people read names, not ids.
    */
   names?: OperationNames;
+  /** Looks at what each sent call really did (absent: nothing is observed, as before). */
+  observer?: CallObserver;
 }
 
 /** One tool call as it enters the gate. */

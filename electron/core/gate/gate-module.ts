@@ -25,7 +25,7 @@ import type { ApprovalPreview, ApprovalPrompter, BatchChoice, Clock, Journal, Op
 import { Gate, type OperationNames, type OperationSnapshot } from './gate';
 import { createOperationPresenter } from './result-display';
 import { CallNotSentError } from './call-outcome';
-import type { ToolDescriptor, ToolExecutor, ToolRegistry } from './ports';
+import type { CallObserver, ToolDescriptor, ToolExecutor, ToolRegistry } from './ports';
 
 type GateChannel = 'approvals:list' | 'approvals:review' | 'approvals:reject' | 'approvals:cancel' | 'operations:list' | 'operations:get' | 'tools:offered';
 
@@ -59,6 +59,8 @@ export interface GateModuleOptions {
   isSafeMode?: () => boolean;
   /** Configured server and account names, for operations whose tool is not listed now. */
   names?: OperationNames;
+  /** Looks at what each sent call really did, with Warden's own authority (app-core: local files and the demo's notes). */
+  observer?: CallObserver;
 }
 
 /** The assembled module. */
@@ -186,6 +188,7 @@ export function createGateModule(options: GateModuleOptions): GateModule {
     maxResultBytes: options.maxResultBytes,
     paths: options.paths ?? hostPaths(),
     ...(options.names ? { names: options.names } : {}),
+    ...(options.observer ? { observer: options.observer } : {}),
   });
   const unsubscribePolicy = policy.onChange(() => gate.revalidate('permission changed'));
   const reviewing = new Set<string>();

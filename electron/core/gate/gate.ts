@@ -563,7 +563,14 @@ export class Gate {
 
   /** Sends the call (its `executing` is durable by now) and records how it ended. */
   private runCall(op: Operation): Promise<void> {
-    return sendCall(op, this.deps.executor, this.deps.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES, (to, reason, extra) => this.transition(op, to, reason, extra), this.journal);
+    const observer = this.deps.observer;
+    const observe = observer
+      ? {
+          observer,
+          call: () => ({ operationId: op.id, serverId: op.identity.serverId, accountId: op.identity.accountId, toolName: op.identity.toolName, args: op.args, tool: this.deps.registry.getTool(op.identity.serverId, op.identity.accountId, op.identity.toolName) }),
+        }
+      : undefined;
+    return sendCall(op, this.deps.executor, this.deps.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES, (to, reason, extra) => this.transition(op, to, reason, extra), this.journal, observe);
   }
 
   /** Applies a transition in memory (synchronously) and returns its journal entry. */

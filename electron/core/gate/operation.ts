@@ -6,6 +6,7 @@
 import type { OperationState } from '../../../shared/domain/operations';
 import { TERMINAL_STATES } from '../../../shared/domain/operations';
 import type { DecisionRecord, ErrorRecord, OpTransition, RequestOrigin, ToolIdentity, ToolResultRecord } from '../../../shared/domain/journal-events';
+import type { OpObservation } from '../../../shared/domain/observation';
 import { WardenError } from '../../../shared/result';
 import { jsonCopy, deepFreezeCopy } from '../canonical/canonical-json';
 import { fingerprint as computeFingerprint } from '../canonical/hashes';
@@ -44,6 +45,8 @@ export interface OperationSnapshot {
   result: ToolResultRecord | null;
   error: ErrorRecord | null;
   history: Array<{ from: OperationState; to: OperationState; reason: string; at: number }>;
+  /** What Warden itself saw the call do (recorded as `op.observation`), or null when nothing was observed. */
+  observation: OpObservation | null;
   /** Labels for display, from the registry at request time. */
   labels: { server: string; account: string; toolTitle: string | null; toolDescription: string | null; summary: string };
   /** The tool only reads, by annotations Warden trusts (reads-only.ts): a stop mid-call leaves nothing to check. */
@@ -116,6 +119,7 @@ export function newOperation(
     result: null,
     error: null,
     history: [],
+    observation: null,
     labels: {
       server: serverLabel,
       account: accountLabel,
@@ -145,6 +149,7 @@ export function rebuild(names: OperationNames | undefined, r: RestoredOperation)
   op.result = r.result;
   op.error = r.error;
   op.history = structuredClone(r.history);
+  op.observation = r.observation ? structuredClone(r.observation) : null;
   op.expiresAt = p.expiresAt ?? null;
   return op;
 }
@@ -174,6 +179,8 @@ export function snapshot(op: Operation): OperationSnapshot {
     result: op.result ? jsonCopy(op.result, false) : null,
     error: op.error ? { ...op.error } : null,
     history: op.history.map((h) => ({ ...h })),
+    // Frozen where it was made (the journal keeps it without copying), so it is shared as it is.
+    observation: op.observation,
     labels: { ...op.labels },
     readsOnly: op.readsOnly,
   };

@@ -6,6 +6,7 @@
  * its server) comes from `ToolRegistry`: the policy pins Always Allow to those hashes, so the
  * registry must report what is actually connected *now*, not what was configured.
  */
+import type { OpObservation } from '../../../shared/domain/observation';
 import type { ServerKind } from '../preview/trusted-preview';
 
 /** A tool as the connection layer currently sees it, for one (server, account). */
@@ -121,4 +122,37 @@ export interface ToolExecutor {
     args: Readonly<Record<string, unknown>>,
     options: { signal: AbortSignal; operationId: string },
   ): Promise<ToolCallResult>;
+}
+
+/** A call about to be sent, as an observer is shown it (the gate's frozen copy of the arguments). */
+export interface ObservedCall {
+  operationId: string;
+  serverId: string;
+  accountId: string;
+  toolName: string;
+  args: Readonly<Record<string, unknown>>;
+  /** The tool as listed when the call leaves (schema, working folder, kind of server). */
+  tool: ToolDescriptor | undefined;
+}
+
+/** How a sent call ended, as the observer is told it (the state the gate records). */
+export type ObservedEnding = 'succeeded' | 'failed' | 'outcome_unknown';
+
+/**
+ * Looks at what a call really did, with Warden's own authority and never through the server
+ * being checked (electron/core/observe reads local files, the demo reads its notes store).
+ *
+ * `watch` runs synchronously as the call leaves and answers null when nothing of this call can be
+ * observed, so such a call pays nothing. A watch reads what is there before the call is sent
+ * (`before`) and again once it ended (`after`), and its answer is journaled after the outcome
+ * record as evidence: it never changes the request, the approval or the recorded outcome.
+ */
+export interface CallObserver {
+  watch(call: ObservedCall): CallWatch | null;
+}
+
+/** One call's observation under way. Neither method rejects: what could not be read is said in the answer. */
+export interface CallWatch {
+  before(): Promise<void>;
+  after(ending: ObservedEnding): Promise<OpObservation>;
 }

@@ -259,6 +259,12 @@ export class TailOperations {
 
   apply(record: StoredRecord, location: RecordLocation): void {
     if (record.type === RECONCILED_TYPE) return this.applyReconciled(record, location);
+    // What Warden saw a call do belongs to its operation's records; it changes no state.
+    if (record.type === 'op.observation') {
+      const id = (record.payload as { operationId?: unknown }).operationId;
+      if (typeof id === 'string') this.recentOps?.get(id)?.push(location);
+      return;
+    }
     if (record.type !== 'op.proposed' && record.type !== 'op.transition') return;
     let event: ReturnType<typeof parseJournalEvent>;
     try {

@@ -132,6 +132,7 @@ type Pending =
   | { kind: 'proposed'; record: StoredRecord; location: RecordLocation; id: string; server: string; account: string; tool: string; conv: string | null }
   | { kind: 'transition'; record: StoredRecord; location: RecordLocation; id: string; to: OperationState; decision: string | null }
   | { kind: 'reconciled'; record: StoredRecord; location: RecordLocation; id: string; outcome: string; retry: string | null }
+  | { kind: 'observed'; record: StoredRecord; location: RecordLocation; id: string }
   | { kind: 'carried'; record: StoredRecord; location: RecordLocation; ops: CarriedOp[] };
 
 /**
@@ -648,7 +649,7 @@ export class LedgerIndex {
     // reconciliation) are read first; everything else is decided here, in order.
     const missing = new Set<string>();
     for (const p of batch) {
-      if ((p.kind === 'transition' || p.kind === 'reconciled' || p.kind === 'proposed') && !this.live.has(p.id)) missing.add(p.id);
+      if ((p.kind === 'transition' || p.kind === 'reconciled' || p.kind === 'proposed' || p.kind === 'observed') && !this.live.has(p.id)) missing.add(p.id);
       if (p.kind === 'reconciled' && p.retry !== null && !this.live.has(p.retry)) missing.add(p.retry);
       if (p.kind === 'carried') for (const op of p.ops) if (!this.live.has(op.id)) missing.add(op.id);
     }
@@ -706,6 +707,13 @@ export class LedgerIndex {
           f.state = p.to;
           if (p.decision !== null) f.decision = p.decision;
           touched.set(p.id, f);
+          pushRow(p, f, f.server, f.account, f.tool, f.conv, f.decision);
+          break;
+        }
+        case 'observed': {
+          // Filed under its operation so its history reads it; an observation changes no state.
+          const f = touched.get(p.id) ?? factsOf(p.id);
+          if (!f) break;
           pushRow(p, f, f.server, f.account, f.tool, f.conv, f.decision);
           break;
         }
@@ -792,7 +800,7 @@ export class LedgerIndex {
   }
 }
 
-/** Whether an added record is about operation `id` (its proposal, a transition, a reconciliation). */
+/** Whether an added record is about operation `id` (its proposal, a transition, an observation, a reconciliation). */
 function concerns(a: Added | Pending, id: string): boolean {
   return !('kind' in a) && a.record.payload.operationId === id;
 }
@@ -826,6 +834,8 @@ function classify(record: StoredRecord, location: RecordLocation): Pending {
     }
     case 'op.transition':
       return { kind: 'transition', record, location, id: event.payload.operationId, to: event.payload.to, decision: event.payload.decision?.decision ?? null };
+    case 'op.observation':
+      return { kind: 'observed', record, location, id: event.payload.operationId };
     case 'policy.changed': {
       const s = event.payload.scope;
       return { kind: 'row', record, location, server: s.serverId, account: s.accountId, tool: s.toolName, conv: s.conversationId };

@@ -22,6 +22,7 @@ import {
   type ServerSampling,
   type TypedJournalEntry,
 } from '../../../shared/domain/journal-events';
+import { OBSERVED_OUTCOME_WORDS, observedOutcome, type OpObservation } from '../../../shared/domain/observation';
 import {
   OpReconciled,
   RECONCILED_TYPE,
@@ -41,6 +42,8 @@ interface OperationFacts {
   proposed: OpProposed;
   transitions: Array<{ seq: number; time: number; t: OpTransition }>;
   reconciled: OpReconciled | null;
+  /** What Warden itself saw the call do (the last observation recorded), apart from what the server said. */
+  observation?: OpObservation;
   retryOf: string | null;
   proposedSeq: number;
   proposedTime: number;
@@ -113,6 +116,24 @@ export class LedgerProjections {
         facts.transitions.push({ seq: record.seq, time: record.time, t });
         this.index(t.operationId, before, this.stateOf(facts));
         this.rows.push(this.opRow(record, t.operationId, t));
+        return;
+      }
+      case 'op.observation': {
+        const o = event.payload;
+        const facts = this.ops.get(o.operationId);
+        if (!facts) {
+          this.skipped.push({ seq: record.seq, type: record.type, why: `observation of unknown operation ${o.operationId}` });
+          return;
+        }
+        // Evidence beside the outcome: the state, the request and the approval stay as recorded.
+        facts.observation = o;
+        const outcome = observedOutcome(this.stateOf(facts), o);
+        this.rows.push({
+          ...this.opRow(record, o.operationId, null),
+          to: this.stateOf(facts),
+          actor: 'warden',
+          reason: `${outcome ? `${capitalized(OBSERVED_OUTCOME_WORDS[outcome])}: ` : ''}${o.summary} (${o.source}; ${o.scope})`,
+        });
         return;
       }
       case 'policy.changed': {
@@ -289,6 +310,7 @@ export class LedgerProjections {
       result: result ? structuredClone(result) : null,
       error: error ? structuredClone(error) : null,
       history: facts.transitions.map((x) => ({ from: x.t.from, to: x.t.to, reason: x.t.reason, at: x.time })),
+      observation: facts.observation ? structuredClone(facts.observation) : null,
     };
   }
 
@@ -398,6 +420,8 @@ export class LedgerProjections {
       error: errorT?.t.error ? { ...errorT.t.error } : null,
       reconciled: facts.reconciled ? { ...facts.reconciled } : null,
       retryOf: facts.retryOf,
+      observedOutcome: observedOutcome(this.stateOf(facts), facts.observation),
+      observation: facts.observation ? structuredClone(facts.observation) : null,
     };
   }
 
@@ -444,6 +468,10 @@ export class LedgerProjections {
       arguments: p.canonicalArguments,
     };
   }
+}
+
+function capitalized(words: string): string {
+  return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
 function isTerminal(state: OperationState): boolean {

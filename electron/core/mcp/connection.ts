@@ -81,7 +81,7 @@ export interface ConnectionDeps {
   onStatus: (status: ConnectionStatus) => void;
   onToolsChanged: (change: ToolsChange) => void;
   /** Opens the in-memory transport of a built-in server (the offline demo); absent = none available. */
-  builtinTransport?: (builtin: BuiltinServerDefinition['builtin']) => Promise<Transport>;
+  builtinTransport?: (builtin: BuiltinServerDefinition['builtin'], where: { serverId: string; accountId: string }) => Promise<Transport>;
   /** Receives the server's log messages and resource notices (server-data.ts) in arrival order; `params` unchecked. */
   onServerNotice?: (method: ServerNoticeMethod, params: unknown) => void;
 }

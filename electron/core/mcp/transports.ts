@@ -41,7 +41,7 @@ export interface OpenDeps {
   /** The fetch of OAuth servers whose provider brings none (Warden's brings its server's guarded fetch). */
   authFetch?: FetchLike;
   /** Opens the in-memory transport of a built-in server; absent = none available. */
-  builtinTransport?: (builtin: BuiltinServerDefinition['builtin']) => Promise<Transport>;
+  builtinTransport?: (builtin: BuiltinServerDefinition['builtin'], where: { serverId: string; accountId: string }) => Promise<Transport>;
   /** Told about the stdio process before it starts (how it ends explains a failed connect). */
   onProcess?: (process: ProcessTransport) => void;
 }
@@ -57,7 +57,7 @@ export async function openClient(deps: OpenDeps, attach: Attach): Promise<{ clie
   const def = deps.definition;
   if (def.transport === 'builtin') {
     if (!deps.builtinTransport) throw new Error(`the built-in server "${def.builtin}" is not available in this build`);
-    return { client: await attach(await deps.builtinTransport(def.builtin)), kind: 'in-process' };
+    return { client: await attach(await deps.builtinTransport(def.builtin, { serverId: def.id, accountId: deps.accountId })), kind: 'in-process' };
   }
   const secret = (name: string) => readSecret(deps, name);
   if (def.transport === 'stdio') {
