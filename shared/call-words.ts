@@ -40,6 +40,24 @@ export function decisionSentence(reason: string): string {
   return sentence(reason);
 }
 
+/**
+ * The day a person set the rule that decided, as a sentence of its own ("Set on Tuesday, December
+ * 1."; the year too when it is not this one), or '' when Warden does not know it. Formatted where
+ * it is read, in the computer's own time zone.
+ */
+export function setOnDay(setAt: number | null | undefined, now: number = Date.now()): string {
+  if (typeof setAt !== 'number' || !Number.isFinite(setAt)) return '';
+  const day = new Date(setAt);
+  const sameYear = day.getFullYear() === new Date(now).getFullYear();
+  return `Set on ${new Intl.DateTimeFormat('en', { weekday: 'long', month: 'long', day: 'numeric', ...(sameYear ? {} : { year: 'numeric' }) }).format(day)}.`;
+}
+
+/** The decision's reason, then the day its rule was set when known. */
+function decidedBecause(decision: DecisionRecord): string {
+  const day = setOnDay(decision.ruleSetAt);
+  return day ? `${decisionSentence(decision.reason)} ${day}` : decisionSentence(decision.reason);
+}
+
 /** Why Warden asks before a call, in one sentence ("Warden asks because you set Ask for all tools of Files."). */
 export function whyWardenAsks(reason: string | undefined): string {
   return decisionSentence(reason && /^Asks/.test(reason) ? reason : `Asks: ${reason || 'approval is required'}`);
@@ -47,8 +65,8 @@ export function whyWardenAsks(reason: string | undefined): string {
 
 /**
  * Why the call ran or did not: the reason, never the outcome. "You approved it in Warden’s
- * dialog.", "It ran without asking because you set Always Allow for X.", "Refused because you set
- * Disabled for X.", "You denied it in Warden’s dialog.", "Nobody approved it in time."
+ * dialog.", "It ran without asking because you set Always Allow for X. Set on Tuesday, December 1.",
+ * "Refused because you set Disabled for X.", "You denied it in Warden’s dialog.", "Nobody approved it in time."
  */
 export function callReason(call: CallFacts): string {
   if (call.approvedByUser) return 'You approved it in Warden’s dialog.';
@@ -64,10 +82,10 @@ export function callReason(call: CallFacts): string {
       return sentence(call.reason);
     case 'denied':
       // Refused by the chat (a name it never offered) where a rule refuses it too: both reasons.
-      if (call.decision && call.reason && call.reason !== call.decision.reason) return `${decisionSentence(call.decision.reason)} ${sentence(call.reason)}`;
-      return call.decision ? decisionSentence(call.decision.reason) : sentence(call.reason);
+      if (call.decision && call.reason && call.reason !== call.decision.reason) return `${decidedBecause(call.decision)} ${sentence(call.reason)}`;
+      return call.decision ? decidedBecause(call.decision) : sentence(call.reason);
     default:
-      return call.decision ? decisionSentence(call.decision.reason) : call.reason ? sentence(call.reason) : '';
+      return call.decision ? decidedBecause(call.decision) : call.reason ? sentence(call.reason) : '';
   }
 }
 

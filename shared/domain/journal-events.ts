@@ -81,6 +81,12 @@ export const DecisionRecord = z.object({
   /** `chat`: the chat refused the call before any rule was asked (a name it never offered, a cap on calls). */
   layer: z.enum(['organization', 'conversation', 'user', 'default', 'availability', 'configuration', 'safe-mode', 'roots', 'chat']),
   ruleId: z.string().nullable(),
+  /**
+   * When the person set the rule that decided (ms since the epoch), so a reason can say "you set
+   * Always Allow … on Tuesday"; absent for rules from before Warden kept it, and for decisions no
+   * rule of the person's made.
+   */
+  ruleSetAt: z.number().nullable().optional(),
   /** Configuration errors found while deciding (e.g. an unknown mode value read as disabled). */
   configErrors: z.array(z.string()).default([]),
 });

@@ -87,6 +87,8 @@ export const UserRule = z.object({
   mode: z.unknown(),
   pin: GrantPin.nullable().default(null),
   setBy: RuleOrigin.optional(),
+  /** When it was set (ms since the epoch); absent on rules written before Warden kept it. */
+  setAt: z.number().optional(),
 });
 export type UserRule = z.infer<typeof UserRule>;
 

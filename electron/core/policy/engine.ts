@@ -49,6 +49,8 @@ interface CompiledRule {
   invalidMode: string | null;
   /** Who put the rule in place, so an explanation says "you set" only for the person's own. */
   setBy: RuleOrigin;
+  /** When the person set it (ms since the epoch), when known. */
+  setAt: number | null;
   /** Canonical JSON of the raw rule, computed on first tie: breaks ties between rules sharing an id. */
   sortKey: () => string;
   /** Conversation overrides only: whether the override covers this identity. */
@@ -281,7 +283,9 @@ export function decide(request: PolicyRequest, policyState: PolicyState, context
   }
   // Asked for another reason: the wall is said too, so the person knows what they are approving.
   if (decision === 'ask' && outside !== null) reason = `${reason}; also, ${outside}`;
-  return result(decision, reason, layer, chosen?.id ?? null, pin, configErrors);
+  const decided = result(decision, reason, layer, chosen?.id ?? null, pin, configErrors);
+  // Only the person's own rules carry the day they were set: "you set … on Tuesday".
+  return chosen && chosen.setBy === 'person' && chosen.setAt !== null && layer === 'user' ? { ...decided, ruleSetAt: chosen.setAt } : decided;
 }
 
 /** The rule id a server's folder wall is journaled and explained under. */
@@ -582,7 +586,7 @@ function compileUser(rule: UserRule): CompiledRule {
   const s = rule.scope;
   const constraints = s.kind === 'tool-constraint' ? s.constraints.map(compileConstraint) : [];
   const target: RuleTarget = s.kind === 'global' ? { kind: 'global' } : { kind: s.kind === 'server' ? 'server' : 'tool', anyAccount: s.accountId === null };
-  return { id: rule.id, ...compileMode(rule.id, rule.mode), pin: rule.pin ?? null, constraints, target, setBy: rule.setBy ?? 'person', sortKey: lazyKey(rule) };
+  return { id: rule.id, ...compileMode(rule.id, rule.mode), pin: rule.pin ?? null, constraints, target, setBy: rule.setBy ?? 'person', setAt: rule.setAt ?? null, sortKey: lazyKey(rule) };
 }
 
 function compileConversation(rule: ConversationOverride): CompiledRule {
@@ -592,6 +596,7 @@ function compileConversation(rule: ConversationOverride): CompiledRule {
     pin: rule.pin ?? null,
     constraints: [],
     setBy: 'person',
+    setAt: null,
     target: { kind: 'conversation', anyAccount: rule.accountId === null, anyTool: rule.toolName === null },
     sortKey: lazyKey(rule),
     match: (r) => r.serverId === rule.serverId && (rule.accountId === null || rule.accountId === r.accountId) && (rule.toolName === null || rule.toolName === r.toolName),

@@ -83,7 +83,7 @@ export class PolicyStore {
   async set(change: PermissionChange, pin: GrantPin | null, source: ChangeSource, origin: RuleOrigin | undefined = originOf(source)): Promise<RuleChange> {
     const ruleId = PolicyStore.ruleIdFor(change);
     const old = this.find(ruleId) ?? null;
-    const { next, rule } = PolicyStore.apply(this.state, change, pin, origin);
+    const { next, rule } = PolicyStore.apply(this.state, change, pin, origin, this.options.clock.now());
     return this.commit(next, { ruleId, scope: scopeRecordOf(rule), old: old ? plain(old) : null, new: plain(rule) }, source);
   }
 
@@ -93,7 +93,7 @@ export class PolicyStore {
    * Why: the permission handlers compare effective decisions before and after to tell whether a
    * change loosens anything (and so needs the person's confirmation in a native dialog).
    */
-  static apply(state: PolicyState, change: PermissionChange, pin: GrantPin | null, origin: RuleOrigin | undefined = 'person'): { next: PolicyState; rule: UserRule | ConversationOverride } {
+  static apply(state: PolicyState, change: PermissionChange, pin: GrantPin | null, origin: RuleOrigin | undefined = 'person', at?: number): { next: PolicyState; rule: UserRule | ConversationOverride } {
     const ruleId = PolicyStore.ruleIdFor(change);
     const rulePin = change.mode === 'allow' ? pin : null;
     if (change.scope === 'conversation') {
@@ -108,7 +108,7 @@ export class PolicyStore {
           : change.scope === 'tool'
             ? { kind: 'tool', serverId: change.serverId, accountId: change.accountId, toolName: change.toolName }
             : { kind: 'tool-constraint', serverId: change.serverId, accountId: change.accountId, toolName: change.toolName, constraints: change.constraints };
-    const rule: UserRule = { id: ruleId, scope, mode: change.mode, pin: rulePin, ...(origin ? { setBy: origin } : {}) };
+    const rule: UserRule = { id: ruleId, scope, mode: change.mode, pin: rulePin, ...(origin ? { setBy: origin } : {}), ...(at !== undefined ? { setAt: at } : {}) };
     return { next: { ...state, user: [...state.user.filter((r) => r.id !== ruleId), rule] }, rule };
   }
 

@@ -61,14 +61,19 @@ describe('the chat loop', () => {
     const { c } = await scripted((r) => ({ calls: [{ name: offeredName(r, 'notes_list')!, args: {} }, { name: offeredName(r, 'notes_add')!, args: { text: 'kept' } }] }), {
       later: (r, i) => (i === 2 ? { calls: [{ name: offeredName(r, 'notes_add')!, args: { text: 'refused' } }] } : { text: 'done' }),
     });
+    // The person's own Always Allow (the demo's starting rules are the demo's, and carry no day).
+    t!.dialogs.single = 'approve';
+    await call(t!.core, 'permissions:set', { scope: 'tool', ...t!.demo, toolName: 'notes_list', mode: 'allow' });
     await call(t!.core, 'chat:send-message', { conversationId: c.id, text: 'go' });
     const waiting = await waitingApproval(t!.core, c.id);
-    expect(callsOf(waiting)[1]!.reason).toMatch(/^Warden asks because you set Ask for notes_add on .+\.$/);
+    expect(callsOf(waiting)[1]!.reason).toMatch(/^Warden asks because the demo’s starting rules set Ask for notes_add on [^.]+\.$/);
     t!.dialogs.single = 'approve';
     await call(t!.core, 'chat:review', { conversationId: c.id, messageId: waiting.messages.find((m) => m.toolCalls.length)!.id });
     const first = callsOf(await settled(t!.core, c.id));
     expect(first.map((x) => x.status)).toEqual(['succeeded', 'succeeded']);
     expect(first[0]!.reason).toMatch(/^It ran without asking because you set Always Allow for notes_list on .+\.$/);
+    // The day the person set that rule, read where it is shown.
+    expect(first[0]!.reason).toMatch(/\. Set on [A-Z][a-z]+day, [A-Z][a-z]+ \d{1,2}(, \d{4})?\.$/);
     expect(first[1]!.reason).toBe('You approved it in Warden’s dialog.');
     // The outcome stays its own fact.
     expect(first.map((x) => x.why)).toEqual(['The tool call succeeded', 'The tool call succeeded']);

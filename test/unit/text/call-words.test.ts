@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { callOutcome, callReason, whyWardenAsks } from '../../../shared/call-words';
+import { callOutcome, callReason, setOnDay, whyWardenAsks } from '../../../shared/call-words';
 import { OperationState } from '../../../shared/domain/operations';
 import type { DecisionRecord } from '../../../shared/domain/journal-events';
 
@@ -33,5 +33,21 @@ describe('why a call ran, and how it ended, in words', () => {
       expect(words).not.toContain(state.replace(/_/g, ' '));
     }
     expect(callOutcome({ state: 'failed', reason: 'The tool reported an error' })).toBe('Failed: the tool reported an error.');
+  });
+});
+
+describe('the day a rule was set', () => {
+  const tuesday = new Date(2026, 11, 1, 15, 0).getTime();
+  it('is said as a sentence of its own, with the year only when it is not this one', () => {
+    expect(setOnDay(tuesday, new Date(2026, 11, 4).getTime())).toBe('Set on Tuesday, December 1.');
+    expect(setOnDay(tuesday, new Date(2027, 0, 4).getTime())).toBe('Set on Tuesday, December 1, 2026.');
+    expect(setOnDay(undefined)).toBe('');
+    expect(setOnDay(Number.NaN)).toBe('');
+  });
+  it('follows the reason of a call a rule of the person decided, and only then', () => {
+    const ran = { state: 'succeeded' as const, approvedByUser: false, reason: 'The tool call succeeded' };
+    const decision = { decision: 'allow' as const, reason: 'Allowed: you set Always Allow for notes_list on Demo (default)', layer: 'user' as const, ruleId: 'r1', configErrors: [] };
+    expect(callReason({ ...ran, decision: { ...decision, ruleSetAt: tuesday } })).toMatch(/^It ran without asking because you set Always Allow for notes_list on Demo \(default\)\. Set on Tuesday, December 1(, 2026)?\.$/);
+    expect(callReason({ ...ran, decision })).toBe('It ran without asking because you set Always Allow for notes_list on Demo (default).');
   });
 });
