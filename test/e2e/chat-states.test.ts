@@ -124,7 +124,7 @@ describe('a chat call approved and running, then stopped', () => {
     await page.getByTestId('chat-stop').click();
     await expect.poll(() => card.getAttribute('data-status'), { timeout: 30_000 }).toBe('stopped');
     expect(await card.getByTestId(/-status$/).innerText()).toBe('Stopped');
-    expect(await card.locator('.tool-card-why').innerText()).toBe('Why: Stopped by you in the chat. This tool only reads, so nothing needs checking.');
+    expect(await card.getByTestId(/-outcome$/).innerText()).toBe('Outcome: Stopped by you in the chat. This tool only reads, so nothing needs checking.');
     expect(await card.innerText()).not.toMatch(/Outcome unknown|can.t tell/);
     expect(await card.locator('.outcome-unknown-note').count()).toBe(0);
     await expect.poll(() => state.cancelled.archive_search ?? 0, { timeout: 15_000 }).toBe(1);
@@ -182,7 +182,7 @@ describe('Warden quitting while a chat call runs', () => {
     await page.getByTestId(`chat-item-${conversationId}`).click();
     const card = page.locator('[data-testid^="call-"][data-status]').last();
     await expect.poll(() => card.getAttribute('data-status'), { timeout: 15_000 }).toBe('outcome_unknown');
-    expect(await card.locator('.tool-card-why').innerText()).toBe('Why: Warden quit while this call was running: the server may have acted');
+    expect(await card.getByTestId(/-outcome$/).innerText()).toBe('Outcome: Outcome unknown: Warden quit while this call was running: the server may have acted.');
     const notices = await page.getByTestId('chat-notice').allInnerTexts();
     expect(notices.join('\n')).toMatch(/^Warden quit during this reply, so the reply ended there\. The call that was still running was stopped; its card says what is known\.$/m);
     expect(await page.getByTestId('view-chat').innerText()).not.toMatch(/Stopped by you/);

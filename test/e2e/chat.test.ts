@@ -114,7 +114,7 @@ describe('chat in a real browser against the real core and the demo server', () 
     expect(await inbox.getAttribute('data-status')).toBe('succeeded');
     expect(await inbox.locator('[data-testid$="-flag"]').innerText()).toMatch(/possible prompt injection/);
     // Why it ran (the reason) and how it ended (the outcome) are separate lines.
-    expect(await inbox.locator('[data-testid$="-why"]').innerText()).toMatch(/^Why: It ran without asking because you set Always Allow for read_inbox on .+\.$/);
+    expect(await inbox.locator('[data-testid$="-why"]').innerText()).toMatch(/^Why: It ran without asking because the demo’s starting rules set Always Allow for read_inbox on .+\.$/);
     expect(await inbox.locator('[data-testid$="-outcome"]').innerText()).toBe('Outcome: Done: the server answered.');
   });
 
@@ -122,7 +122,7 @@ describe('chat in a real browser against the real core and the demo server', () 
     const del = card('notes_delete');
     expect(await del.getAttribute('data-status')).toBe('not_permitted');
     expect(await del.innerText()).toMatch(/Not offered to the model/);
-    expect(await del.locator('[data-testid$="-why"]').innerText()).toMatch(/^Why: Refused because you set Disabled for notes_delete on .+\. Not offered to the model/);
+    expect(await del.locator('[data-testid$="-why"]').innerText()).toMatch(/^Why: Refused because the demo’s starting rules set Disabled for notes_delete on .+\. Not offered to the model/);
     expect(await del.locator('[data-testid$="-outcome"]').innerText()).toBe('Outcome: Nothing ran.');
     expect(received()).toEqual(['read_inbox']);
     expect(notes()).toEqual(['Welcome to Warden. Every tool call goes through the gate first.']);

@@ -7,6 +7,10 @@
  * `ApprovalPrompter` (a native dialog in main) and approves internally when the person chose
  * Approve. Loosening a permission is confirmed the same way. The renderer can reject, cancel and
  * tighten on its own; it can never grant.
+ *
+ * Longer than most core files because it still assembles the rule changes (loosening, pins, the
+ * matrix) beside approvals and operations; they share the one PolicyStore and the one prompter, and
+ * the permissions module is where they belong once that store has a single owner.
  */
 import type { ChannelName, RequestOf, ResponseOf } from '../../../shared/ipc';
 import type { MatrixRow, OfferedTool, PermissionChange } from '../../../shared/contract/permissions';

@@ -81,6 +81,7 @@ const TYPE_WORDS: Record<string, string> = {
   'server.sampling': 'A server asked your model',
   'sampling.setting-changed': 'Model use by a server changed',
   'op.reconciled': 'Outcome recorded by you',
+  'op.observation': 'What Warden saw the call do',
   'ledger.safe_mode_acknowledged': 'Damage acknowledged',
 };
 
