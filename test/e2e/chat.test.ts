@@ -155,7 +155,7 @@ describe('chat in a real browser against the real core and the demo server', () 
     await page.getByTestId('chat-pending').waitFor({ timeout: 30_000 });
     const save = card('notes_add');
     expect(await save.getAttribute('data-status')).toBe('awaiting_approval');
-    expect(await save.locator('.tool-card-preview').innerText()).toBe('Add a demo note: "buy milk" — notes_add on Warden demo (built-in) (Default)');
+    expect(await save.locator('.tool-card-preview').innerText()).toBe('Add a demo note: "buy milk"');
     expect(notes()).not.toContain('buy milk');
     // Nothing in this window approves: the only approval-related control asks for Warden's dialog.
     expect(await page.getByRole('button', { name: /^approve/i }).count()).toBe(0);

@@ -105,7 +105,9 @@ export function admitCall(raw: ModelToolCall, reply: ReplyContext): AdmittedCall
     refused = `too many tool calls in one reply (${reply.callCount}; the limit is ${limits.maxCallsPerReply})`;
     skipped = true;
   } else if (!isOffered) {
-    refused = entry ? `Not offered to the model in this conversation: ${entry.tool.name} on ${entry.tool.serverLabel ?? entry.tool.serverId} is not permitted here` : `Not offered to the model: ${JSON.stringify(call.name.slice(0, 100))} is not a name Warden gave it`;
+    // The tool and its server are named wherever this reason is read (the card's head, the
+    // Activity row, the rule's own reason), so it says only what the chat did.
+    refused = entry ? 'Not offered to the model in this conversation' : `Not offered to the model: ${JSON.stringify(call.name.slice(0, 100))} is not a name Warden gave it`;
   } else if (parseError) {
     refused = undefined;
   } else if (reply.rate.limited(entry!, now, limits.perToolPerMinute)) {

@@ -76,6 +76,10 @@ function outcomeLine(call: ChatToolCall): string {
 function ToolCallCard({ call }: { call: ChatToolCall }) {
   const tool = call.toolName ?? call.modelName;
   const took = duration(call);
+  // The trusted preview ends with "tool on server (account)", which the card's head already says;
+  // a call Warden has no description for previews as that alone, and shows no preview line.
+  const where = `${tool} on ${call.serverLabel} (${call.accountLabel})`;
+  const preview = call.preview === where ? '' : call.preview.endsWith(` — ${where}`) ? call.preview.slice(0, -` — ${where}`.length) : call.preview;
   return (
     <article className={`tool-card tool-card-${call.status}`} data-testid={`call-${call.callId}`} data-status={call.status}>
       <header className="tool-card-head">
@@ -87,7 +91,7 @@ function ToolCallCard({ call }: { call: ChatToolCall }) {
         {call.decision ? <DecisionPill decision={call.decision} /> : null}
         {took ? <span className="muted small">{took}</span> : null}
       </header>
-      <p className="tool-card-preview">{call.preview}</p>
+      {preview ? <p className="tool-card-preview">{preview}</p> : null}
       {call.status === 'running' && call.operationId && call.startedAt !== null ? <CallProgress operationId={call.operationId} startedAt={call.startedAt} readsOnly={call.readsOnly} testId={`call-${call.callId}-progress`} /> : null}
       {/* Why it ran (the reason) and how it ended (the outcome) are two facts, said apart. */}
       {call.reason || !OUTCOME_FROM_WHY.has(call.status) ? (
