@@ -8,7 +8,9 @@
  * Each sentence of the README's account of the offline demo (the prompt-injection lab) is a test
  * below.
  */
-import { mkdir } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
@@ -19,6 +21,7 @@ import { closeInOrder, openAppInBrowser } from '../helpers/app-in-browser';
 import { look } from '../helpers/look';
 import { DialogStandIn, MapKeychain } from '../integration/chat/helpers';
 import { confirmEveryServerChange } from '../host/standin-server-confirmer';
+import { openLedgerForApp } from '../../electron/core/ledger';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const resultsDir = `${root}test-results`;
@@ -32,6 +35,7 @@ const TTL_MS = 6_000;
 let ttlMs = 10 * 60_000;
 
 let core: WardenCore;
+let ledgerDir = '';
 let host: TestHost;
 let browser: Browser;
 let page: Page;
@@ -70,7 +74,10 @@ const card = (tool: string) => page.locator(`[data-testid^="call-"][data-status]
 describe('chat in a real browser against the real core and the demo server', () => {
   beforeAll(async () => {
     await mkdir(resultsDir, { recursive: true });
+    // The activity log on disk, as the app keeps it: the screenshots show what a person sees.
+    ledgerDir = await mkdtemp(path.join(tmpdir(), 'warden-e2e-chat-'));
     core = createCore({
+      ledger: (await openLedgerForApp(ledgerDir)).ledger,
       confirmServerChange: confirmEveryServerChange,
       version: '0.1.0-e2e-chat',
       platform: 'e2e-test-os',
@@ -96,6 +103,7 @@ describe('chat in a real browser against the real core and the demo server', () 
       () => browser?.close(),
       () => host?.close(),
       () => core?.close(),
+      () => rm(ledgerDir, { recursive: true, force: true }),
     );
   });
 
@@ -143,7 +151,9 @@ describe('chat in a real browser against the real core and the demo server', () 
     await row.first().getByTestId('activity-row-toggle').click();
     const why = await page.getByTestId('activity-call-details').getByTestId('activity-why').innerText();
     expect(why).toContain('Why did this not run?');
-    expect(why).toMatch(/Disabled[^\n]* — decided by your rules\./);
+    // Who set the rule is said once, by the rule's own reason.
+    expect(why).toMatch(/Decision\s+Refused because the demo’s starting rules set Disabled for notes_delete on [^\n]+\.\n/);
+    expect(why).not.toMatch(/decided by your rules/);
     expect(why).not.toMatch(/No decision was recorded/);
     await look(page, 'chat-activity-delete', { focus: 'activity-call-details' });
     await page.getByTestId('nav-chat').click();

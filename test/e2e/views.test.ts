@@ -240,7 +240,7 @@ describe('the views in a real browser against the real core and a real stdio ser
     await details.waitFor({ timeout: 15_000 });
     const why = await details.getByTestId('activity-why').innerText();
     expect(why).toContain('Why did this run?');
-    expect(why).toMatch(/Allowed: you set Always Allow .* — decided by your rules\./);
+    expect(why).toMatch(/Decision\s+It ran without asking because you set Always Allow .*\./);
     expect(why).toContain('No one needed to approve it: your Always Allow let it run.');
     const timeline = await details.getByTestId('activity-timeline').innerText();
     expect(timeline).toMatch(/Requested[\s\S]*Approved[\s\S]*Sent to the server[\s\S]*Succeeded/);

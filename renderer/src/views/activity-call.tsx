@@ -10,6 +10,7 @@ import type { ActivityCall } from '../../../shared/domain/activity';
 import type { AuditRow, OperationHistory, OperationView } from '../../../shared/domain/ledger';
 import { TechnicalDetails, Time } from '../components/common';
 import { eventWords, stateWords } from '../components/names';
+import { decisionSentence } from '../../../shared/call-words';
 
 /** Which layer of the policy decided, in words. */
 const LAYER_WORDS: Record<string, string> = {
@@ -84,7 +85,11 @@ export function CallDetails({ call, history }: { call: ActivityCall; history: Op
           <dt>Decision</dt>
           <dd>
             {decision
-              ? `${decision.reason} — decided by ${LAYER_WORDS[decision.layer] ?? decision.layer}.`
+              ? // A person's or the demo's own rule names who set it in its reason ("you set…", "the demo’s
+                // starting rules set…"); any other layer is named after the reason.
+                decision.layer === 'user'
+                ? decisionSentence(decision.reason)
+                : `${decision.reason} — decided by ${LAYER_WORDS[decision.layer] ?? decision.layer}.`
               : 'No decision was recorded: the arguments did not fit the tool, or Warden stopped first.'}
           </dd>
           <dt>Approval</dt>
