@@ -8,6 +8,9 @@
  * approves). Screenshots at 1280×800 and 800×600, light and dark, go to test-results/
  * (permission-matrix-*.png); axe-core runs on each.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCore, type WardenCore } from '../../electron/core/app-core';
@@ -17,8 +20,10 @@ import { closeInOrder, openAppInBrowser } from '../helpers/app-in-browser';
 import { look } from '../helpers/look';
 import { MapKeychain } from '../integration/chat/helpers';
 import { confirmEveryServerChange } from '../host/standin-server-confirmer';
+import { openLedgerForApp } from '../../electron/core/ledger';
 
 let core: WardenCore | undefined;
+let ledgerDir = '';
 let host: TestHost | undefined;
 let browser: Browser | undefined;
 let page: Page;
@@ -44,7 +49,10 @@ async function rowsInWindow(): Promise<number> {
 
 describe('the permission matrix says each fact once', () => {
   beforeAll(async () => {
+    // The activity log on disk, as the app keeps it: the screenshots show what a person sees.
+    ledgerDir = await mkdtemp(path.join(tmpdir(), 'warden-e2e-matrix-'));
     core = createCore({
+      ledger: (await openLedgerForApp(ledgerDir)).ledger,
       confirmServerChange: confirmEveryServerChange,
       version: '0.1.0-e2e-permission-matrix',
       offerDemoServer: true,
@@ -65,6 +73,7 @@ describe('the permission matrix says each fact once', () => {
       () => browser?.close(),
       () => host?.close(),
       () => core?.close(),
+      () => rm(ledgerDir, { recursive: true, force: true }),
     );
   });
 

@@ -52,7 +52,8 @@ function outcomeLine(call: ChatToolCall): string {
     case 'deciding':
       return 'Being decided.';
     case 'awaiting_approval':
-      return 'Waiting for your approval; nothing has run.';
+      // The status pill says it waits for approval; the outcome line says only what that means.
+      return 'Nothing has run yet.';
     case 'running':
       return 'Running.';
     case 'succeeded':
